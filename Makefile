@@ -1,0 +1,93 @@
+# envlock — one Makefile: library, CLI, tests, sanitizer run, benchmarks.
+
+CC      ?= cc
+PKGS    := libcjson openssl
+DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
+           libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema
+BUILD   ?= build
+
+WARN    := -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+           -Wshadow -Wwrite-strings -Wvla
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = $(WARN) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -Iinclude -Ilib \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
+LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
+CMD_SRC := $(sort $(wildcard cmd/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HEADERS := $(sort $(wildcard include/envlock/*.h))
+
+.PHONY: all deps run test check asan bench clean fixtures header-test
+
+all: $(BUILD)/envlock
+
+# Install the Debian packages the build and tests need; quiet when all are there.
+deps:
+	@missing=""; for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libenvlock.a: $(LIB_OBJ)
+	@rm -f $@
+	@echo "  AR      $@"
+	@ar rcs $@ $^
+
+$(BUILD)/envlock: $(CMD_OBJ) $(BUILD)/libenvlock.a
+	@echo "  LINK    $@"
+	@$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libenvlock.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libenvlock.a
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes $$(pkg-config --cflags cmocka) -o $@ $< \
+	  $(BUILD)/libenvlock.a $(LIBS) $$(pkg-config --libs cmocka)
+
+# Every public header must compile on its own.
+header-test: $(HEADERS)
+	@mkdir -p $(BUILD)/header-test
+	@for h in $(HEADERS); do \
+	  echo "#include \"envlock/$$(basename $$h)\"" > $(BUILD)/header-test/t.c; \
+	  $(CC) $(WARN) -Iinclude -fsyntax-only $(BUILD)/header-test/t.c || { echo "header $$h does not compile alone"; exit 1; }; \
+	done
+
+fixtures: tests/fixtures/roots/.stamp
+
+tests/fixtures/roots/.stamp: tests/fixtures/mkroots.py
+	python3 tests/fixtures/mkroots.py tests/fixtures/roots
+	@touch $@
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/envlock save -o envlock.lock.json
+	$(BUILD)/envlock show envlock.lock.json
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: all header-test $(UNIT_BIN) fixtures
+	@ENVLOCK=$(BUILD)/envlock BUILD=$(BUILD) sh tests/run.sh $(UNIT_BIN)
+
+asan: deps
+	@$(MAKE) --no-print-directory check BUILD=build/asan \
+	  EXTRA_CFLAGS="-O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+
+bench: all
+	sh bench/save.sh
+
+clean:
+	rm -rf build tests/fixtures/roots

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Benchmark `envlock save` against `python3 -m pip freeze` (which records far
+# less: only name==version of one environment), in one run, medians of N.
+# Writes the table to bench/out/save.tsv; bench/RESULTS.md quotes it.
+set -eu
+cd "$(dirname "$0")/.."
+N=${N:-21}
+out=bench/out
+mkdir -p "$out"
+ENVLOCK=${ENVLOCK:-build/envlock}
+[ -x "$ENVLOCK" ] || make -s all
+bench_root=$out/bench-800
+/usr/bin/python3 tests/fixtures/mkroots.py --bench "$bench_root" >/dev/null
+
+# one cold save (empty digest cache: every CUDA and cuDNN library is hashed)
+export XDG_CACHE_HOME="$out/cache"
+rm -rf "$XDG_CACHE_HOME"
+cold=$( { /usr/bin/time -f '%e %M' "$ENVLOCK" save -q -o /dev/null ; } 2>&1 | tail -n 1)
+
+/usr/bin/python3 bench/median.py "$N" \
+	"envlock save -o /dev/null (this machine, digest cache warm)" -- "$ENVLOCK" save -q -o /dev/null --- \
+	"python3 -m pip freeze" -- python3 -m pip freeze --- \
+	"envlock save --root bench-800 -o /dev/null (500 conda + 300 pip)" -- "$ENVLOCK" save -q --root "$bench_root" -o /dev/null \
+	>"$out/save.tsv"
+
+echo "cold save (s, max RSS KiB): $cold" >>"$out/save.tsv"
+/usr/bin/time -f 'warm save max RSS KiB: %M' "$ENVLOCK" save -q -o /dev/null 2>>"$out/save.tsv"
+/usr/bin/time -f 'bench-800 save max RSS KiB: %M' "$ENVLOCK" save -q --root "$bench_root" -o /dev/null 2>>"$out/save.tsv"
+python3 - "$out/save.tsv" <<'PY'
+import sys
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1]) if '\t' in l]
+med = {r[0]: float(r[1]) for r in rows}
+print("%-70s %10s %10s %10s" % ("command", "median ms", "min", "max"))
+for r in rows:
+    print("%-70s %10s %10s %10s" % tuple(r))
+live = med["envlock save -o /dev/null (this machine, digest cache warm)"]
+pip = med["python3 -m pip freeze"]
+print("live save / pip freeze = %.3f (target <= 0.050)" % (live / pip))
+print("bench-800 save median = %.2f ms (target <= 20)" % med["envlock save --root bench-800 -o /dev/null (500 conda + 300 pip)"])
+PY
+grep -v '	' "$out/save.tsv"

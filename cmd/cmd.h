@@ -1,0 +1,30 @@
+/* The envlock command table: one cmd_<name>.c per subcommand. */
+#ifndef ENVLOCK_CMD_H
+#define ENVLOCK_CMD_H
+
+#include <stdio.h>
+
+#include "envlock/envlock.h"
+
+/* Exit statuses shared by all commands (DESIGN.md). */
+#define CMD_OK 0
+#define CMD_DIFFER 1 /* differences or problems found */
+#define CMD_FAIL 1
+#define CMD_USAGE 2
+
+typedef struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} cmd_entry;
+
+int cmd_save(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+
+/* Print "envlock: <subject>: <why>" style errors on stderr. */
+void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print a warning line "envlock: warning: ..." on stderr. */
+void cmd_warning(const char *msg, void *data);
+
+#endif

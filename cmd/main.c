@@ -1,0 +1,72 @@
+/* envlock: make a working GPU deep-learning machine reproducible. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const cmd_entry commands[] = {
+	{ "save", cmd_save, "probe this machine and write its lockfile" },
+	{ "show", cmd_show, "summarise a lockfile (or this machine)" },
+	{ NULL, NULL, NULL }
+};
+
+void cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("envlock: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cmd_warning(const char *msg, void *data)
+{
+	(void)data;
+	fprintf(stderr, "envlock: warning: %s\n", msg);
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: envlock <command> [options]\n\ncommands:\n", out);
+	for (const cmd_entry *c = commands; c->name; c++)
+		fprintf(out, "  %-8s %s\n", c->name, c->summary);
+	fputs("\nRun 'envlock <command> --help' for a command's options.\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	const cmd_entry *c;
+	int rc;
+
+	if (argc < 2) {
+		usage(stderr);
+		return CMD_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return CMD_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("envlock %s\n", envlock_version());
+		return CMD_OK;
+	}
+	for (c = commands; c->name; c++)
+		if (strcmp(c->name, argv[1]) == 0)
+			break;
+	if (!c->name) {
+		cmd_error("'%s' is not an envlock command; see 'envlock --help'", argv[1]);
+		return CMD_USAGE;
+	}
+	rc = c->fn(argc - 1, argv + 1);
+	/* like git: a full disk or a closed pipe on stdout is an error */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CMD_OK) {
+		cmd_error("write error on stdout: %s", strerror(errno));
+		return CMD_USAGE;
+	}
+	return rc;
+}

@@ -1,0 +1,57 @@
+/*
+ * envlock — common definitions: the context, error codes, export macro.
+ *
+ * Every library call takes an envlock_ctx. A call returns 0 on success or a
+ * negative ENVLOCK_E* code for an expected failure; the one-line detail
+ * (lowercase, no final period, naming the file) is then available from
+ * envlock_error_last(ctx) until the next failing call.
+ */
+#ifndef ENVLOCK_COMMON_H
+#define ENVLOCK_COMMON_H
+
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define ENVLOCK_EXTERN(type) extern __attribute__((visibility("default"))) type
+#else
+#define ENVLOCK_EXTERN(type) extern type
+#endif
+
+/** The lockfile format version written by this library. */
+#define ENVLOCK_FORMAT_VERSION 1
+
+/** Error codes returned by library functions (always negative). */
+typedef enum {
+	ENVLOCK_OK = 0,
+	ENVLOCK_ERROR = -1,     /**< generic failure */
+	ENVLOCK_ENOTFOUND = -2, /**< a file or item does not exist */
+	ENVLOCK_EPARSE = -3,    /**< input is malformed */
+	ENVLOCK_ELIMIT = -4,    /**< input exceeds a size or count limit */
+	ENVLOCK_EIO = -5,       /**< read or write failed */
+	ENVLOCK_EINVAL = -6,    /**< invalid argument */
+	ENVLOCK_ETIMEOUT = -7,  /**< an external program ran too long */
+	ENVLOCK_EVERSION = -8   /**< unsupported format version */
+} envlock_error_code;
+
+/** Library context: holds the last error. Not thread-safe; one per thread. */
+typedef struct envlock_ctx envlock_ctx;
+
+/**
+ * Create a context. Returns 0 and sets *out, or ENVLOCK_ERROR when memory
+ * is exhausted. Free with envlock_ctx_free().
+ */
+ENVLOCK_EXTERN(int) envlock_ctx_new(envlock_ctx **out);
+
+/** Free a context. NULL is fine. */
+ENVLOCK_EXTERN(void) envlock_ctx_free(envlock_ctx *ctx);
+
+/**
+ * The detail of the last failure on this context, or "" when there was
+ * none. Borrowed: valid until the next call on ctx.
+ */
+ENVLOCK_EXTERN(const char *) envlock_error_last(const envlock_ctx *ctx);
+
+/** The envlock version string, e.g. "0.1.0". */
+ENVLOCK_EXTERN(const char *) envlock_version(void);
+
+#endif

@@ -1,0 +1,11 @@
+/*
+ * envlock — public API, all headers.
+ */
+#ifndef ENVLOCK_ENVLOCK_H
+#define ENVLOCK_ENVLOCK_H
+
+#include "common.h"
+#include "lock.h"
+#include "show.h"
+
+#endif

@@ -1,0 +1,312 @@
+/* Building, reading and writing the lock's JSON document. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+static cJSON *checked(cJSON *item)
+{
+	if (!item)
+		el_oom();
+	return item;
+}
+
+cJSON *el_jnew_obj(void)
+{
+	return checked(cJSON_CreateObject());
+}
+
+void el_jset(cJSON *parent, const char *key, cJSON *item)
+{
+	checked(item);
+	cJSON_DeleteItemFromObjectCaseSensitive(parent, key);
+	if (!cJSON_AddItemToObject(parent, key, item))
+		el_oom();
+}
+
+cJSON *el_jset_obj(cJSON *parent, const char *key)
+{
+	cJSON *o = checked(cJSON_CreateObject());
+
+	el_jset(parent, key, o);
+	return o;
+}
+
+cJSON *el_jset_arr(cJSON *parent, const char *key)
+{
+	cJSON *a = checked(cJSON_CreateArray());
+
+	el_jset(parent, key, a);
+	return a;
+}
+
+void el_jset_str(cJSON *parent, const char *key, const char *val)
+{
+	if (val)
+		el_jset(parent, key, cJSON_CreateString(val));
+}
+
+void el_jset_strn(cJSON *parent, const char *key, const char *val, size_t n)
+{
+	char *s = el_xstrndup(val, n);
+
+	el_jset_str(parent, key, s);
+	free(s);
+}
+
+void el_jset_int(cJSON *parent, const char *key, long long val)
+{
+	el_jset(parent, key, cJSON_CreateNumber((double)val));
+}
+
+void el_jset_bool(cJSON *parent, const char *key, bool val)
+{
+	el_jset(parent, key, cJSON_CreateBool(val));
+}
+
+cJSON *el_jpush_obj(cJSON *arr)
+{
+	cJSON *o = checked(cJSON_CreateObject());
+
+	if (!cJSON_AddItemToArray(arr, o))
+		el_oom();
+	return o;
+}
+
+void el_jpush_str(cJSON *arr, const char *val)
+{
+	if (!cJSON_AddItemToArray(arr, checked(cJSON_CreateString(val))))
+		el_oom();
+}
+
+cJSON *el_jget(const cJSON *obj, const char *key)
+{
+	return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+const char *el_jget_str(const cJSON *obj, const char *key)
+{
+	cJSON *v = el_jget(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+long long el_jget_int(const cJSON *obj, const char *key, long long fallback)
+{
+	cJSON *v = el_jget(obj, key);
+	return cJSON_IsNumber(v) ? (long long)v->valuedouble : fallback;
+}
+
+bool el_jget_bool(const cJSON *obj, const char *key, bool fallback)
+{
+	cJSON *v = el_jget(obj, key);
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : fallback;
+}
+
+/* Length of a valid UTF-8 sequence at p (1..4), or 0 when invalid. */
+static int utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	int n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (end - p < n)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	/* reject overlong and surrogate forms */
+	if (c == 0xe0 && p[1] < 0xa0)
+		return 0;
+	if (c == 0xed && p[1] >= 0xa0)
+		return 0;
+	if (c == 0xf0 && p[1] < 0x90)
+		return 0;
+	if (c == 0xf4 && p[1] >= 0x90)
+		return 0;
+	return n;
+}
+
+static int write_string(el_buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	int rc = el_buf_putc(out, '"');
+
+	while (rc == 0 && p < end) {
+		unsigned c = *p;
+		int n;
+
+		switch (c) {
+		case '"':
+			rc = el_buf_puts(out, "\\\"");
+			p++;
+			continue;
+		case '\\':
+			rc = el_buf_puts(out, "\\\\");
+			p++;
+			continue;
+		case '\n':
+			rc = el_buf_puts(out, "\\n");
+			p++;
+			continue;
+		case '\r':
+			rc = el_buf_puts(out, "\\r");
+			p++;
+			continue;
+		case '\t':
+			rc = el_buf_puts(out, "\\t");
+			p++;
+			continue;
+		case '\b':
+			rc = el_buf_puts(out, "\\b");
+			p++;
+			continue;
+		case '\f':
+			rc = el_buf_puts(out, "\\f");
+			p++;
+			continue;
+		}
+		if (c < 0x20) {
+			rc = el_buf_printf(out, "\\u%04x", c);
+			p++;
+			continue;
+		}
+		n = utf8_len(p, end);
+		if (n == 0) {
+			rc = el_buf_puts(out, "\\ufffd");
+			p++;
+		} else {
+			rc = el_buf_put(out, p, (size_t)n);
+			p += n;
+		}
+	}
+	return rc ? rc : el_buf_putc(out, '"');
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+	return strcmp(x->string, y->string);
+}
+
+static int newline(el_buf *out, int indent, int depth)
+{
+	int rc;
+
+	if (!indent)
+		return 0;
+	rc = el_buf_putc(out, '\n');
+	for (int i = 0; rc == 0 && i < indent * depth; i++)
+		rc = el_buf_putc(out, ' ');
+	return rc;
+}
+
+static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
+{
+	int rc = 0;
+
+	if (cJSON_IsString(item))
+		return write_string(out, item->valuestring);
+	if (cJSON_IsNumber(item)) {
+		double d = item->valuedouble;
+
+		if (!isfinite(d))
+			return el_buf_puts(out, "null");
+		if (d == floor(d) && fabs(d) < 9007199254740992.0)
+			return el_buf_printf(out, "%lld", (long long)d);
+		return el_buf_printf(out, "%.17g", d);
+	}
+	if (cJSON_IsTrue(item))
+		return el_buf_puts(out, "true");
+	if (cJSON_IsFalse(item))
+		return el_buf_puts(out, "false");
+	if (cJSON_IsNull(item) || cJSON_IsInvalid(item) || cJSON_IsRaw(item))
+		return el_buf_puts(out, "null");
+	if (cJSON_IsArray(item)) {
+		const cJSON *c;
+
+		if (!item->child)
+			return el_buf_puts(out, "[]");
+		rc = el_buf_putc(out, '[');
+		for (c = item->child; rc == 0 && c; c = c->next) {
+			rc = newline(out, indent, depth + 1);
+			if (rc == 0)
+				rc = write_value(c, out, indent, depth + 1);
+			if (rc == 0 && c->next)
+				rc = el_buf_putc(out, ',');
+		}
+		if (rc == 0)
+			rc = newline(out, indent, depth);
+		return rc ? rc : el_buf_putc(out, ']');
+	}
+	if (cJSON_IsObject(item)) {
+		size_t n = 0, i;
+		const cJSON **keys;
+		const cJSON *c;
+
+		for (c = item->child; c; c = c->next)
+			n++;
+		if (!n)
+			return el_buf_puts(out, "{}");
+		keys = el_xmalloc(n * sizeof(*keys));
+		for (i = 0, c = item->child; c; c = c->next)
+			keys[i++] = c;
+		qsort(keys, n, sizeof(*keys), cmp_keys);
+		rc = el_buf_putc(out, '{');
+		for (i = 0; rc == 0 && i < n; i++) {
+			rc = newline(out, indent, depth + 1);
+			if (rc == 0)
+				rc = write_string(out, keys[i]->string);
+			if (rc == 0)
+				rc = el_buf_puts(out, indent ? ": " : ":");
+			if (rc == 0)
+				rc = write_value(keys[i], out, indent, depth + 1);
+			if (rc == 0 && i + 1 < n)
+				rc = el_buf_putc(out, ',');
+		}
+		free(keys);
+		if (rc == 0)
+			rc = newline(out, indent, depth);
+		return rc ? rc : el_buf_putc(out, '}');
+	}
+	return el_buf_puts(out, "null");
+}
+
+int el_json_write(const cJSON *item, el_buf *out, int indent)
+{
+	int rc = write_value(item, out, indent, 0);
+
+	if (rc == 0 && indent)
+		rc = el_buf_putc(out, '\n');
+	return rc;
+}
+
+void el_lock_update_id(envlock_lock *lock)
+{
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	cJSON *id = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "id");
+	cJSON *created = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "created");
+	char hex[EL_SHA256_HEX];
+
+	if (el_json_write(lock->doc, &b, 0) != 0)
+		el_oom();
+	el_sha256_buf(b.data, b.len, hex);
+	el_buf_release(&b);
+	if (created)
+		cJSON_AddItemToObject(lock->doc, "created", created);
+	cJSON_Delete(id);
+	snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);
+	el_jset_str(lock->doc, "id", lock->id);
+}

@@ -1,0 +1,223 @@
+/* envlock_lock: probe a machine into a lock, load one, write one. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "probe/probe.h"
+#include "util/atomic.h"
+#include "util/error.h"
+#include "util/root.h"
+#include "util/xalloc.h"
+
+#define EL_LOCK_MAX_BYTES (64u << 20)
+
+/* "created": now, or SOURCE_DATE_EPOCH when set, for reproducible builds */
+static void set_created(cJSON *doc)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	time_t t = time(NULL);
+	struct tm tm;
+	char buf[32];
+
+	if (sde && *sde) {
+		char *end;
+		long long v = strtoll(sde, &end, 10);
+
+		if (!*end && v >= 0)
+			t = (time_t)v;
+	}
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	el_jset_str(doc, "created", buf);
+}
+
+static int check_opt_path(envlock_ctx *ctx, const char *flag, const char *path)
+{
+	if (path && path[0] != '/')
+		return el_error_set(ctx, ENVLOCK_EINVAL, "%s '%s': must be an absolute path", flag, path);
+	return 0;
+}
+
+int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe_opts *opts)
+{
+	static const envlock_probe_opts defaults;
+	envlock_lock *lock;
+	el_probe p;
+	char *warning = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	if ((rc = check_opt_path(ctx, "--conda-prefix", opts->conda_prefix)) != 0 ||
+	    (rc = check_opt_path(ctx, "--python", opts->python)) != 0)
+		return rc;
+	memset(&p, 0, sizeof(p));
+	p.ctx = ctx;
+	p.opts = opts;
+	if ((rc = el_root_init(&p.root, ctx, opts->root)) != 0)
+		return rc;
+
+	lock = el_xcalloc(1, sizeof(*lock));
+	lock->doc = p.doc = el_jnew_obj();
+	el_jset_int(p.doc, "envlock", ENVLOCK_FORMAT_VERSION);
+	set_created(p.doc);
+	p.warnings = el_jset_arr(p.doc, "warnings");
+
+	/* a problem with envlock's own cache says nothing about the machine: stderr only */
+	p.hashes = el_hashcache_open(opts->no_cache, &warning);
+	if (warning && opts->on_warning)
+		opts->on_warning(warning, opts->warning_data);
+	free(warning);
+
+	el_probe_environ(&p);
+	el_probe_os(&p);
+	el_probe_glibc(&p);
+	el_probe_container(&p);
+	el_probe_hardware(&p);
+	el_probe_ldconfig(&p);
+	el_probe_driver(&p);
+	el_probe_gpus(&p);
+	el_probe_cuda(&p);
+	el_probe_cudnn(&p);
+	el_probe_compilers(&p);
+	el_probe_python(&p);
+	el_probe_conda(&p);
+	el_probe_pip(&p);
+	el_probe_frameworks(&p);
+
+	el_hashcache_save(p.hashes);
+	el_hashcache_free(p.hashes);
+	el_ldcache_free(p.ldcache);
+	free(p.ldcache_status);
+	el_strv_free(p.environ);
+	free(p.py.prefix);
+	free(p.py.kind);
+	free(p.py.version);
+	el_strv_free(p.py.site_dirs);
+	el_root_release(&p.root);
+
+	el_lock_update_id(lock);
+	*out = lock;
+	return 0;
+}
+
+int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
+{
+	el_root live = { (char *)"", 1 };
+	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
+	const char *end = NULL;
+	envlock_lock *lock;
+	cJSON *doc, *ver;
+	int rc, e = 0;
+	char *abs = NULL;
+
+	*out = NULL;
+	if (path[0] != '/') {
+		char cwd[4096];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, strerror(errno));
+		abs = el_path_join(cwd, path);
+	}
+	rc = el_root_read(&live, abs ? abs : path, &b, &e);
+	free(abs);
+	if (rc == ENVLOCK_ELIMIT && e != ELOOP)
+		rc = el_error_set(ctx, rc, "'%s': larger than 64 MiB, not a lockfile", path);
+	else if (rc)
+		rc = el_error_set(ctx, rc, "'%s': %s", path, el_root_reason(rc, e));
+	if (rc) {
+		el_buf_release(&b);
+		return rc;
+	}
+	doc = cJSON_ParseWithLengthOpts(b.data, b.len, &end, 0);
+	if (!doc) {
+		size_t line = 1;
+
+		for (const char *s = b.data; end && s < end; s++)
+			line += *s == '\n';
+		el_buf_release(&b);
+		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not valid JSON (line %zu)", path, line);
+	}
+	el_buf_release(&b);
+	ver = el_jget(doc, "envlock");
+	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
+		cJSON_Delete(doc);
+		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock lockfile (no \"envlock\" version)", path);
+	}
+	if (ver->valuedouble != ENVLOCK_FORMAT_VERSION) {
+		double v = ver->valuedouble;
+
+		cJSON_Delete(doc);
+		return el_error_set(ctx, ENVLOCK_EVERSION,
+				    "'%s': lockfile format %g is not supported (this envlock reads %d)",
+				    path, v, ENVLOCK_FORMAT_VERSION);
+	}
+	lock = el_xcalloc(1, sizeof(*lock));
+	lock->doc = doc;
+	{
+		const char *stored = el_jget_str(doc, "id");
+		char *saved = stored ? el_xstrdup(stored) : NULL;
+
+		el_lock_update_id(lock);
+		/* keep what the file said, so show can tell an edited lock */
+		if (saved && strcmp(saved, lock->id) != 0)
+			el_jset_str(doc, "id", saved);
+		else if (!saved)
+			cJSON_DeleteItemFromObjectCaseSensitive(doc, "id");
+		free(saved);
+	}
+	*out = lock;
+	return 0;
+}
+
+int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *path)
+{
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	int rc;
+
+	if (el_json_write(lock->doc, &b, 2) != 0) {
+		el_buf_release(&b);
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': lockfile larger than 1 GiB", path);
+	}
+	if (strcmp(path, "-") == 0) {
+		rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0
+			: el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", strerror(errno));
+	} else {
+		rc = el_write_atomic(ctx, path, b.data, b.len, 0644);
+	}
+	el_buf_release(&b);
+	return rc;
+}
+
+const char *envlock_lock_id(const envlock_lock *lock)
+{
+	return lock->id;
+}
+
+size_t envlock_lock_warning_count(const envlock_lock *lock)
+{
+	cJSON *w = el_jget(lock->doc, "warnings");
+	return cJSON_IsArray(w) ? (size_t)cJSON_GetArraySize(w) : 0;
+}
+
+const char *envlock_lock_warning(const envlock_lock *lock, size_t i)
+{
+	cJSON *w = el_jget(lock->doc, "warnings"), *item;
+
+	if (!cJSON_IsArray(w) || i >= (size_t)cJSON_GetArraySize(w))
+		return NULL;
+	item = cJSON_GetArrayItem(w, (int)i);
+	return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+void envlock_lock_free(envlock_lock *lock)
+{
+	if (!lock)
+		return;
+	cJSON_Delete(lock->doc);
+	free(lock);
+}

@@ -1,0 +1,50 @@
+/*
+ * The in-memory lock: a JSON document (cJSON) with typed helpers. cJSON
+ * stays inside the library; the public API sees only envlock_lock.
+ */
+#ifndef EL_MODEL_H
+#define EL_MODEL_H
+
+#include <cJSON.h>
+#include <stdbool.h>
+
+#include "envlock/lock.h"
+#include "util/buf.h"
+#include "util/hash.h"
+
+struct envlock_lock {
+	cJSON *doc;
+	char id[8 + EL_SHA256_HEX]; /* "sha256:" + hex */
+};
+
+/* Builders: they never return NULL (memory exhaustion ends the program). */
+cJSON *el_jnew_obj(void);
+cJSON *el_jset_obj(cJSON *parent, const char *key);
+cJSON *el_jset_arr(cJSON *parent, const char *key);
+void el_jset(cJSON *parent, const char *key, cJSON *item);
+/* Set a string member; NULL val sets nothing. */
+void el_jset_str(cJSON *parent, const char *key, const char *val);
+void el_jset_strn(cJSON *parent, const char *key, const char *val, size_t n);
+void el_jset_int(cJSON *parent, const char *key, long long val);
+void el_jset_bool(cJSON *parent, const char *key, bool val);
+cJSON *el_jpush_obj(cJSON *arr);
+void el_jpush_str(cJSON *arr, const char *val);
+
+/* Readers; NULL / fallback when the member is missing or of another type. */
+cJSON *el_jget(const cJSON *obj, const char *key);
+const char *el_jget_str(const cJSON *obj, const char *key);
+long long el_jget_int(const cJSON *obj, const char *key, long long fallback);
+bool el_jget_bool(const cJSON *obj, const char *key, bool fallback);
+
+/*
+ * Serialise item with keys sorted bytewise: indent 2 gives the lockfile
+ * layout (final newline included), indent 0 the compact canonical form
+ * the id is computed over. Strings that are not valid UTF-8 have each
+ * bad byte written as U+FFFD, so the output is always valid JSON.
+ */
+int el_json_write(const cJSON *item, el_buf *out, int indent);
+
+/* Recompute lock->id from the document (without "id" and "created"). */
+void el_lock_update_id(envlock_lock *lock);
+
+#endif

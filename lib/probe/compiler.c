@@ -1,0 +1,181 @@
+/*
+ * Host compilers: each gcc under /usr/lib/gcc/<triplet>/<version>/ (Ubuntu
+ * 16.04 names the folder 5.4.0 with a "5" link; newer releases name it
+ * just "12", so the full version then comes from dpkg's status file),
+ * its /usr/bin/gcc-N driver, and the default gcc (/usr/bin/gcc's link;
+ * on the live machine `gcc -dumpfullversion -dumpversion`).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+#define EL_LIMIT_DPKG (64u << 20)
+#define EL_GCC_TIMEOUT_MS 10000
+
+/* Upstream version of package pkg in dpkg's status file: "4:12.2.0-14" -> "12.2.0". */
+static char *dpkg_version(const el_buf *status, const char *pkg)
+{
+	const char *pos = status->data, *end = status->data + status->len, *line;
+	size_t len, pl = strlen(pkg);
+	bool in = false;
+
+	if (!status->data)
+		return NULL;
+	while (el_next_line(&pos, end, &line, &len)) {
+		if (len == 0) {
+			in = false;
+			continue;
+		}
+		if (len > 9 && strncmp(line, "Package: ", 9) == 0)
+			in = len - 9 == pl && strncmp(line + 9, pkg, pl) == 0;
+		else if (in && len > 9 && strncmp(line, "Version: ", 9) == 0) {
+			const char *v = line + 9, *colon = memchr(v, ':', len - 9);
+			size_t vl;
+
+			if (colon)
+				v = colon + 1;
+			vl = strcspn(v, "-+~\n");
+			if (v + vl > line + len)
+				vl = (size_t)(line + len - v);
+			return el_xstrndup(v, vl);
+		}
+	}
+	return NULL;
+}
+
+static bool is_version_name(const char *n)
+{
+	return n[0] >= '0' && n[0] <= '9' && strspn(n, "0123456789.") == strlen(n);
+}
+
+static bool exists(el_probe *p, const char *path)
+{
+	struct stat st;
+	return el_root_stat(&p->root, path, &st) == 0;
+}
+
+/* Which gcc-N (or <triplet>-gcc-N) does /usr/bin/gcc lead to? "12" or NULL. */
+static char *default_major(el_probe *p)
+{
+	char *link = el_xstrdup("/usr/bin/gcc"), *major = NULL;
+
+	for (int hops = 0; hops < 8 && !major; hops++) {
+		char *target = NULL, *dash;
+		const char *base;
+
+		if (el_root_readlink(&p->root, link, &target) != 0)
+			break;
+		base = el_path_base(target);
+		dash = strrchr(base, '-');
+		if (dash && is_version_name(dash + 1) && strstr(base, "gcc"))
+			major = el_xstrdup(dash + 1);
+		{
+			char *dir = el_path_dir(link), *next = target[0] == '/' ? el_xstrdup(target)
+									     : el_path_join(dir, target);
+			free(dir);
+			free(link);
+			link = next;
+		}
+		free(target);
+	}
+	free(link);
+	return major;
+}
+
+void el_probe_compilers(el_probe *p)
+{
+	cJSON *comp = el_probe_section(p, "compilers"), *list = el_jset_arr(comp, "gcc"), *g;
+	el_buf status = EL_BUF_INIT(EL_LIMIT_DPKG);
+	bool status_read = false;
+	char **triplets = NULL, *dmajor;
+
+	if (el_root_list(&p->root, "/usr/lib/gcc", &triplets, NULL) == 0) {
+		for (char **t = triplets; *t; t++) {
+			char *tdir = el_path_join("/usr/lib/gcc", *t), **vers = NULL;
+
+			if (el_root_list(&p->root, tdir, &vers, NULL) != 0) {
+				free(tdir);
+				continue;
+			}
+			for (char **v = vers; *v; v++) {
+				char *vdir = el_path_join(tdir, *v), *major, *driver, *gxx, *full = NULL;
+				struct stat st;
+
+				/* "5 -> 5.4.0": the short name is an alias, not a second compiler */
+				if (!is_version_name(*v) || el_root_lstat(&p->root, vdir, &st) != 0 ||
+				    !S_ISDIR(st.st_mode)) {
+					free(vdir);
+					continue;
+				}
+				major = el_xstrndup(*v, strcspn(*v, "."));
+				g = el_jpush_obj(list);
+				el_jset_str(g, "dir", vdir);
+				el_jset_str(g, "triplet", *t);
+				el_jset_str(g, "major", major);
+				if (strchr(*v, '.')) {
+					el_jset_str(g, "version", *v);
+					el_jset_str(g, "version_source", vdir);
+				} else {
+					char *pkg = el_xasprintf("gcc-%s", major);
+
+					if (!status_read) {
+						el_probe_read_text(p, "/var/lib/dpkg/status", &status);
+						status_read = true;
+					}
+					full = dpkg_version(&status, pkg);
+					el_jset_str(g, "version", full ? full : *v);
+					el_jset_str(g, "version_source", full ? "/var/lib/dpkg/status" : vdir);
+					free(pkg);
+					free(full);
+				}
+				driver = el_xasprintf("/usr/bin/gcc-%s", major);
+				gxx = el_xasprintf("/usr/bin/g++-%s", major);
+				if (exists(p, driver))
+					el_jset_str(g, "driver", driver);
+				el_jset_bool(g, "gxx", exists(p, gxx));
+				free(driver);
+				free(gxx);
+				free(major);
+				free(vdir);
+			}
+			el_strv_free(vers);
+			free(tdir);
+		}
+	}
+	el_strv_free(triplets);
+
+	dmajor = default_major(p);
+	if (dmajor || exists(p, "/usr/bin/gcc")) {
+		cJSON *def = el_jset_obj(comp, "default");
+
+		el_jset_str(def, "name", "gcc");
+		el_jset_str(def, "path", "/usr/bin/gcc");
+		if (!exists(p, "/usr/bin/gcc"))
+			el_probe_warn(p, "'/usr/bin/gcc': dangling link (gcc-%s is not installed)", dmajor);
+		cJSON_ArrayForEach(g, list) {
+			if (dmajor && strcmp(el_jget_str(g, "major"), dmajor) == 0) {
+				el_jset_str(def, "version", el_jget_str(g, "version"));
+				el_jset_str(def, "version_source", "/usr/bin/gcc");
+				break;
+			}
+		}
+		if (p->root.live) {
+			const char *argv[] = { "gcc", "-dumpfullversion", "-dumpversion", NULL };
+			el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
+
+			if (el_probe_run(p, argv, EL_GCC_TIMEOUT_MS, &out) == 0 && out.len) {
+				el_jset_strn(def, "version", out.data, strspn(out.data, "0123456789."));
+				el_jset_str(def, "version_source", "gcc -dumpfullversion");
+			}
+			el_buf_release(&out);
+		}
+	}
+	free(dmajor);
+	el_jset_str(comp, "status", cJSON_GetArraySize(list) || el_jget(comp, "default") ? "present" : "absent");
+	el_buf_release(&status);
+}

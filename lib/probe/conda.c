@@ -1,0 +1,514 @@
+/*
+ * The conda probe: the packages of a conda environment, from its
+ * conda-meta/<package>.json records (one per installed package), and where the
+ * environment sits in its install.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+typedef struct {
+	cJSON *obj;		/* detached, until added to "packages" */
+	const char *name;	/* borrowed from obj */
+	const char *version;
+	char *file;
+} conda_pkg;
+
+static bool has_conda_meta(el_probe *p, const char *dir)
+{
+	char *real = NULL;
+	struct stat st;
+	bool yes = false;
+
+	if (el_root_realpath_at(&p->root, dir, "conda-meta", &real, NULL) == 0)
+		yes = el_root_lstat(&p->root, real, &st) == 0 && S_ISDIR(st.st_mode);
+	free(real);
+	return yes;
+}
+
+/* The conda env to describe, resolved: --conda-prefix, the chosen Python, CONDA_PREFIX. */
+static char *conda_prefix(el_probe *p)
+{
+	const char *env = el_probe_getenv(p, "CONDA_PREFIX");
+	const char *tries[3];
+	size_t n = 0;
+
+	if (p->opts->conda_prefix)
+		tries[n++] = p->opts->conda_prefix;
+	else {
+		if (p->py.prefix)
+			tries[n++] = p->py.prefix;
+		if (env && env[0] == '/')
+			tries[n++] = env;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *real = NULL;
+
+		if (el_root_realpath(&p->root, tries[i], &real, NULL) == 0 && has_conda_meta(p, real))
+			return real;
+		/* a missing prefix was reported by the python probe already */
+		if (real && p->opts->conda_prefix)
+			el_probe_warn(p, "'%s': named by --conda-prefix: no conda-meta, not a conda environment",
+				      p->opts->conda_prefix);
+		free(real);
+	}
+	return NULL;
+}
+
+/*
+ * Secrets have no place in a lockfile: drop "user:password@" from the
+ * authority and the "/t/<token>" anaconda.org puts in channel URLs.
+ */
+static char *strip_secrets(const char *url)
+{
+	const char *scheme = strstr(url, "://"), *auth, *at = NULL, *s, *t;
+	el_buf b = EL_BUF_INIT(strlen(url) + 1);
+
+	if (!scheme) {
+		el_buf_puts(&b, url);
+		return el_buf_detach(&b);
+	}
+	auth = scheme + 3;
+	for (s = auth; *s && *s != '/' && *s != '?' && *s != '#'; s++)
+		if (*s == '@')
+			at = s;
+	el_buf_put(&b, url, (size_t)(auth - url));
+	s = at ? at + 1 : auth;
+	while ((t = strstr(s, "/t/")) != NULL && t[3] && t[3] != '/') {
+		const char *end = strchr(t + 3, '/');
+
+		el_buf_put(&b, s, (size_t)(t - s));
+		s = end ? end : t + strlen(t);
+	}
+	el_buf_puts(&b, s);
+	return el_buf_detach(&b);
+}
+
+static void copy_url(cJSON *to, const char *key, const char *val)
+{
+	char *clean;
+
+	if (!val)
+		return;
+	clean = strip_secrets(val);
+	el_jset_str(to, key, clean);
+	free(clean);
+}
+
+
+/*
+ * A conda record is mostly its file list ("files", "paths_data": a few
+ * KB to a few MB); a lock needs ten short members. The record is
+ * checked as a whole by skipping over every value (brackets, literals,
+ * numbers, strings found by memchr), and only the members kept are
+ * handed to cJSON, so a big environment costs a scan, not a tree.
+ */
+#define RECORD_DEPTH 1000	/* as cJSON's CJSON_NESTING_LIMIT */
+
+enum {
+	R_NAME, R_VERSION, R_BUILD, R_BUILD_NUMBER, R_CHANNEL, R_SCHANNEL,
+	R_SUBDIR, R_URL, R_MD5, R_SHA256, RECORD_NKEYS
+};
+
+#define KEY(k) { k, sizeof(k) - 1 }
+static const struct {
+	const char *key;
+	size_t len;
+} record_keys[RECORD_NKEYS] = {
+	[R_NAME] = KEY("name"), [R_VERSION] = KEY("version"), [R_BUILD] = KEY("build"),
+	[R_BUILD_NUMBER] = KEY("build_number"), [R_CHANNEL] = KEY("channel"),
+	[R_SCHANNEL] = KEY("schannel"), [R_SUBDIR] = KEY("subdir"), [R_URL] = KEY("url"),
+	[R_MD5] = KEY("md5"), [R_SHA256] = KEY("sha256"),
+};
+#undef KEY
+
+typedef struct {
+	const char *end;
+	const char *val[RECORD_NKEYS];	/* the value of each record_keys member */
+	size_t vlen[RECORD_NKEYS];
+} record_scan;
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* p at the opening quote; past the closing one, or NULL */
+static const char *skip_string(const char *p, const char *end)
+{
+	for (p++; p < end;) {
+		const char *q = memchr(p, '"', (size_t)(end - p)), *b;
+
+		if (!q)
+			return NULL;
+		for (b = q; b > p && b[-1] == '\\'; b--)
+			;
+		if ((q - b) % 2 == 0)
+			return q + 1;
+		p = q + 1;	/* an escaped quote */
+	}
+	return NULL;
+}
+
+static const char *skip_digits(const char *p, const char *end)
+{
+	const char *start = p;
+
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	return p > start ? p : NULL;
+}
+
+static const char *skip_number(const char *p, const char *end)
+{
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (!(p = skip_digits(p, end)))
+		return NULL;
+	if (p < end && *p == '.' && !(p = skip_digits(p + 1, end)))
+		return NULL;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (!(p = skip_digits(p, end)))
+			return NULL;
+	}
+	return p;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth);
+
+/* p at '{' or '['; past the closing bracket, or NULL */
+static const char *skip_container(const char *p, const char *end, int depth)
+{
+	char close = *p == '{' ? '}' : ']';
+
+	if (depth > RECORD_DEPTH)
+		return NULL;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == close)
+		return p + 1;
+	for (;;) {
+		if (close == '}') {
+			if (p >= end || *p != '"' || !(p = skip_string(p, end)))
+				return NULL;
+			p = skip_ws(p, end);
+			if (p >= end || *p != ':')
+				return NULL;
+			p = skip_ws(p + 1, end);
+		}
+		if (!(p = skip_value(p, end, depth + 1)))
+			return NULL;
+		p = skip_ws(p, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+		else if (p < end && *p == close)
+			return p + 1;
+		else
+			return NULL;
+	}
+}
+
+static const char *skip_literal(const char *p, const char *end, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return (size_t)(end - p) >= n && memcmp(p, lit, n) == 0 ? p + n : NULL;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth)
+{
+	if (p >= end)
+		return NULL;
+	switch (*p) {
+	case '"':
+		return skip_string(p, end);
+	case '{':
+	case '[':
+		return skip_container(p, end, depth);
+	case 't':
+		return skip_literal(p, end, "true");
+	case 'f':
+		return skip_literal(p, end, "false");
+	case 'n':
+		return skip_literal(p, end, "null");
+	default:
+		return skip_number(p, end);
+	}
+}
+
+/* Check the whole text and note where the kept top-level members are. */
+static const char *scan_record(record_scan *rs, const char *text, size_t len, bool *is_object)
+{
+	const char *p = skip_ws(text, text + len), *end = text + len;
+
+	memset(rs, 0, sizeof(*rs));
+	*is_object = p < end && *p == '{';
+	if (!*is_object) {
+		p = skip_value(p, end, 1);
+		return p && skip_ws(p, end) == end ? p : NULL;
+	}
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return skip_ws(p + 1, end) == end ? p : NULL;
+	for (;;) {
+		const char *key = p + 1, *val;
+		int k = -1;
+
+		if (p >= end || *p != '"' || !(p = skip_string(p, end)))
+			return NULL;
+		for (int i = 0; i < RECORD_NKEYS && k < 0; i++)
+			if ((size_t)(p - 1 - key) == record_keys[i].len &&
+			    memcmp(key, record_keys[i].key, record_keys[i].len) == 0)
+				k = i;
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		val = p = skip_ws(p + 1, end);
+		if (!(p = skip_value(p, end, 2)))
+			return NULL;
+		if (k >= 0 && !rs->val[k]) {	/* the first of duplicates, as cJSON */
+			rs->val[k] = val;
+			rs->vlen[k] = (size_t)(p - val);
+		}
+		p = skip_ws(p, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+		else if (p < end && *p == '}')
+			return skip_ws(p + 1, end) == end ? p : NULL;
+		else
+			return NULL;
+	}
+}
+
+/* The kept member k as a cJSON item (the caller deletes it); NULL unless a string or number. */
+static cJSON *member(const record_scan *rs, int k)
+{
+	const char *v = rs->val[k];
+
+	if (!v || !(*v == '"' || *v == '-' || (*v >= '0' && *v <= '9')))
+		return NULL;
+	return cJSON_ParseWithLength(v, rs->vlen[k]);
+}
+
+static const char *jstr(const cJSON *item)
+{
+	return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+/* Read and check one record; NULL (warned about) when it cannot be used. */
+static cJSON *read_record(el_probe *p, const char *meta, const char *name,
+			  const char *path, el_buf *b)
+{
+	int e = 0, rc = el_root_read_at(&p->root, meta, name, b, &e);
+	cJSON *items[RECORD_NKEYS], *out = NULL;
+	record_scan rs;
+	bool is_object;
+	const char *missing = NULL;
+
+	if (rc == ENVLOCK_ENOTFOUND && e != ENOTDIR)
+		return NULL;	/* removed meanwhile, or a dangling link */
+	if (rc == ENVLOCK_EINVAL)
+		return NULL;	/* not a regular file: not a record */
+	if (rc == ENVLOCK_ELIMIT && e != ELOOP) {
+		el_probe_warn(p, "'%s': larger than %zu bytes, not read", path, b->limit);
+		return NULL;
+	}
+	if (rc) {
+		el_probe_warn(p, "'%s': %s", path, el_root_reason(rc, e));
+		return NULL;
+	}
+	if (!scan_record(&rs, b->data, b->len, &is_object)) {
+		el_probe_warn(p, "'%s': not valid JSON", path);
+		return NULL;
+	}
+	if (!is_object) {
+		el_probe_warn(p, "'%s': not a JSON object", path);
+		return NULL;
+	}
+	for (int k = 0; k < RECORD_NKEYS; k++)
+		items[k] = member(&rs, k);
+	if (!jstr(items[R_NAME]))
+		missing = "name";
+	else if (!jstr(items[R_VERSION]))
+		missing = "version";
+	if (missing) {
+		el_probe_warn(p, "'%s': no \"%s\" string", path, missing);
+		goto done;
+	}
+
+	out = el_jnew_obj();
+	el_jset_str(out, "name", jstr(items[R_NAME]));
+	el_jset_str(out, "version", jstr(items[R_VERSION]));
+	el_jset_str(out, "build", jstr(items[R_BUILD]));
+	if (cJSON_IsNumber(items[R_BUILD_NUMBER]))
+		el_jset_int(out, "build_number", (long long)items[R_BUILD_NUMBER]->valuedouble);
+	/* real records carry a channel URL; "schannel" (its short name) stands in */
+	copy_url(out, "channel", jstr(items[R_CHANNEL]) ? jstr(items[R_CHANNEL])
+						      : jstr(items[R_SCHANNEL]));
+	el_jset_str(out, "subdir", jstr(items[R_SUBDIR]));
+	copy_url(out, "url", jstr(items[R_URL]));
+	el_jset_str(out, "md5", jstr(items[R_MD5]));
+	el_jset_str(out, "sha256", jstr(items[R_SHA256]));
+done:
+	for (int k = 0; k < RECORD_NKEYS; k++)
+		cJSON_Delete(items[k]);
+	return out;
+}
+
+static int pkg_cmp(const void *a, const void *b)
+{
+	const conda_pkg *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (!c)
+		c = strcmp(x->version, y->version);
+	return c ? c : strcmp(x->file, y->file);
+}
+
+/* The records of prefix/conda-meta into arr, sorted; returns how many. */
+static int add_packages(el_probe *p, const char *prefix, cJSON *arr, bool *has_conda)
+{
+	char *meta = NULL, **names = NULL;
+	el_buf b = EL_BUF_INIT(EL_LIMIT_RECORD);
+	conda_pkg *pkgs = NULL;
+	size_t count = 0, n = 0;
+
+	*has_conda = false;
+	if (el_root_realpath_at(&p->root, prefix, "conda-meta", &meta, NULL) == 0 &&
+	    el_root_list(&p->root, meta, &names, &count) == 0) {
+		pkgs = el_xcalloc(count ? count : 1, sizeof(*pkgs));
+	}
+	for (size_t i = 0; i < count; i++) {
+		char *path;
+		cJSON *obj;
+
+		if (!el_ends_with(names[i], ".json"))
+			continue;
+		path = el_path_join(meta, names[i]);
+		obj = read_record(p, meta, names[i], path, &b);
+		if (!obj) {
+			free(path);
+			continue;
+		}
+		pkgs[n].obj = obj;
+		pkgs[n].name = el_jget_str(obj, "name");
+		pkgs[n].version = el_jget_str(obj, "version");
+		pkgs[n].file = path;
+		if (strcmp(pkgs[n].name, "conda") == 0)
+			*has_conda = true;
+		n++;
+	}
+	if (n)
+		qsort(pkgs, n, sizeof(*pkgs), pkg_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (!cJSON_AddItemToArray(arr, pkgs[i].obj))
+			cJSON_Delete(pkgs[i].obj);
+		free(pkgs[i].file);
+	}
+	free(pkgs);
+	el_strv_free(names);
+	el_buf_release(&b);
+	free(meta);
+	return (int)n;
+}
+
+/* base first, then every envs/<name> that is a conda env */
+static void add_envs(el_probe *p, const char *root, cJSON *arr)
+{
+	char *envs = NULL, **names = NULL;
+	cJSON *o = el_jpush_obj(arr);
+
+	el_jset_str(o, "name", "base");
+	el_jset_str(o, "prefix", root);
+	if (el_root_realpath_at(&p->root, root, "envs", &envs, NULL) == 0 &&
+	    el_root_list(&p->root, envs, &names, NULL) == 0) {
+		for (char **n = names; *n; n++) {
+			char *env = NULL;
+
+			if (el_root_realpath_at(&p->root, envs, *n, &env, NULL) == 0 &&
+			    has_conda_meta(p, env)) {
+				o = el_jpush_obj(arr);
+				el_jset_str(o, "name", *n);
+				el_jset_str(o, "prefix", env);
+			}
+			free(env);
+		}
+	}
+	el_strv_free(names);
+	free(envs);
+}
+
+/* The directory names conda installers choose ("/opt/conda" in Docker images). */
+static bool install_name(const char *base)
+{
+	static const char *const names[] = {
+		"conda", "miniconda", "miniconda3", "anaconda", "anaconda3",
+		"miniforge3", "mambaforge", NULL
+	};
+
+	for (const char *const *n = names; *n; n++)
+		if (strcmp(base, *n) == 0)
+			return true;
+	return false;
+}
+
+void el_probe_conda(el_probe *p)
+{
+	cJSON *sec = el_probe_section(p, "conda"), *pkgs;
+	char *prefix = conda_prefix(p), *parent, *root = NULL;
+	bool has_conda = false;
+	int n;
+
+	if (!prefix) {
+		el_jset_str(sec, "status", "absent");
+		return;
+	}
+	el_jset_str(sec, "status", "present");
+	el_jset_str(sec, "prefix", prefix);
+	pkgs = el_jset_arr(sec, "packages");
+	n = add_packages(p, prefix, pkgs, &has_conda);
+	el_jset_int(sec, "package_count", n);
+
+	/* <install>/envs/<name>, or the install itself (base) */
+	parent = el_path_dir(prefix);
+	if (strcmp(el_path_base(parent), "envs") == 0) {
+		char *grand = el_path_dir(parent);
+
+		el_jset_str(sec, "name", el_path_base(prefix));
+		if (has_conda_meta(p, grand))
+			root = grand;
+		else
+			free(grand);
+	} else {
+		struct stat st;
+		char *condabin = el_path_join(prefix, "condabin");
+		char *envs = el_path_join(prefix, "envs");
+
+		if (has_conda || el_root_lstat(&p->root, condabin, &st) == 0 ||
+		    el_root_lstat(&p->root, envs, &st) == 0 || install_name(el_path_base(prefix))) {
+			el_jset_str(sec, "name", "base");
+			root = el_xstrdup(prefix);
+		}
+		free(condabin);
+		free(envs);
+	}
+	if (root) {
+		el_jset_str(sec, "root_prefix", root);
+		add_envs(p, root, el_jset_arr(sec, "envs"));
+	}
+	free(root);
+	free(parent);
+	free(prefix);
+}

@@ -1,0 +1,378 @@
+/*
+ * CUDA toolkits: every /usr/local/cuda* (and $CUDA_HOME / $CUDA_PATH),
+ * which one /usr/local/cuda points to, each toolkit's version from
+ * version.json (11.1+), version.txt (<= 11.0, whose "CUDA Patch Version"
+ * lines are patches, not the version), the dist-info folders of a toolkit
+ * assembled from NVIDIA's wheels, or cuda.h's CUDA_VERSION; nvcc; and the
+ * runtime libraries with their sonames and links.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+#define EL_NVCC_TIMEOUT_MS 10000
+#define EL_LIMIT_CUDA_H (16u << 20) /* CUDA 13's cuda.h is over 1 MiB */
+
+static const char *const cuda_libs[] = {
+	"libcudart", "libcublas", "libcublasLt", "libcufft", "libcurand", "libcusolver",
+	"libcusparse", "libnvrtc", "libnvJitLink", "libnvToolsExt", "libnccl", NULL
+};
+
+/* "10.2.89" -> "10.2" (malloc'd) */
+static char *release_of(const char *v)
+{
+	const char *dot = strchr(v, '.');
+	size_t n = dot ? (size_t)(dot - v) + 1 + strspn(dot + 1, "0123456789") : strlen(v);
+
+	return el_xstrndup(v, n);
+}
+
+static bool version_json(el_probe *p, const char *home, cJSON *tk)
+{
+	char *path = el_path_join(home, "version.json");
+	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+	cJSON *doc = NULL, *item;
+	bool ok = false;
+
+	if (el_probe_read_text(p, path, &b) != 0)
+		goto done;
+	doc = cJSON_ParseWithLength(b.data, b.len);
+	if (!cJSON_IsObject(doc)) {
+		el_probe_warn(p, "'%s': not valid JSON, ignored", path);
+		goto done;
+	}
+	item = el_jget(doc, "cuda");
+	if (!el_jget_str(item, "version")) {
+		el_probe_warn(p, "'%s': no \"cuda\".\"version\"", path);
+		goto done;
+	}
+	/*
+	 * "cuda"."version" is the SDK's release stamp ("11.8.20220929" in 11.8);
+	 * the number users know, and nvcc --version prints, is nvcc's / cudart's.
+	 */
+	el_jset_str(tk, "sdk_version", el_jget_str(item, "version"));
+	{
+		cJSON *components = el_jset_obj(tk, "components");
+		const char *best = NULL;
+
+		cJSON_ArrayForEach(item, doc) {
+			const char *v = el_jget_str(item, "version");
+
+			if (!v || strcmp(item->string, "cuda") == 0)
+				continue;
+			el_jset_str(components, item->string, v);
+			if (strcmp(item->string, "cuda_nvcc") == 0 ||
+			    (!best && strcmp(item->string, "cuda_cudart") == 0))
+				best = v;
+		}
+		el_jset_str(tk, "version", best ? best : el_jget_str(el_jget(doc, "cuda"), "version"));
+	}
+	el_jset_str(tk, "version_source", path);
+	ok = true;
+done:
+	cJSON_Delete(doc);
+	el_buf_release(&b);
+	free(path);
+	return ok;
+}
+
+static bool version_txt(el_probe *p, const char *home, cJSON *tk)
+{
+	char *path = el_path_join(home, "version.txt");
+	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
+	const char *pos, *line;
+	size_t len;
+	cJSON *patches = NULL;
+	bool ok = false;
+
+	if (el_probe_read_text(p, path, &b) != 0)
+		goto done;
+	pos = b.data;
+	while (el_next_line(&pos, b.data + b.len, &line, &len)) {
+		static const char ver[] = "CUDA Version ", patch[] = "CUDA Patch Version ";
+		const char *v;
+		size_t vl;
+
+		if (len > sizeof(patch) - 1 && strncmp(line, patch, sizeof(patch) - 1) == 0) {
+			if (!patches)
+				patches = el_jset_arr(tk, "patches");
+			v = line + sizeof(patch) - 1;
+			vl = len - (sizeof(patch) - 1);
+			el_trim(&v, &vl);
+			{
+				char *s = el_xstrndup(v, vl);
+				el_jpush_str(patches, s);
+				free(s);
+			}
+		} else if (!ok && len > sizeof(ver) - 1 && strncmp(line, ver, sizeof(ver) - 1) == 0) {
+			v = line + sizeof(ver) - 1;
+			vl = len - (sizeof(ver) - 1);
+			el_trim(&v, &vl);
+			el_jset_strn(tk, "version", v, vl);
+			el_jset_str(tk, "version_source", path);
+			ok = true;
+		}
+	}
+	if (!ok)
+		el_probe_warn(p, "'%s': no \"CUDA Version\" line", path);
+done:
+	el_buf_release(&b);
+	free(path);
+	return ok;
+}
+
+/* A toolkit assembled from NVIDIA's wheels keeps their dist-info folders. */
+static bool version_dist_info(el_probe *p, const char *home, cJSON *tk)
+{
+	char *dir = el_path_join(home, "dist-info"), **names = NULL;
+	cJSON *components = NULL;
+	bool ok = false, found = false;
+
+	if (el_root_list(&p->root, dir, &names, NULL) == 0) {
+		for (char **n = names; *n; n++) {
+			char *stem, *dash, *name, *v;
+
+			if (!el_ends_with(*n, ".dist-info"))
+				continue;
+			stem = el_xstrndup(*n, strlen(*n) - strlen(".dist-info"));
+			dash = strrchr(stem, '-');
+			if (!dash) {
+				free(stem);
+				continue;
+			}
+			name = el_xstrndup(stem, (size_t)(dash - stem));
+			v = el_xstrdup(dash + 1);
+			free(stem);
+			if (!components)
+				components = el_jset_obj(tk, "components");
+			el_jset_str(components, name, v);
+			/* nvcc's package carries the number nvcc --version prints */
+			if (strcmp(name, "nvidia_cuda_nvcc") == 0 ||
+			    (!ok && strcmp(name, "nvidia_cuda_runtime") == 0)) {
+				char *src = el_path_join(dir, *n);
+
+				el_jset_str(tk, "version", v);
+				el_jset_str(tk, "version_source", src);
+				free(src);
+				ok = strcmp(name, "nvidia_cuda_nvcc") == 0 || ok;
+				found = true;
+			}
+			free(name);
+			free(v);
+		}
+	}
+	el_strv_free(names);
+	free(dir);
+	return found;
+}
+
+/* cuda.h: #define CUDA_VERSION 13000 -> "13.0" (major.minor only). */
+static bool version_header(el_probe *p, const char *home, cJSON *tk)
+{
+	char *path = el_path_join(home, "include/cuda.h");
+	el_buf b = EL_BUF_INIT(EL_LIMIT_CUDA_H);
+	long v;
+	bool ok = false;
+
+	if (el_probe_read_text(p, path, &b) == 0 && el_c_define_int(b.data, b.len, "CUDA_VERSION", &v)) {
+		char *s = el_xasprintf("%ld.%ld", v / 1000, (v % 1000) / 10);
+
+		el_jset_str(tk, "version", s);
+		el_jset_str(tk, "version_source", path);
+		free(s);
+		ok = true;
+	}
+	el_buf_release(&b);
+	free(path);
+	return ok;
+}
+
+/* "Cuda compilation tools, release 10.2, V10.2.89" */
+static void probe_nvcc(el_probe *p, const char *home, cJSON *tk)
+{
+	char *path = el_path_join(home, "bin/nvcc");
+	struct stat st;
+	cJSON *nvcc;
+
+	if (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		free(path);
+		return;
+	}
+	nvcc = el_jset_obj(tk, "nvcc");
+	el_jset_str(nvcc, "path", path);
+	if (p->root.live) {
+		const char *argv[] = { path, "--version", NULL };
+		el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
+
+		if (el_probe_run(p, argv, EL_NVCC_TIMEOUT_MS, &out) == 0) {
+			const char *r = strstr(out.data, "release "), *v = strstr(out.data, ", V");
+
+			if (r)
+				el_jset_strn(nvcc, "release", r + 8, strspn(r + 8, "0123456789."));
+			if (v)
+				el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
+		} else {
+			el_probe_warn(p, "'%s': --version did not answer", path);
+		}
+		el_buf_release(&out);
+	}
+	free(path);
+}
+
+static void probe_libs(el_probe *p, const char *home, cJSON *tk)
+{
+	static const char *const subdirs[] = { "lib64", "lib", "targets/x86_64-linux/lib",
+		"targets/sbsa-linux/lib", "targets/aarch64-linux/lib", "targets/ppc64le-linux/lib", NULL };
+	cJSON *libs = el_jset_arr(tk, "libraries");
+	char *seen[8] = { 0 };
+	int nseen = 0;
+
+	for (const char *const *s = subdirs; *s; s++) {
+		char *dir = el_path_join(home, *s), *real = NULL;
+		bool dup = false;
+
+		if (el_root_realpath(&p->root, dir, &real, NULL) == 0) {
+			for (int i = 0; i < nseen; i++)
+				dup |= strcmp(seen[i], real) == 0;
+			if (!dup && nseen < 8) {
+				seen[nseen++] = real;
+				real = NULL;
+				el_probe_libraries(p, libs, dir, cuda_libs);
+			}
+		}
+		free(real);
+		free(dir);
+	}
+	for (int i = 0; i < nseen; i++)
+		free(seen[i]);
+}
+
+static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
+{
+	const char *v;
+
+	el_jset_str(tk, "home", home);
+	if (!version_json(p, home, tk) && !version_txt(p, home, tk) &&
+	    !version_dist_info(p, home, tk) && !version_header(p, home, tk)) {
+		el_jset_str(tk, "status", "unknown");
+		el_probe_warn(p, "'%s': no version.json, version.txt or cuda.h says which CUDA this is", home);
+	} else {
+		el_jset_str(tk, "status", "present");
+	}
+	v = el_jget_str(tk, "version");
+	if (v) {
+		char *r = release_of(v);
+
+		el_jset_str(tk, "release", r);
+		free(r);
+	}
+	probe_nvcc(p, home, tk);
+	probe_libs(p, home, tk);
+}
+
+/* Add candidate (in-root, unresolved) to the toolkit list, merging aliases. */
+static void add_candidate(el_probe *p, cJSON *toolkits, const char *cand)
+{
+	char *real = NULL;
+	int e = 0, rc = el_root_realpath(&p->root, cand, &real, &e);
+	struct stat st;
+	cJSON *tk;
+
+	if (rc != 0) {
+		char *target = NULL;
+
+		if (el_root_readlink(&p->root, cand, &target) == 0)
+			el_probe_warn(p, "'%s': %s symlink to '%s'", cand,
+				      e == ELOOP || rc == ENVLOCK_ELIMIT ? "looping" : "dangling", target);
+		free(target);
+		return;
+	}
+	if (el_root_lstat(&p->root, real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		free(real);
+		return;
+	}
+	cJSON_ArrayForEach(tk, toolkits) {
+		if (strcmp(el_jget_str(tk, "home"), real) == 0)
+			break;
+	}
+	if (!tk) {
+		tk = el_jpush_obj(toolkits);
+		el_jset_str(tk, "home", real);
+	}
+	if (strcmp(cand, real) != 0) {
+		cJSON *aliases = el_jget(tk, "aliases");
+
+		cJSON *a;
+
+		if (!aliases)
+			aliases = el_jset_arr(tk, "aliases");
+		cJSON_ArrayForEach(a, aliases)
+			if (strcmp(a->valuestring, cand) == 0)
+				break;
+		if (!a)
+			el_jpush_str(aliases, cand);
+	}
+	free(real);
+}
+
+static int cmp_home(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+	return strcmp(el_jget_str(x, "home"), el_jget_str(y, "home"));
+}
+
+void el_probe_cuda(el_probe *p)
+{
+	cJSON *cuda = el_probe_section(p, "cuda"), *toolkits = el_jset_arr(cuda, "toolkits"), *tk;
+	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
+	char **names = NULL;
+
+	if (el_root_list(&p->root, "/usr/local", &names, NULL) == 0)
+		for (char **n = names; *n; n++)
+			if (strcmp(*n, "cuda") == 0 || el_starts_with(*n, "cuda-")) {
+				char *c = el_path_join("/usr/local", *n);
+
+				add_candidate(p, toolkits, c);
+				free(c);
+			}
+	el_strv_free(names);
+	for (const char *const *v = env_vars; *v; v++) {
+		const char *home = el_probe_getenv(p, *v);
+
+		if (home && home[0] == '/')
+			add_candidate(p, toolkits, home);
+	}
+
+	/* sort by home so the order does not depend on how they were found */
+	{
+		int n = cJSON_GetArraySize(toolkits), i = 0;
+		cJSON **v = el_xcalloc((size_t)n + 1, sizeof(*v));
+
+		while (toolkits->child)
+			v[i++] = cJSON_DetachItemViaPointer(toolkits, toolkits->child);
+		qsort(v, (size_t)n, sizeof(*v), cmp_home);
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(toolkits, v[i]);
+		free(v);
+	}
+	cJSON_ArrayForEach(tk, toolkits) {
+		char *home = el_xstrdup(el_jget_str(tk, "home"));
+
+		probe_toolkit(p, home, tk);
+		free(home);
+	}
+	{
+		char *def = NULL;
+
+		if (el_root_realpath(&p->root, "/usr/local/cuda", &def, NULL) == 0)
+			el_jset_str(cuda, "default", def);
+		free(def);
+	}
+	el_jset_str(cuda, "status", cJSON_GetArraySize(toolkits) ? "present" : "absent");
+}

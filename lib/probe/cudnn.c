@@ -1,0 +1,153 @@
+/*
+ * cuDNN: the version from cudnn_version.h (8.x, 9.x) or cudnn.h (<= 7.x),
+ * read from the CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL macros only
+ * (CUDNN_VERSION changed meaning in 9.0: MAJOR*10000 instead of *1000);
+ * searched in each toolkit's include/ and in /usr/include[/<triplet>];
+ * and the libcudnn* libraries with their soname links and loader-cache
+ * state, because a libcudnn.so.8.2.1 without its libcudnn.so.8 link is
+ * the classic "cannot open shared object file".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+static const char *const cudnn_libs[] = { "libcudnn", NULL };
+static const char *const triplets[] = {
+	"x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", NULL
+};
+
+/* Read the three macros from one header; true when all are there. */
+static bool header_version(el_probe *p, const char *path, cJSON *headers, char **version)
+{
+	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+	long major, minor, patch;
+	bool ok = false;
+	int rc = el_probe_read_text(p, path, &b);
+
+	if (rc == ENVLOCK_ENOTFOUND)
+		goto done;
+	if (rc == 0 && el_c_define_int(b.data, b.len, "CUDNN_MAJOR", &major) &&
+	    el_c_define_int(b.data, b.len, "CUDNN_MINOR", &minor) &&
+	    el_c_define_int(b.data, b.len, "CUDNN_PATCHLEVEL", &patch)) {
+		cJSON *h = el_jpush_obj(headers);
+
+		*version = el_xasprintf("%ld.%ld.%ld", major, minor, patch);
+		el_jset_str(h, "path", path);
+		el_jset_str(h, "version", *version);
+		ok = true;
+	} else if (rc == 0 && !el_ends_with(path, "/cudnn.h")) {
+		/* cudnn.h of 8.x+ only includes cudnn_version.h: no macros is normal there */
+		el_probe_warn(p, "'%s': no CUDNN_MAJOR/CUDNN_MINOR/CUDNN_PATCHLEVEL macros", path);
+	}
+done:
+	el_buf_release(&b);
+	return ok;
+}
+
+static void add_dir(char ***dirs, size_t *n, const char *dir)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*dirs)[i], dir) == 0)
+			return;
+	*dirs = el_xrealloc(*dirs, (*n + 2) * sizeof(char *));
+	(*dirs)[(*n)++] = el_xstrdup(dir);
+	(*dirs)[*n] = NULL;
+}
+
+void el_probe_cudnn(el_probe *p)
+{
+	cJSON *cudnn = el_probe_section(p, "cudnn"), *headers = el_jset_arr(cudnn, "headers");
+	cJSON *libs = el_jset_arr(cudnn, "libraries"), *tk, *h;
+	cJSON *toolkits = el_jget(el_jget(p->doc, "cuda"), "toolkits");
+	const char *def = el_jget_str(el_jget(p->doc, "cuda"), "default");
+	char **inc = NULL, **libdirs = NULL, *chosen = NULL;
+	size_t ninc = 0, nlib = 0;
+
+	cJSON_ArrayForEach(tk, toolkits) {
+		const char *home = el_jget_str(tk, "home");
+		char *d = el_path_join(home, "include");
+
+		add_dir(&inc, &ninc, d);
+		free(d);
+		for (const char *const *s = (const char *const[]){ "lib64", "lib", NULL }; *s; s++) {
+			char *l = el_path_join(home, *s), *real = NULL;
+
+			if (el_root_realpath(&p->root, l, &real, NULL) == 0)
+				add_dir(&libdirs, &nlib, real);
+			free(real);
+			free(l);
+		}
+	}
+	add_dir(&inc, &ninc, "/usr/include");
+	for (const char *const *t = triplets; *t; t++) {
+		char *d = el_path_join("/usr/include", *t), *l = el_path_join("/usr/lib", *t), *real = NULL;
+
+		add_dir(&inc, &ninc, d);
+		if (el_root_realpath(&p->root, l, &real, NULL) == 0)
+			add_dir(&libdirs, &nlib, real);
+		free(real);
+		free(d);
+		free(l);
+	}
+	{
+		char *real = NULL;
+
+		if (el_root_realpath(&p->root, "/usr/lib64", &real, NULL) == 0)
+			add_dir(&libdirs, &nlib, real);
+		free(real);
+	}
+
+	for (size_t i = 0; i < ninc; i++) {
+		char *vh = el_path_join(inc[i], "cudnn_version.h"), *ch = el_path_join(inc[i], "cudnn.h");
+		char *version = NULL;
+
+		if (!header_version(p, vh, headers, &version))
+			header_version(p, ch, headers, &version);
+		/* the default toolkit's copy wins; else the first found */
+		if (version && (!chosen || (def && el_starts_with(inc[i], def) && inc[i][strlen(def)] == '/'))) {
+			free(chosen);
+			chosen = version;
+			el_jset_str(cudnn, "header", el_jget_str(cJSON_GetArrayItem(headers, cJSON_GetArraySize(headers) - 1), "path"));
+		} else {
+			free(version);
+		}
+		free(vh);
+		free(ch);
+	}
+	for (size_t i = 0; i < nlib; i++)
+		el_probe_libraries(p, libs, libdirs[i], cudnn_libs);
+
+	if (chosen) {
+		el_jset_str(cudnn, "status", "present");
+		el_jset_str(cudnn, "version", chosen);
+		cJSON_ArrayForEach(h, headers) {
+			const char *v = el_jget_str(h, "version");
+
+			if (strcmp(v, chosen) != 0)
+				el_probe_warn(p, "'%s': cuDNN %s, but '%s' says %s; which one a program gets depends on its include and library paths",
+					      el_jget_str(h, "path"), v, el_jget_str(cudnn, "header"), chosen);
+		}
+	} else {
+		el_jset_str(cudnn, "status", cJSON_GetArraySize(libs) ? "unknown" : "absent");
+	}
+	{
+		/* the main library's major must match the header's */
+		cJSON *lib;
+
+		cJSON_ArrayForEach(lib, libs) {
+			const char *name = el_jget_str(lib, "name"), *soname = el_jget_str(lib, "soname");
+
+			if (chosen && soname && el_starts_with(name, "libcudnn.so.") &&
+			    strncmp(soname + strlen("libcudnn.so."), chosen, strcspn(chosen, ".")) != 0)
+				el_probe_warn(p, "'%s': soname %s does not match the cuDNN %s header",
+					      el_jget_str(lib, "path"), soname, chosen);
+		}
+	}
+	free(chosen);
+	el_strv_free(inc);
+	el_strv_free(libdirs);
+}

@@ -1,0 +1,486 @@
+/*
+ * The pip probe: the distributions installed in the chosen environment's
+ * site dirs, from their metadata (PEP 376 dist-info, PEP 610
+ * direct_url.json, setuptools egg-info and develop-mode egg-links).
+ * RECORD is never read: it is the largest file and says nothing a lock needs.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+typedef struct {
+	cJSON *obj;	/* detached until added, in order, to "distributions" */
+	char *norm;
+	const char *path; /* borrowed from obj */
+} dist;
+
+typedef struct {
+	dist *v;
+	size_t n, cap;
+	char **conda;	/* normalised conda package names, sorted */
+	size_t nconda;
+} dist_list;
+
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The conda section's package names (conda runs first), normalised. */
+static void load_conda_names(el_probe *p, dist_list *l)
+{
+	cJSON *pkgs = el_jget(el_jget(p->doc, "conda"), "packages"), *it;
+	size_t n = 0;
+
+	if (!cJSON_IsArray(pkgs))
+		return;
+	l->conda = el_xcalloc((size_t)cJSON_GetArraySize(pkgs) + 1, sizeof(char *));
+	cJSON_ArrayForEach(it, pkgs) {
+		const char *name = el_jget_str(it, "name");
+
+		if (name)
+			l->conda[n++] = el_pep503_name(name);
+	}
+	qsort(l->conda, n, sizeof(char *), cmp_str);
+	l->nconda = n;
+}
+
+static bool in_conda(const dist_list *l, const char *norm)
+{
+	return l->nconda && bsearch(&norm, l->conda, l->nconda, sizeof(char *), cmp_str);
+}
+
+/*
+ * A URL fit for a lockfile: PEP 610 says credentials must not be
+ * recorded; the user "git" (ssh) and ${VAR} placeholders are kept.
+ */
+static char *strip_credentials(const char *url)
+{
+	const char *scheme = strstr(url, "://"), *auth, *at = NULL, *s;
+	el_buf b = EL_BUF_INIT(strlen(url) + 1);
+
+	if (!scheme) {
+		el_buf_puts(&b, url);
+		return el_buf_detach(&b);
+	}
+	auth = scheme + 3;
+	for (s = auth; *s && *s != '/' && *s != '?' && *s != '#'; s++)
+		if (*s == '@')
+			at = s;
+	if (at) {
+		size_t ulen = (size_t)(at - auth);
+		bool keep = (ulen == 3 && memcmp(auth, "git", 3) == 0) ||
+			    (ulen > 3 && auth[0] == '$' && auth[1] == '{' && auth[ulen - 1] == '}' &&
+			     !memchr(auth, ':', ulen));
+
+		if (!keep) {
+			el_buf_put(&b, url, (size_t)(auth - url));
+			el_buf_puts(&b, at + 1);
+			return el_buf_detach(&b);
+		}
+	}
+	el_buf_puts(&b, url);
+	return el_buf_detach(&b);
+}
+
+/* file:///home/a/b%20c -> /home/a/b c; NULL for other URLs. */
+static char *file_url_path(const char *url)
+{
+	const char *s;
+	el_buf b = EL_BUF_INIT(strlen(url) + 1);
+
+	if (el_starts_with(url, "file://localhost/"))
+		s = url + 16;
+	else if (el_starts_with(url, "file:///"))
+		s = url + 7;
+	else
+		return NULL;
+	for (; *s; s++) {
+		if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
+			char hex[3] = { s[1], s[2], 0 };
+
+			el_buf_putc(&b, (char)strtol(hex, NULL, 16));
+			s += 2;
+		} else {
+			el_buf_putc(&b, *s);
+		}
+	}
+	return el_buf_detach(&b);
+}
+
+
+
+/* First line of a small text file in dir (resolved), or NULL. */
+static char *first_line(el_probe *p, const char *dir, const char *name)
+{
+	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
+	char *out = NULL;
+	int e, rc = el_root_read_at(&p->root, dir, name, &b, &e);
+
+	if (rc == 0 && !el_is_text(b.data, b.len)) {
+		char *path = el_path_join(dir, name);
+
+		el_probe_warn(p, "'%s': binary data where text was expected, ignored", path);
+		free(path);
+	} else if (rc == 0) {
+		const char *pos = b.data, *line;
+		size_t ll;
+
+		if (el_next_line(&pos, b.data + b.len, &line, &ll)) {
+			el_trim(&line, &ll);
+			if (ll)
+				out = el_xstrndup(line, ll);
+		}
+	} else {
+		char *path = el_path_join(dir, name);
+
+		el_probe_warn_read(p, path, rc, e, b.limit);
+		free(path);
+	}
+	el_buf_release(&b);
+	return out;
+}
+
+static bool exists_in(el_probe *p, const char *dir, const char *name)
+{
+	char *path = el_path_join(dir, name);
+	struct stat st;
+	bool yes = el_root_lstat(&p->root, path, &st) == 0;
+
+	free(path);
+	return yes;
+}
+
+/* direct_url.json (PEP 610) into d; returns whether it marks an editable install. */
+static bool add_direct_url(el_probe *p, const char *dir, cJSON *d)
+{
+	char *path = el_path_join(dir, "direct_url.json");
+	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+	cJSON *doc = NULL, *du, *info;
+	const char *url;
+	bool editable = false;
+	int e, rc = el_root_read_at(&p->root, dir, "direct_url.json", &b, &e);
+
+	if (rc) {
+		el_probe_warn_read(p, path, rc, e, b.limit);
+		goto done;
+	}
+	doc = cJSON_ParseWithLength(b.data, b.len);
+	if (!cJSON_IsObject(doc)) {
+		el_probe_warn(p, "'%s': not a valid JSON object, ignored", path);
+		goto done;
+	}
+	du = el_jset_obj(d, "direct_url");
+	if ((url = el_jget_str(doc, "url")) != NULL) {
+		char *clean = strip_credentials(url), *src;
+
+		el_jset_str(du, "url", clean);
+		free(clean);
+		info = el_jget(doc, "dir_info");
+		if (cJSON_IsBool(el_jget(info, "editable"))) {
+			editable = el_jget_bool(info, "editable", false);
+			el_jset_bool(du, "editable", editable);
+		}
+		/* a PEP 660 editable: its source tree, where frameworks find version.py */
+		if (editable && (src = file_url_path(url)) != NULL) {
+			el_jset_str(d, "source", src);
+			free(src);
+		}
+	}
+	info = el_jget(doc, "vcs_info");
+	if (cJSON_IsObject(info)) {
+		el_jset_str(du, "vcs", el_jget_str(info, "vcs"));
+		el_jset_str(du, "commit_id", el_jget_str(info, "commit_id"));
+		el_jset_str(du, "requested_revision", el_jget_str(info, "requested_revision"));
+	}
+	info = el_jget(doc, "archive_info");
+	if (cJSON_IsObject(info)) {
+		const char *hash = el_jget_str(info, "hash");
+		const char *sha = el_jget_str(el_jget(info, "hashes"), "sha256");
+
+		if (hash)
+			el_jset_str(du, "archive_hash", hash);
+		else if (sha) {
+			char *h = el_xasprintf("sha256=%s", sha);
+
+			el_jset_str(du, "archive_hash", h);
+			free(h);
+		}
+	}
+done:
+	cJSON_Delete(doc);
+	el_buf_release(&b);
+	free(path);
+	return editable;
+}
+
+/*
+ * Read the metadata file in dir (METADATA or PKG-INFO) and take Name and
+ * Version from its headers. On failure, warns naming what and returns false.
+ */
+static bool read_metadata(el_probe *p, const char *what, const char *dir, const char *file,
+			  const char *label, char **name, char **version)
+{
+	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+	int e = 0, rc = el_root_read_at(&p->root, dir, file, &b, &e);
+	size_t hlen;
+	const char *blank, *crlf;
+
+	*name = *version = NULL;
+	if (rc == ENVLOCK_ENOTFOUND)
+		el_probe_warn(p, "'%s': no %s file, skipped", what, label);
+	else if (rc == ENVLOCK_ELIMIT && e != ELOOP)
+		el_probe_warn(p, "'%s': %s larger than %zu bytes, skipped", what, label, b.limit);
+	else if (rc)
+		el_probe_warn(p, "'%s': %s: %s, skipped", what, label, el_root_reason(rc, e));
+	if (rc)
+		goto done;
+	/* only the headers matter: they end at the first blank line */
+	blank = strstr(b.data, "\n\n");
+	crlf = memmem(b.data, blank ? (size_t)(blank - b.data) : b.len, "\n\r\n", 3);
+	if (crlf)
+		blank = crlf;
+	hlen = blank ? (size_t)(blank - b.data) + 1 : b.len;
+	if (!el_is_text(b.data, hlen) || memchr(b.data, '\0', b.len)) {
+		el_probe_warn(p, "'%s': %s is binary data, skipped", what, label);
+		goto done;
+	}
+	*name = el_rfc822_header(b.data, hlen, "Name");
+	*version = el_rfc822_header(b.data, hlen, "Version");
+	if (!*name || !**name || !*version || !**version) {
+		el_probe_warn(p, "'%s': no %s in %s, skipped", what,
+			      !*name || !**name ? "Name" : "Version", label);
+		free(*name);
+		free(*version);
+		*name = *version = NULL;
+	}
+done:
+	el_buf_release(&b);
+	return *name != NULL;
+}
+
+static cJSON *push_dist(dist_list *l, const char *name, const char *version,
+			const char *kind, const char *path)
+{
+	dist *d;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = el_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	d = &l->v[l->n++];
+	d->obj = el_jnew_obj();
+	d->norm = el_pep503_name(name);
+	el_jset_str(d->obj, "name", name);
+	el_jset_str(d->obj, "version", version);
+	el_jset_str(d->obj, "kind", kind);
+	el_jset_str(d->obj, "path", path);
+	d->path = el_jget_str(d->obj, "path");
+	if (in_conda(l, d->norm))
+		el_jset_bool(d->obj, "also_conda", true);
+	return d->obj;
+}
+
+static void dist_info(el_probe *p, dist_list *l, const char *site, const char *entry)
+{
+	char *dir = el_path_join(site, entry), *real = NULL, *name, *version;
+	cJSON *d;
+
+	/* resolve the entry once; the files inside are then looked at directly */
+	if (el_root_realpath_at(&p->root, site, entry, &real, NULL) != 0) {
+		free(dir);
+		return;
+	}
+	if (read_metadata(p, dir, real, "METADATA", "METADATA", &name, &version)) {
+		char *installer = first_line(p, real, "INSTALLER");
+		bool editable;
+
+		d = push_dist(l, name, version, "dist-info", dir);
+		el_jset_str(d, "installer", installer);
+		el_jset_bool(d, "requested", exists_in(p, real, "REQUESTED"));
+		editable = add_direct_url(p, real, d);
+		el_jset_bool(d, "editable", editable);
+		free(installer);
+		free(name);
+		free(version);
+	}
+	free(real);
+	free(dir);
+}
+
+static void egg_info(el_probe *p, dist_list *l, const char *site, const char *entry)
+{
+	char *path = el_path_join(site, entry), *real = NULL, *name, *version;
+	struct stat st;
+	bool is_dir;
+
+	if (el_root_realpath_at(&p->root, site, entry, &real, NULL) != 0 ||
+	    el_root_lstat(&p->root, real, &st) != 0) {
+		free(real);
+		free(path);
+		return;
+	}
+	is_dir = S_ISDIR(st.st_mode);
+	/* plain distutils writes the PKG-INFO contents as a file named *.egg-info */
+	if (read_metadata(p, path, is_dir ? real : site, is_dir ? "PKG-INFO" : entry, "PKG-INFO",
+			  &name, &version)) {
+		cJSON *d = push_dist(l, name, version, "egg-info", path);
+		char *installer = is_dir ? first_line(p, real, "INSTALLER") : NULL;
+
+		el_jset_str(d, "installer", installer);
+		el_jset_bool(d, "requested", is_dir && exists_in(p, real, "REQUESTED"));
+		el_jset_bool(d, "editable", false);
+		free(installer);
+		free(name);
+		free(version);
+	}
+	free(real);
+	free(path);
+}
+
+/* The egg-info of a develop install in its source tree (resolved), or NULL. */
+static char *find_egg_info(el_probe *p, const char *src, const char *base)
+{
+	char *tries[2], **names = NULL, *out = NULL;
+
+	tries[0] = el_xasprintf("%s.egg-info", base);
+	tries[1] = el_xasprintf("%s.egg-info", base);
+	for (char *s = tries[1]; *s; s++)
+		if (*s == '-')
+			*s = '_';
+	for (int i = 0; i < 2 && !out; i++)
+		if (exists_in(p, src, tries[i]))
+			out = el_path_join(src, tries[i]);
+	if (!out && el_root_list(&p->root, src, &names, NULL) == 0) {
+		for (char **n = names; *n && !out; n++)
+			if (el_ends_with(*n, ".egg-info"))
+				out = el_path_join(src, *n);
+	}
+	el_strv_free(names);
+	free(tries[0]);
+	free(tries[1]);
+	return out;
+}
+
+/* setup.py develop / pip install -e (before PEP 660): <name>.egg-link names the source tree. */
+static void egg_link(el_probe *p, dist_list *l, const char *site, const char *entry)
+{
+	char *path = el_path_join(site, entry), *src = NULL, *rsrc = NULL, *egg = NULL;
+	char *base = el_xstrndup(entry, strlen(entry) - strlen(".egg-link"));
+	char *name, *version;
+	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
+	int rc, e = 0;
+
+	if (el_probe_read_text(p, path, &b) != 0)
+		goto done;
+	{
+		const char *pos = b.data, *line;
+		size_t ll = 0;
+
+		if (el_next_line(&pos, b.data + b.len, &line, &ll))
+			el_trim(&line, &ll);
+		if (!ll) {
+			el_probe_warn(p, "'%s': empty egg-link, skipped", path);
+			goto done;
+		}
+		src = el_xstrndup(line, ll);
+	}
+	rc = el_root_realpath_at(&p->root, site, src, &rsrc, &e);
+	if (rc) {
+		el_probe_warn(p, "'%s': source '%s': %s, skipped", path, src, el_root_reason(rc, e));
+		goto done;
+	}
+	egg = find_egg_info(p, rsrc, base);
+	if (!egg) {
+		el_probe_warn(p, "'%s': no egg-info in '%s', skipped", path, rsrc);
+		goto done;
+	}
+	if (read_metadata(p, egg, egg, "PKG-INFO", "PKG-INFO", &name, &version)) {
+		cJSON *d = push_dist(l, name, version, "egg-link", path);
+
+		el_jset_bool(d, "requested", false);
+		el_jset_bool(d, "editable", true);
+		el_jset_str(d, "source", rsrc);
+		el_jset_str(d, "egg_info", egg);
+		free(name);
+		free(version);
+	}
+done:
+	el_buf_release(&b);
+	free(egg);
+	free(rsrc);
+	free(src);
+	free(base);
+	free(path);
+}
+
+static int dist_cmp(const void *a, const void *b)
+{
+	const dist *x = a, *y = b;
+	int c = strcmp(x->norm, y->norm);
+
+	return c ? c : strcmp(x->path, y->path);
+}
+
+void el_probe_pip(el_probe *p)
+{
+	cJSON *sec = el_probe_section(p, "pip"), *sites, *dists, *both;
+	dist_list l = { 0 };
+	const char *last = NULL;
+
+	if (!p->py.site_dirs || !p->py.site_dirs[0]) {
+		el_jset_str(sec, "status", "absent");
+		return;
+	}
+	load_conda_names(p, &l);
+	el_jset_str(sec, "status", "present");
+	sites = el_jset_arr(sec, "site_packages");
+	for (char **s = p->py.site_dirs; *s; s++) {
+		char **names = NULL;
+		int rc;
+
+		el_jpush_str(sites, *s);
+		rc = el_root_list(&p->root, *s, &names, NULL);
+		if (rc != 0 && rc != ENVLOCK_ENOTFOUND)
+			el_probe_warn(p, "'%s': %s", *s, el_root_reason(rc, errno));
+		if (rc != 0)
+			continue;
+		for (char **n = names; *n; n++) {
+			if (el_ends_with(*n, ".dist-info"))
+				dist_info(p, &l, *s, *n);
+			else if (el_ends_with(*n, ".egg-info"))
+				egg_info(p, &l, *s, *n);
+			else if (el_ends_with(*n, ".egg-link"))
+				egg_link(p, &l, *s, *n);
+		}
+		el_strv_free(names);
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), dist_cmp);
+	dists = el_jset_arr(sec, "distributions");
+	both = el_jset_arr(sec, "conda_and_pip");
+	for (size_t i = 0; i < l.n; i++) {
+		if (el_jget_bool(l.v[i].obj, "also_conda", false) &&
+		    (!last || strcmp(last, l.v[i].norm) != 0)) {
+			el_jpush_str(both, l.v[i].norm);
+			last = l.v[i].norm;
+		}
+		if (!cJSON_AddItemToArray(dists, l.v[i].obj))
+			cJSON_Delete(l.v[i].obj);
+	}
+	el_jset_int(sec, "count", (long long)l.n);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].norm);
+	free(l.v);
+	for (size_t i = 0; i < l.nconda; i++)
+		free(l.conda[i]);
+	free(l.conda);
+}

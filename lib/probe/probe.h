@@ -1,0 +1,116 @@
+/*
+ * The probes: read-only, one file per subject, each reading under the
+ * root and writing its section of the lock document. A probe that finds
+ * nothing records "status": "absent"; a problem with what it finds is a
+ * warning (el_probe_warn), never a failure of the save.
+ */
+#ifndef EL_PROBE_H
+#define EL_PROBE_H
+
+#include <cJSON.h>
+#include <stdbool.h>
+
+#include "envlock/lock.h"
+#include "util/buf.h"
+#include "util/hashcache.h"
+#include "util/root.h"
+
+/* Read limits for the files probes read. */
+#define EL_LIMIT_SMALL (64u << 10)  /* os-release, version files, /proc entries */
+#define EL_LIMIT_TEXT (1u << 20)    /* headers, METADATA, conda-meta records */
+#define EL_LIMIT_RECORD (8u << 20)  /* one conda-meta record with its file list */
+
+typedef struct el_ldcache el_ldcache;
+
+/* The Python environment chosen for pip and frameworks (python.c). */
+typedef struct {
+	char *prefix;            /* in-root, resolved; NULL when none found */
+	char *kind;              /* "conda", "venv", "system", "pyenv" */
+	char **site_dirs;        /* resolved in-root site-packages dirs, NULL-terminated */
+	char *version;           /* "3.7.16" or NULL */
+} el_pyenv;
+
+typedef struct {
+	envlock_ctx *ctx;
+	const envlock_probe_opts *opts;
+	el_root root;
+	cJSON *doc;            /* the lock document being filled */
+	cJSON *warnings;       /* its "warnings" array */
+	el_hashcache *hashes;
+	char **environ;        /* KEY=VALUE strings of the probed process, NULL-terminated */
+	el_ldcache *ldcache;   /* NULL when the root has no readable ld.so.cache */
+	char *ldcache_status;  /* "present", "absent", "unreadable" */
+	el_pyenv py;
+} el_probe;
+
+/* Record a warning (one line, "'<path>': <problem>" style). */
+void el_probe_warn(el_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A variable of the probed environment (<root>/proc/self/environ), or NULL. */
+const char *el_probe_getenv(const el_probe *p, const char *name);
+
+/*
+ * Read the file at abs under the root into b (b's limit is the cap).
+ * A missing file returns ENVLOCK_ENOTFOUND silently; every other problem
+ * (too big, permission denied, loop, not a regular file) is warned about
+ * and returned.
+ */
+int el_probe_read(el_probe *p, const char *abs, el_buf *b);
+
+/*
+ * The warning el_probe_read gives for a failed read of path (rc and errno
+ * from el_root_read / el_root_read_at); nothing for 0 or a missing file.
+ */
+void el_probe_warn_read(el_probe *p, const char *path, int rc, int err_no, size_t limit);
+
+/* el_probe_read, then refuse (with a warning) what is not text. */
+int el_probe_read_text(el_probe *p, const char *abs, el_buf *b);
+
+/*
+ * Run a program, only on the live root (elsewhere ENVLOCK_ENOTFOUND):
+ * argv, a timeout in ms, stdout into out (capped at EL_LIMIT_SMALL).
+ * A timeout is warned about. Returns 0 only when it exited 0.
+ */
+int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *out);
+
+/*
+ * Describe the shared libraries in directory dir (in-root, any form)
+ * whose file names start with one of the NULL-terminated prefixes
+ * ("libcudnn", ...): one object per real file with name, path, soname,
+ * sha256, size, the symlinks that lead to it, whether its soname link
+ * exists and points to it, and whether ld.so.cache lists it. Appends to
+ * arr and returns how many files it added.
+ */
+int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
+		       const char *const prefixes[]);
+
+/* ld.so.cache (ldcache.c). */
+int el_ldcache_parse(el_ldcache **out, const char *data, size_t len);
+/* The path the cache maps soname to, or NULL (borrowed). */
+const char *el_ldcache_lookup(const el_ldcache *c, const char *soname);
+size_t el_ldcache_count(const el_ldcache *c);
+/* Entry i's soname and path (borrowed). */
+void el_ldcache_entry(const el_ldcache *c, size_t i, const char **soname, const char **path);
+void el_ldcache_free(el_ldcache *c);
+
+/* The probes, in the order envlock_lock_probe runs them. */
+void el_probe_environ(el_probe *p);   /* environ.c: reads proc/self/environ, writes "env" */
+void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
+void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */
+void el_probe_container(el_probe *p); /* container.c */
+void el_probe_hardware(el_probe *p);  /* hardware.c: system.cpu, system.memory */
+void el_probe_ldconfig(el_probe *p);  /* ldcache.c: loads ld.so.cache for the next probes */
+void el_probe_driver(el_probe *p);    /* driver.c: gpu.driver */
+void el_probe_gpus(el_probe *p);      /* gpu.c: gpu.devices */
+void el_probe_cuda(el_probe *p);      /* cuda.c */
+void el_probe_cudnn(el_probe *p);     /* cudnn.c */
+void el_probe_compilers(el_probe *p); /* compiler.c */
+void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python" */
+void el_probe_conda(el_probe *p);     /* conda.c */
+void el_probe_pip(el_probe *p);       /* pip.c */
+void el_probe_frameworks(el_probe *p);/* frameworks.c */
+
+/* The section object key in the document, created on first use. */
+cJSON *el_probe_section(el_probe *p, const char *key);
+
+#endif

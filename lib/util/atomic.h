@@ -1,0 +1,21 @@
+/* Atomic file replacement: temporary file in the same directory, fsync, rename. */
+#ifndef EL_ATOMIC_H
+#define EL_ATOMIC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "envlock/common.h"
+
+/*
+ * Replace path with data. The new file gets mode (minus the umask). On
+ * failure nothing at path changes and no temporary file is left behind;
+ * the error names path.
+ */
+int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
+		    size_t len, mode_t mode);
+
+/* mkdir -p for dir with mode; 0 or ENVLOCK_EIO. */
+int el_mkdir_p(const char *dir, mode_t mode);
+
+#endif

@@ -1,0 +1,50 @@
+/* The library context and its last-error message. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+int envlock_ctx_new(envlock_ctx **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : ENVLOCK_ERROR;
+}
+
+void envlock_ctx_free(envlock_ctx *ctx)
+{
+	free(ctx);
+}
+
+const char *envlock_error_last(const envlock_ctx *ctx)
+{
+	return ctx ? ctx->message : "";
+}
+
+const char *envlock_version(void)
+{
+	return "0.1.0";
+}
+
+int el_error_set(envlock_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ctx)
+		return code;
+	va_start(ap, fmt);
+	vsnprintf(ctx->message, sizeof(ctx->message), fmt, ap);
+	va_end(ap);
+	/* one line, whatever the inputs said */
+	for (char *p = ctx->message; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return code;
+}
+
+void el_oom(void)
+{
+	fputs("envlock: fatal: out of memory\n", stderr);
+	exit(2);
+}

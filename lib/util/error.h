@@ -1,0 +1,18 @@
+/* Internal error reporting into an envlock_ctx. */
+#ifndef EL_ERROR_H
+#define EL_ERROR_H
+
+#include "envlock/common.h"
+
+struct envlock_ctx {
+	char message[1024];
+};
+
+/* Record a one-line failure detail on ctx and return code (for chaining). */
+int el_error_set(envlock_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Print "envlock: fatal: out of memory" and exit; used by the x-allocators. */
+_Noreturn void el_oom(void);
+
+#endif

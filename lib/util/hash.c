@@ -1,0 +1,69 @@
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "envlock/common.h"
+#include "error.h"
+#include "hash.h"
+#include "xalloc.h"
+
+#define EL_HASH_CHUNK (1u << 20)
+
+static void to_hex(const unsigned char *md, unsigned len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (unsigned i = 0; i < len; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * len] = '\0';
+}
+
+void el_sha256_buf(const void *data, size_t n, char hex[EL_SHA256_HEX])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned len = 0;
+
+	if (!EVP_Digest(data, n, md, &len, EVP_sha256(), NULL))
+		el_oom();
+	to_hex(md, len, hex);
+}
+
+int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes)
+{
+	EVP_MD_CTX *md_ctx = EVP_MD_CTX_new();
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned char *chunk;
+	unsigned len = 0;
+	uint64_t total = 0;
+	int rc = 0;
+
+	if (!md_ctx || !EVP_DigestInit_ex(md_ctx, EVP_sha256(), NULL))
+		el_oom();
+	chunk = el_xmalloc(EL_HASH_CHUNK);
+	for (;;) {
+		ssize_t n = read(fd, chunk, EL_HASH_CHUNK);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = ENVLOCK_EIO;
+			break;
+		}
+		if (n == 0)
+			break;
+		EVP_DigestUpdate(md_ctx, chunk, (size_t)n);
+		total += (uint64_t)n;
+	}
+	if (rc == 0) {
+		EVP_DigestFinal_ex(md_ctx, md, &len);
+		to_hex(md, len, hex);
+	}
+	if (bytes)
+		*bytes = total;
+	free(chunk);
+	EVP_MD_CTX_free(md_ctx);
+	return rc;
+}

@@ -1,0 +1,414 @@
+/* Path resolution and file access under a root directory. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "root.h"
+#include "xalloc.h"
+
+#define EL_MAX_LINKS 40
+
+int el_root_init(el_root *r, envlock_ctx *ctx, const char *dir)
+{
+	char *real;
+	struct stat st;
+
+	r->prefix = NULL;
+	r->live = 0;
+	if (!dir || strcmp(dir, "/") == 0) {
+		r->prefix = el_xstrdup("");
+		r->live = 1;
+		return 0;
+	}
+	if (stat(dir, &st) != 0)
+		return el_error_set(ctx, ENVLOCK_ENOTFOUND, "'%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return el_error_set(ctx, ENVLOCK_EINVAL, "'%s': not a directory", dir);
+	real = realpath(dir, NULL);
+	if (!real)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", dir, strerror(errno));
+	if (strcmp(real, "/") == 0) {
+		real[0] = '\0';
+		r->live = 1;
+	}
+	r->prefix = real;
+	return 0;
+}
+
+void el_root_release(el_root *r)
+{
+	free(r->prefix);
+	r->prefix = NULL;
+}
+
+char *el_root_host(const el_root *r, const char *abs)
+{
+	if (!*r->prefix)
+		return el_xstrdup(*abs ? abs : "/");
+	return el_xasprintf("%s%s", r->prefix, abs);
+}
+
+char *el_path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	if (n && dir[n - 1] == '/')
+		return el_xasprintf("%s%s", dir, name);
+	return el_xasprintf("%s/%s", dir, name);
+}
+
+const char *el_path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+char *el_path_dir(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s || s == path)
+		return el_xstrdup("/");
+	return el_xstrndup(path, (size_t)(s - path));
+}
+
+/* Drop the last component of an absolute path held in buf (never above "/"). */
+static void path_pop(char *buf)
+{
+	char *s = strrchr(buf, '/');
+
+	if (s == buf)
+		buf[1] = '\0';
+	else if (s)
+		*s = '\0';
+}
+
+int el_root_realpath_at(const el_root *r, const char *base, const char *rel,
+			char **out, int *err_no)
+{
+	size_t cap = PATH_MAX * 2;
+	char *done = el_xmalloc(cap);   /* resolved so far */
+	char *todo = el_xstrdup(rel);   /* still to walk */
+	char *host = el_xmalloc(cap + strlen(r->prefix) + 1);
+	size_t plen = strlen(r->prefix);
+	int links = 0, rc = 0;
+	char *p;
+
+	*out = NULL;
+	if (err_no)
+		*err_no = 0;
+	if (rel[0] == '/' || !base)
+		strcpy(done, "/");
+	else if (strlen(base) >= cap) {
+		rc = ENVLOCK_ELIMIT;
+		goto done;
+	} else
+		strcpy(done, base);
+
+	memcpy(host, r->prefix, plen);
+	p = todo;
+	while (*p) {
+		char *comp, *slash;
+		size_t clen, dlen;
+		struct stat st;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		slash = strchr(p, '/');
+		clen = slash ? (size_t)(slash - p) : strlen(p);
+		comp = p;
+		p = slash ? slash : p + clen;
+
+		if (clen == 1 && comp[0] == '.')
+			continue;
+		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+			path_pop(done);
+			continue;
+		}
+		dlen = strlen(done);
+		if (dlen + clen + 2 >= cap) {
+			rc = ENVLOCK_ELIMIT;
+			goto done;
+		}
+		if (dlen > 1)
+			done[dlen++] = '/';
+		memcpy(done + dlen, comp, clen);
+		done[dlen + clen] = '\0';
+
+		strcpy(host + plen, done);
+		if (lstat(plen ? host : done, &st) != 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				rc = ENVLOCK_ENOTFOUND;
+			else
+				rc = ENVLOCK_EIO;
+			if (err_no)
+				*err_no = errno;
+			goto done;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n;
+			char *rest;
+
+			if (++links > EL_MAX_LINKS) {
+				rc = ENVLOCK_ELIMIT;
+				if (err_no)
+					*err_no = ELOOP;
+				goto done;
+			}
+			n = readlink(plen ? host : done, target, sizeof(target) - 1);
+			if (n < 0) {
+				rc = ENVLOCK_EIO;
+				if (err_no)
+					*err_no = errno;
+				goto done;
+			}
+			target[n] = '\0';
+			rest = el_xasprintf("%s%s", target, p);
+			free(todo);
+			todo = p = rest;
+			if (target[0] == '/')
+				strcpy(done, "/");
+			else
+				path_pop(done);
+		} else if (*p && !S_ISDIR(st.st_mode)) {
+			rc = ENVLOCK_ENOTFOUND;
+			if (err_no)
+				*err_no = ENOTDIR;
+			goto done;
+		}
+	}
+	*out = el_xstrdup(done);
+done:
+	free(done);
+	free(todo);
+	free(host);
+	return rc;
+}
+
+int el_root_realpath(const el_root *r, const char *abs, char **out, int *err_no)
+{
+	return el_root_realpath_at(r, "/", abs, out, err_no);
+}
+
+int el_root_lstat(const el_root *r, const char *abs, struct stat *st)
+{
+	char *host = el_root_host(r, abs);
+	int rc = lstat(host, st) == 0 ? 0 : (errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO);
+
+	free(host);
+	return rc;
+}
+
+int el_root_stat(const el_root *r, const char *abs, struct stat *st)
+{
+	char *real;
+	int rc = el_root_realpath(r, abs, &real, NULL);
+
+	if (rc == 0) {
+		rc = el_root_lstat(r, real, st);
+		free(real);
+	}
+	return rc;
+}
+
+int el_root_readlink(const el_root *r, const char *abs, char **out)
+{
+	char *host = el_root_host(r, abs);
+	char target[PATH_MAX];
+	ssize_t n = readlink(host, target, sizeof(target) - 1);
+
+	free(host);
+	*out = NULL;
+	if (n < 0)
+		return errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+	target[n] = '\0';
+	*out = el_xstrdup(target);
+	return 0;
+}
+
+/* Read the regular file open on fd into out, within out's cap; closes fd. */
+static int read_fd(int fd, el_buf *out, int *err_no)
+{
+	struct stat st;
+	int rc = 0;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ENVLOCK_EINVAL;
+	}
+	/* /proc files report size 0; the cap below still bounds them */
+	if ((size_t)st.st_size > out->limit) {
+		close(fd);
+		return ENVLOCK_ELIMIT;
+	}
+	for (;;) {
+		char chunk[16384];
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (err_no)
+				*err_no = errno;
+			rc = ENVLOCK_EIO;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((rc = el_buf_put(out, chunk, (size_t)n)) != 0)
+			break;
+	}
+	close(fd);
+	if (rc == 0 && !out->data)
+		el_buf_put(out, "", 0);
+	return rc;
+}
+
+/* open(2) a host path for reading, never following a final symlink or blocking on a FIFO. */
+static int open_host(const char *host, int *err_no)
+{
+	int fd = open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0 && err_no)
+		*err_no = errno;
+	return fd;
+}
+
+int el_root_read(const el_root *r, const char *abs, el_buf *out, int *err_no)
+{
+	char *real, *host;
+	int fd, rc, e = 0;
+
+	el_buf_reset(out);
+	if (err_no)
+		*err_no = 0;
+	rc = el_root_realpath(r, abs, &real, &e);
+	if (rc) {
+		if (err_no)
+			*err_no = e;
+		return rc;
+	}
+	host = el_root_host(r, real);
+	free(real);
+	fd = open_host(host, &e);
+	free(host);
+	if (fd < 0) {
+		if (err_no)
+			*err_no = e;
+		return e == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+	}
+	return read_fd(fd, out, err_no);
+}
+
+int el_root_read_at(const el_root *r, const char *dir, const char *name, el_buf *out, int *err_no)
+{
+	char *rel = el_path_join(dir, name), *host = el_root_host(r, rel);
+	int e = 0, fd, rc;
+
+	el_buf_reset(out);
+	if (err_no)
+		*err_no = 0;
+	fd = open_host(host, &e);
+	free(host);
+	if (fd >= 0) {
+		free(rel);
+		return read_fd(fd, out, err_no);
+	}
+	/* a symlink: resolve it under the root like any other path */
+	rc = e == ELOOP ? el_root_read(r, rel, out, err_no)
+	     : e == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+	if (e != ELOOP && err_no)
+		*err_no = e;
+	free(rel);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int el_root_list(const el_root *r, const char *abs, char ***names, size_t *count)
+{
+	char *real, *host;
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0, cap = 16;
+	char **v;
+	int rc;
+
+	*names = NULL;
+	if (count)
+		*count = 0;
+	rc = el_root_realpath(r, abs, &real, NULL);
+	if (rc)
+		return rc;
+	host = el_root_host(r, real);
+	free(real);
+	d = opendir(host);
+	free(host);
+	if (!d)
+		return errno == ENOENT || errno == ENOTDIR ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+	v = el_xmalloc(cap * sizeof(*v));
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			v = el_xrealloc(v, cap * sizeof(*v));
+		}
+		v[n++] = el_xstrdup(de->d_name);
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_str);
+	v[n] = NULL;
+	*names = v;
+	if (count)
+		*count = n;
+	return 0;
+}
+
+void el_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+const char *el_root_reason(int code, int err_no)
+{
+	switch (code) {
+	case ENVLOCK_ENOTFOUND:
+		return err_no == ENOTDIR ? "not a directory on the way" : "no such file";
+	case ENVLOCK_ELIMIT:
+		return err_no == ELOOP ? "symlink loop" : "larger than the size limit";
+	case ENVLOCK_EINVAL:
+		return "not a regular file";
+	case ENVLOCK_EIO:
+		switch (err_no) {
+		case EACCES:
+		case EPERM:
+			return "permission denied";
+		case EISDIR:
+			return "is a directory";
+		case ELOOP:
+			return "symlink loop";
+		case ENAMETOOLONG:
+			return "path too long";
+		default:
+			return "read error";
+		}
+	default:
+		return "unexpected error";
+	}
+}

@@ -1,0 +1,90 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "envlock/common.h"
+#include "spawn.h"
+
+extern char **environ;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_status)
+{
+	posix_spawn_file_actions_t fa;
+	int pipefd[2], status = 0, rc = 0, timed_out = 0;
+	long deadline = now_ms() + timeout_ms;
+	pid_t pid;
+
+	*exit_status = -1;
+	el_buf_reset(out);
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		return ENVLOCK_EIO;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (rc != 0) {
+		close(pipefd[0]);
+		return ENVLOCK_ENOTFOUND;
+	}
+	for (;;) {
+		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
+		long left = deadline - now_ms();
+		char chunk[4096];
+		ssize_t n;
+		int pr;
+
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		pr = poll(&pfd, 1, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			timed_out = pr == 0;
+			break;
+		}
+		n = read(pipefd[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		/* past the cap, keep draining so the child never blocks */
+		if (out->len + (size_t)n <= out->limit)
+			el_buf_put(out, chunk, (size_t)n);
+	}
+	close(pipefd[0]);
+	if (timed_out)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (timed_out)
+		return ENVLOCK_ETIMEOUT;
+	if (WIFEXITED(status))
+		*exit_status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		*exit_status = 128 + WTERMSIG(status);
+	/* posix_spawnp reports exec failure as exit 127 from the child */
+	if (*exit_status == 127 && out->len == 0)
+		return ENVLOCK_ENOTFOUND;
+	if (!out->data)
+		el_buf_put(out, "", 0);
+	return 0;
+}

@@ -1,0 +1,20 @@
+/*
+ * The one way envlock runs another program: an argv array (never a shell),
+ * a timeout, stdout captured into a capped buffer, stderr discarded.
+ * Kept in its own file so tests can link a replacement.
+ */
+#ifndef EL_SPAWN_H
+#define EL_SPAWN_H
+
+#include "buf.h"
+
+/*
+ * Run argv[0] (searched in PATH) with argv; wait at most timeout_ms.
+ * On return 0, *exit_status is the program's exit code (or 128+signal)
+ * and out holds what it printed (up to out's limit; the rest is read and
+ * dropped). ENVLOCK_ENOTFOUND: could not be started; ENVLOCK_ETIMEOUT: it
+ * was killed after timeout_ms.
+ */
+int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_status);
+
+#endif

@@ -1,0 +1,288 @@
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "text.h"
+#include "xalloc.h"
+
+bool el_next_line(const char **pos, const char *end, const char **line, size_t *len)
+{
+	const char *p = *pos, *nl;
+
+	if (p >= end)
+		return false;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	*line = p;
+	*len = (size_t)((nl ? nl : end) - p);
+	if (*len && p[*len - 1] == '\r')
+		(*len)--;
+	*pos = nl ? nl + 1 : end;
+	return true;
+}
+
+void el_trim(const char **s, size_t *len)
+{
+	while (*len && (**s == ' ' || **s == '\t')) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t' || (*s)[*len - 1] == '\r'))
+		(*len)--;
+}
+
+bool el_is_text(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		unsigned c = *p;
+		int n;
+
+		if (c == 0)
+			return false;
+		if (c < 0x80) {
+			if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != '\v')
+				return false;
+			p++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0 && c >= 0xc2)
+			n = 1;
+		else if ((c & 0xf0) == 0xe0)
+			n = 2;
+		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
+			n = 3;
+		else
+			return false;
+		if (end - p <= n)
+			return false;
+		for (int i = 1; i <= n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+bool el_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool el_ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+char *el_unquote(const char *s, size_t len)
+{
+	el_buf b = EL_BUF_INIT(len + 1);
+
+	el_trim(&s, &len);
+	if (len >= 2 && (s[0] == '"' || s[0] == '\'') && s[len - 1] == s[0]) {
+		char q = s[0];
+
+		for (size_t i = 1; i + 1 < len; i++) {
+			if (q == '"' && s[i] == '\\' && i + 2 < len)
+				i++;
+			el_buf_putc(&b, s[i]);
+		}
+	} else {
+		el_buf_put(&b, s, len);
+	}
+	return el_buf_detach(&b);
+}
+
+/* Is `name` at text[i..] followed by a non-identifier character? */
+static bool word_at(const char *p, const char *end, const char *name)
+{
+	size_t n = strlen(name);
+
+	if ((size_t)(end - p) < n || memcmp(p, name, n) != 0)
+		return false;
+	return p + n == end || !(isalnum((unsigned char)p[n]) || p[n] == '_');
+}
+
+/* The text after "#define NAME" on a line, or NULL. */
+static const char *define_value(const char *text, size_t len, const char *name,
+				const char **vend)
+{
+	const char *pos = text, *end = text + len, *line;
+	size_t ll;
+
+	while (el_next_line(&pos, end, &line, &ll)) {
+		const char *p = line, *e = line + ll;
+
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= e || *p != '#')
+			continue;
+		p++;
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (!word_at(p, e, "define"))
+			continue;
+		p += 6;
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (!word_at(p, e, name))
+			continue;
+		p += strlen(name);
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		*vend = e;
+		return p;
+	}
+	return NULL;
+}
+
+bool el_c_define_int(const char *text, size_t len, const char *name, long *value)
+{
+	const char *e, *p = define_value(text, len, name, &e);
+	char *stop;
+	long v;
+
+	if (!p || p >= e || !isdigit((unsigned char)*p))
+		return false;
+	v = strtol(p, &stop, 10);
+	if (stop < e && (isalnum((unsigned char)*stop) || *stop == '.'))
+		return false;
+	*value = v;
+	return true;
+}
+
+bool el_c_define_str(const char *text, size_t len, const char *name, char **value)
+{
+	const char *e, *p = define_value(text, len, name, &e), *q;
+
+	if (!p || p >= e || *p != '"')
+		return false;
+	q = memchr(p + 1, '"', (size_t)(e - p - 1));
+	if (!q)
+		return false;
+	*value = el_xstrndup(p + 1, (size_t)(q - p - 1));
+	return true;
+}
+
+/* PEP 503: lowercase, and every run of '-', '_', '.' becomes one '-'. */
+char *el_pep503_name(const char *name)
+{
+	char *out = el_xmalloc(strlen(name) + 1), *o = out;
+
+	for (const char *s = name; *s; s++) {
+		if (*s == '-' || *s == '_' || *s == '.') {
+			if (o == out || o[-1] != '-')
+				*o++ = '-';
+		} else {
+			*o++ = (char)tolower((unsigned char)*s);
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * The value of the last top-level `name = value` or `name: <annotation> =
+ * value` (torch 2.x writes `cuda: Optional[str] = '11.8'`), trimmed;
+ * Python keeps the last assignment.
+ */
+static bool py_assignment(const char *text, size_t len, const char *name,
+			  const char **val, size_t *vlen)
+{
+	const char *pos = text, *end = text + len, *line;
+	size_t ll, n = strlen(name);
+	bool found = false;
+
+	while (el_next_line(&pos, end, &line, &ll)) {
+		const char *p = line + n, *e = line + ll;
+
+		if (ll <= n || memcmp(line, name, n) != 0 ||
+		    isalnum((unsigned char)*p) || *p == '_')
+			continue;
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p < e && *p == ':') {
+			while (p < e && *p != '=')
+				p++;
+		}
+		if (p >= e || *p != '=' || (p + 1 < e && p[1] == '='))
+			continue;
+		p++;
+		*vlen = (size_t)(e - p);
+		el_trim(&p, vlen);
+		*val = p;
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * A string literal or None assigned to name. *present says whether the
+ * last assignment is such a literal: `__version__ = '.'.join(...)` is
+ * computed, not a version.
+ */
+char *el_py_assign_str(const char *text, size_t len, const char *name, bool *present)
+{
+	const char *val, *q, *rest;
+	size_t vl, rl;
+
+	*present = false;
+	if (!py_assignment(text, len, name, &val, &vl))
+		return NULL;
+	if (vl >= 4 && memcmp(val, "None", 4) == 0) {
+		rest = val + 4;
+		rl = vl - 4;
+		q = NULL;
+	} else if (vl >= 2 && (val[0] == '\'' || val[0] == '"') &&
+		   (q = memchr(val + 1, val[0], vl - 1)) != NULL &&
+		   !memchr(val + 1, '\\', (size_t)(q - val - 1))) {
+		rest = q + 1;
+		rl = vl - (size_t)(rest - val);
+	} else {
+		return NULL;
+	}
+	el_trim(&rest, &rl);
+	if (rl && rest[0] != '#')
+		return NULL;
+	*present = true;
+	return q ? el_xstrndup(val + 1, (size_t)(q - val - 1)) : NULL;
+}
+
+/* `debug = False`: 1 true, 0 false, -1 not a literal */
+int el_py_assign_bool(const char *text, size_t len, const char *name)
+{
+	const char *val;
+	size_t vl;
+
+	if (!py_assignment(text, len, name, &val, &vl))
+		return -1;
+	if (vl >= 4 && memcmp(val, "True", 4) == 0 && (vl == 4 || !isalnum((unsigned char)val[4])))
+		return 1;
+	if (vl >= 5 && memcmp(val, "False", 5) == 0 && (vl == 5 || !isalnum((unsigned char)val[5])))
+		return 0;
+	return -1;
+}
+
+char *el_rfc822_header(const char *text, size_t len, const char *name)
+{
+	const char *pos = text, *end = text + len, *line;
+	size_t ll, n = strlen(name);
+
+	while (el_next_line(&pos, end, &line, &ll)) {
+		const char *v;
+		size_t vl;
+
+		if (ll == 0)
+			break; /* end of headers; the body follows */
+		if (ll <= n || strncasecmp(line, name, n) != 0 || line[n] != ':')
+			continue;
+		v = line + n + 1;
+		vl = ll - n - 1;
+		el_trim(&v, &vl);
+		return el_xstrndup(v, vl);
+	}
+	return NULL;
+}

@@ -1,0 +1,61 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "xalloc.h"
+
+void *el_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		el_oom();
+	return p;
+}
+
+void *el_xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		el_oom();
+	return p;
+}
+
+void *el_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		el_oom();
+	return q;
+}
+
+char *el_xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		el_oom();
+	return p;
+}
+
+char *el_xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p)
+		el_oom();
+	return p;
+}
+
+char *el_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		el_oom();
+	return s;
+}

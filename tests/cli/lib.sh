@@ -1,0 +1,62 @@
+# Helpers for envlock's CLI tests (sourced). Each check prints "ok N - what"
+# or "not ok N - what" with the evidence; a skip prints "ok N - what # SKIP why".
+set -u
+LANG=C
+LC_ALL=C
+TZ=UTC
+export LANG LC_ALL TZ
+top=$(cd "$(dirname "$0")/../.." && pwd)
+ENVLOCK=${ENVLOCK:-$top/build/envlock}
+FIXTURES=${FIXTURES:-$top/tests/fixtures/roots}
+GOLDEN=$top/tests/golden
+PYTHON=/usr/bin/python3
+scratch=$(mktemp -d /tmp/envlock-cli.XXXXXX)
+trap 'chmod -R u+rwX "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+HOME=$scratch/home
+XDG_CACHE_HOME=$scratch/cache
+export HOME XDG_CACHE_HOME
+mkdir -p "$HOME"
+n=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# check_eq WHAT EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   expected: '$2'"; echo "#   actual:   '$3'"; fi
+}
+
+# check_diff WHAT EXPECTED_FILE ACTUAL_FILE
+check_diff() {
+	if diff -u "$2" "$3" >"$scratch/diff.out" 2>&1; then ok "$1"; else not_ok "$1"; sed 's/^/#   /' "$scratch/diff.out" | head -n 60; fi
+}
+
+# check_grep WHAT PATTERN FILE
+check_grep() {
+	if grep -q -- "$2" "$3"; then ok "$1"; else not_ok "$1"; echo "#   no '$2' in:"; sed 's/^/#   /' "$3" | head -n 20; fi
+}
+
+# check_status WHAT EXPECTED_STATUS ACTUAL_STATUS
+check_status() { check_eq "$1 (exit status)" "$2" "$3"; }
+
+# jq-like read of a lockfile value by dotted path, with Python's json module
+jget() {
+	"$PYTHON" - "$1" "$2" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split('.'):
+    if isinstance(v, list):
+        v = v[int(k)]
+    else:
+        v = v.get(k) if isinstance(v, dict) else None
+    if v is None:
+        break
+print('' if v is None else (json.dumps(v) if isinstance(v, (dict, list, bool)) else v))
+PY
+}
+
+# validate a lockfile against the schema
+validate() {
+	"$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.lock.schema.json" "$1"
+}

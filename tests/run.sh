@@ -1,0 +1,66 @@
+#!/bin/sh
+# Run envlock's test suite: the cmocka unit binaries given as arguments,
+# then every tests/cli/t*.sh. Prints each result and, last, the plain
+# summary line "N passed, N failed".
+# Env: ENVLOCK (the CLI to test), BUILD (build dir).
+set -u
+passed=0
+failed=0
+skipped=0
+top=$(cd "$(dirname "$0")/.." && pwd)
+export ENVLOCK="${ENVLOCK:-build/envlock}"
+case "$ENVLOCK" in /*) ;; *) ENVLOCK="$top/$ENVLOCK" ;; esac
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+for bin in "$@"; do
+	"$bin" >"$log" 2>&1
+	rc=$?
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	p=${p:-0}; f=${f:-0}; s=${s:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1 # crashed before its summary
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
+		cat "$log"
+		echo "FAIL $(basename "$bin"): $p passed, $f failed"
+	else
+		grep -i 'skipped:' "$log" | sed 's/^/  /'
+		echo "ok   $(basename "$bin"): $p passed${s:+, $s skipped}"
+	fi
+done
+
+for t in "$top"/tests/cli/t[0-9]*.sh; do
+	[ -f "$t" ] || continue
+	sh "$t" >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	s=$(grep -c '^ok .*# SKIP' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $(basename "$t") exited $rc" >>"$log"
+	fi
+	passed=$((passed + p - s))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	if [ "$f" -ne 0 ]; then
+		cat "$log"
+		echo "FAIL $(basename "$t"): $((p - s)) passed, $f failed"
+	else
+		grep '# SKIP' "$log" | sed 's/^/  /'
+		echo "ok   $(basename "$t"): $((p - s)) passed"
+	fi
+done
+
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]

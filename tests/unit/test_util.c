@@ -1,0 +1,321 @@
+/* Unit tests for lib/util and the lock's JSON writer. */
+#include "unit.h"
+
+#include <fcntl.h>
+#include <time.h>
+
+#include "util/atomic.h"
+#include "util/buf.h"
+#include "util/hash.h"
+#include "util/hashcache.h"
+#include "util/root.h"
+#include "util/spawn.h"
+#include "util/text.h"
+
+static void buf_cap_is_hard(void **state)
+{
+	el_buf b = EL_BUF_INIT(8);
+
+	(void)state;
+	assert_int_equal(el_buf_puts(&b, "12345678"), 0);
+	assert_int_equal(el_buf_putc(&b, '9'), ENVLOCK_ELIMIT);
+	assert_int_equal(b.len, 8);
+	assert_string_equal(el_buf_cstr(&b), "12345678");
+	el_buf_reset(&b);
+	assert_int_equal(el_buf_printf(&b, "%d-%s", 42, "x"), 0);
+	assert_string_equal(el_buf_cstr(&b), "42-x");
+	assert_int_equal(el_buf_printf(&b, "%s", "too long for it"), ENVLOCK_ELIMIT);
+	el_buf_release(&b);
+}
+
+static void c_define_reads_only_real_macros(void **state)
+{
+	const char *h = "/* CUDNN_MAJOR 7 was the previous release */\r\n"
+			"// #define CUDNN_MAJOR 6\r\n"
+			"#define CUDNN_MAJOR_VERSION_STR \"x\"\r\n"
+			"#  define CUDNN_MAJOR\t8\r\n"
+			"#define CUDNN_MINOR 2\r\n"
+			"#define CUDNN_VERSION (CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100)\r\n"
+			"#define PY_VERSION \"3.7.16\"\n";
+	long v = -1;
+	char *s = NULL;
+
+	(void)state;
+	assert_true(el_c_define_int(h, strlen(h), "CUDNN_MAJOR", &v));
+	assert_int_equal(v, 8);
+	assert_true(el_c_define_int(h, strlen(h), "CUDNN_MINOR", &v));
+	assert_int_equal(v, 2);
+	assert_false(el_c_define_int(h, strlen(h), "CUDNN_VERSION", &v));
+	assert_false(el_c_define_int(h, strlen(h), "CUDNN_PATCHLEVEL", &v));
+	assert_true(el_c_define_str(h, strlen(h), "PY_VERSION", &s));
+	assert_string_equal(s, "3.7.16");
+	free(s);
+}
+
+static void py_assign_and_headers(void **state)
+{
+	const char *py = "__version__ = '1.10.0+cu102'\ndebug = False\ncuda = None\n"
+			 "git_version = \"36449ea93134574c2a22b87baad3de0bf8d64d42\"\n"
+			 "short_version = '.'.join(parts)\n"
+			 "hip: Optional[str] = '5.6'\n"
+			 "__version__ = '2.0.0'  # the last assignment wins, as in Python\n";
+	const char *meta = "Metadata-Version: 2.1\nName: mmcv-full\nVersion: 1.7.5\n\nVersion: 9.9\n";
+	bool present = false;
+	char *v;
+
+	(void)state;
+	v = el_py_assign_str(py, strlen(py), "__version__", &present);
+	assert_string_equal(v, "2.0.0");
+	assert_true(present);
+	free(v);
+	assert_null(el_py_assign_str(py, strlen(py), "cuda", &present));
+	assert_true(present);
+	assert_null(el_py_assign_str(py, strlen(py), "short_version", &present));
+	assert_false(present);
+	assert_null(el_py_assign_str(py, strlen(py), "missing", &present));
+	assert_false(present);
+	v = el_py_assign_str(py, strlen(py), "hip", &present);
+	assert_string_equal(v, "5.6");
+	free(v);
+	v = el_py_assign_str(py, strlen(py), "git_version", &present);
+	assert_string_equal(v, "36449ea93134574c2a22b87baad3de0bf8d64d42");
+	free(v);
+	assert_int_equal(el_py_assign_bool(py, strlen(py), "debug"), 0);
+	assert_int_equal(el_py_assign_bool(py, strlen(py), "cuda"), -1);
+	v = el_pep503_name("Mmcv_Full..x");
+	assert_string_equal(v, "mmcv-full-x");
+	free(v);
+	v = el_rfc822_header(meta, strlen(meta), "version");
+	assert_string_equal(v, "1.7.5");
+	free(v);
+	v = el_unquote("\"Ubuntu 16.04.7 LTS\"", 20);
+	assert_string_equal(v, "Ubuntu 16.04.7 LTS");
+	free(v);
+	v = el_unquote("'a \\\"b'", 7);
+	assert_string_equal(v, "a \\\"b");
+	free(v);
+	assert_true(el_is_text("caf\xc3\xa9\r\n", 6));
+	assert_false(el_is_text("a\0b", 3));
+	assert_false(el_is_text("\xff\xfe", 2));
+}
+
+static void json_writer_sorts_and_escapes(void **state)
+{
+	cJSON *o = el_jnew_obj(), *a;
+	el_buf b = EL_BUF_INIT(1 << 20);
+
+	(void)state;
+	el_jset_str(o, "zeta", "tab\there \"q\" \\ \x01");
+	el_jset_int(o, "alpha", 9007199254740991LL);
+	el_jset_str(o, "bad", "ok\xff\xc3(");
+	a = el_jset_arr(o, "list");
+	el_jpush_str(a, "b");
+	el_jpush_str(a, "a");
+	el_jset_obj(o, "empty");
+	assert_int_equal(el_json_write(o, &b, 0), 0);
+	assert_string_equal(el_buf_cstr(&b),
+			    "{\"alpha\":9007199254740991,\"bad\":\"ok\\ufffd\\ufffd(\",\"empty\":{},"
+			    "\"list\":[\"b\",\"a\"],\"zeta\":\"tab\\there \\\"q\\\" \\\\ \\u0001\"}");
+	el_buf_reset(&b);
+	assert_int_equal(el_json_write(o, &b, 2), 0);
+	assert_string_equal(el_buf_cstr(&b),
+			    "{\n  \"alpha\": 9007199254740991,\n  \"bad\": \"ok\\ufffd\\ufffd(\",\n"
+			    "  \"empty\": {},\n  \"list\": [\n    \"b\",\n    \"a\"\n  ],\n"
+			    "  \"zeta\": \"tab\\there \\\"q\\\" \\\\ \\u0001\"\n}\n");
+	el_buf_release(&b);
+	cJSON_Delete(o);
+}
+
+static void lock_id_ignores_created_and_id(void **state)
+{
+	envlock_lock a = { 0 }, b = { 0 };
+	char want[80], hex[EL_SHA256_HEX];
+	const char *canon = "{\"envlock\":1,\"x\":\"y\"}";
+
+	(void)state;
+	a.doc = el_jnew_obj();
+	el_jset_int(a.doc, "envlock", 1);
+	el_jset_str(a.doc, "x", "y");
+	el_jset_str(a.doc, "created", "2020-01-01T00:00:00Z");
+	b.doc = el_jnew_obj();
+	el_jset_str(b.doc, "x", "y");
+	el_jset_int(b.doc, "envlock", 1);
+	el_jset_str(b.doc, "created", "2026-11-30T00:00:00Z");
+	el_jset_str(b.doc, "id", "sha256:stale");
+	el_lock_update_id(&a);
+	el_lock_update_id(&b);
+	el_sha256_buf(canon, strlen(canon), hex);
+	snprintf(want, sizeof(want), "sha256:%s", hex);
+	assert_string_equal(a.id, want);
+	assert_string_equal(b.id, want);
+	assert_string_equal(el_jget_str(b.doc, "id"), want);
+	assert_string_equal(el_jget_str(b.doc, "created"), "2026-11-30T00:00:00Z");
+	cJSON_Delete(a.doc);
+	cJSON_Delete(b.doc);
+}
+
+static void root_resolves_like_a_chroot(void **state)
+{
+	char *dir = unit_tmpdir(), *out = NULL;
+	el_root r;
+	el_buf b = EL_BUF_INIT(64);
+	int e = 0;
+
+	(void)state;
+	unit_write(dir, "usr/local/cuda-11.8/version.json", "{}", -1);
+	unit_symlink(dir, "usr/local/cuda", "/usr/local/cuda-11.8");   /* absolute: under the root */
+	unit_symlink(dir, "lib", "usr/lib");
+	unit_write(dir, "usr/lib/x/libc.so.6", "libc", -1);
+	unit_symlink(dir, "usr/local/escape", "../../../../../../etc"); /* climbs: stops at root */
+	unit_write(dir, "etc/passwd", "inside", -1);
+	unit_symlink(dir, "loop", "loop");
+	unit_symlink(dir, "dangling", "/nonexistent/x");
+	unit_write(dir, "big", "0123456789012345678901234567890123456789012345678901234567890123456789", -1);
+	assert_int_equal(el_root_init(&r, NULL, dir), 0);
+	assert_false(r.live);
+
+	assert_int_equal(el_root_realpath(&r, "/usr/local/cuda/version.json", &out, NULL), 0);
+	assert_string_equal(out, "/usr/local/cuda-11.8/version.json");
+	free(out);
+	assert_int_equal(el_root_realpath(&r, "/lib/x/libc.so.6", &out, NULL), 0);
+	assert_string_equal(out, "/usr/lib/x/libc.so.6");
+	free(out);
+	assert_int_equal(el_root_read(&r, "/usr/local/escape/passwd", &b, &e), 0);
+	assert_string_equal(el_buf_cstr(&b), "inside");
+	assert_int_equal(el_root_read(&r, "/loop", &b, &e), ENVLOCK_ELIMIT);
+	assert_int_equal(e, ELOOP);
+	assert_string_equal(el_root_reason(ENVLOCK_ELIMIT, e), "symlink loop");
+	assert_int_equal(el_root_read(&r, "/dangling", &b, &e), ENVLOCK_ENOTFOUND);
+	assert_int_equal(el_root_read(&r, "/big", &b, &e), ENVLOCK_ELIMIT);
+	assert_int_equal(el_root_read(&r, "/usr", &b, &e), ENVLOCK_EINVAL);
+	el_root_release(&r);
+	el_buf_release(&b);
+	unit_rmtree(dir);
+}
+
+static void atomic_write_keeps_old_file_on_failure(void **state)
+{
+	char *dir = unit_tmpdir(), path[4200], bad[4200];
+	envlock_ctx *ctx;
+	FILE *f;
+	char got[32] = "";
+
+	(void)state;
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	snprintf(path, sizeof(path), "%s/lock.json", dir);
+	assert_int_equal(el_write_atomic(ctx, path, "old\n", 4, 0644), 0);
+	snprintf(bad, sizeof(bad), "%s/missing-dir/lock.json", dir);
+	assert_int_equal(el_write_atomic(ctx, bad, "new\n", 4, 0644), ENVLOCK_EIO);
+	assert_non_null(strstr(envlock_error_last(ctx), "missing-dir/lock.json"));
+	assert_int_equal(el_write_atomic(ctx, path, "new\n", 4, 0644), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(got, sizeof(got), f));
+	fclose(f);
+	assert_string_equal(got, "new\n");
+	envlock_ctx_free(ctx);
+	unit_rmtree(dir);
+}
+
+static void spawn_captures_and_times_out(void **state)
+{
+	const char *echo[] = { "printf", "a%sb", "-", NULL };
+	const char *sleeper[] = { "sleep", "5", NULL };
+	const char *missing[] = { "envlock-no-such-program", NULL };
+	el_buf out = EL_BUF_INIT(1024);
+	struct timespec t0, t1;
+	int status;
+
+	(void)state;
+	assert_int_equal(el_spawn(echo, 5000, &out, &status), 0);
+	assert_int_equal(status, 0);
+	assert_string_equal(el_buf_cstr(&out), "a-b");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(el_spawn(sleeper, 200, &out, &status), ENVLOCK_ETIMEOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 3);
+	assert_int_equal(el_spawn(missing, 1000, &out, &status), ENVLOCK_ENOTFOUND);
+	el_buf_release(&out);
+}
+
+static void hashcache_hits_and_survives_corruption(void **state)
+{
+	char *dir = unit_tmpdir(), file[4200], cache[4200], *warning = NULL;
+	char hex1[EL_SHA256_HEX], hex2[EL_SHA256_HEX], want[EL_SHA256_HEX];
+	el_hashcache *c;
+	uint64_t size = 0;
+	int e;
+	FILE *f;
+
+	(void)state;
+	setenv("XDG_CACHE_HOME", dir, 1);
+	snprintf(file, sizeof(file), "%s/weights.bin", dir);
+	snprintf(cache, sizeof(cache), "%s/envlock/hashes", dir);
+	unit_write(dir, "weights.bin", "abc", 3);
+	el_sha256_buf("abc", 3, want);
+
+	c = el_hashcache_open(0, &warning);
+	assert_null(warning);
+	assert_int_equal(el_hashcache_file(c, file, hex1, &size, &e), 0);
+	assert_string_equal(hex1, want);
+	assert_int_equal(size, 3);
+	el_hashcache_save(c);
+	el_hashcache_free(c);
+	assert_int_equal(access(cache, R_OK), 0);
+
+	/* a stale digest planted in the cache for this very inode is served: proof of a hit */
+	{
+		struct stat st;
+		char line[512];
+
+		assert_int_equal(stat(file, &st), 0);
+		snprintf(line, sizeof(line), "envlock-hashes 1\n%llu %llu 3 %lld %lld %s\n",
+			 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			 (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+			 (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec,
+			 "0000000000000000000000000000000000000000000000000000000000000000");
+		unit_write(dir, "envlock/hashes", line, -1);
+	}
+	c = el_hashcache_open(0, &warning);
+	assert_null(warning);
+	assert_int_equal(el_hashcache_file(c, file, hex2, &size, &e), 0);
+	assert_string_equal(hex2, "0000000000000000000000000000000000000000000000000000000000000000");
+	el_hashcache_free(c);
+
+	/* --no-cache ignores it */
+	c = el_hashcache_open(1, &warning);
+	assert_int_equal(el_hashcache_file(c, file, hex2, &size, &e), 0);
+	assert_string_equal(hex2, want);
+	el_hashcache_free(c);
+
+	/* a corrupt cache is ignored with a warning naming it */
+	f = fopen(cache, "w");
+	fputs("envlock-hashes 1\ngarbage line\n", f);
+	fclose(f);
+	c = el_hashcache_open(0, &warning);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, cache));
+	assert_non_null(strstr(warning, "line 2 is corrupt"));
+	free(warning);
+	assert_int_equal(el_hashcache_file(c, file, hex2, &size, &e), 0);
+	assert_string_equal(hex2, want);
+	el_hashcache_free(c);
+	unsetenv("XDG_CACHE_HOME");
+	unit_rmtree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(buf_cap_is_hard),
+		cmocka_unit_test(c_define_reads_only_real_macros),
+		cmocka_unit_test(py_assign_and_headers),
+		cmocka_unit_test(json_writer_sorts_and_escapes),
+		cmocka_unit_test(lock_id_ignores_created_and_id),
+		cmocka_unit_test(root_resolves_like_a_chroot),
+		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
+		cmocka_unit_test(spawn_captures_and_times_out),
+		cmocka_unit_test(hashcache_hits_and_survives_corruption),
+	};
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}

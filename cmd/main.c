@@ -1,4 +1,5 @@
 /* envlock: make a working GPU deep-learning machine reproducible. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,7 +66,11 @@ int main(int argc, char **argv)
 	rc = c->fn(argc - 1, argv + 1);
 	/* like git: a full disk or a closed pipe on stdout is an error */
 	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CMD_OK) {
-		cmd_error("write error on stdout: %s", strerror(errno));
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		why[0] = (char)tolower((unsigned char)why[0]);
+		cmd_error("write error on stdout: %s", why);
 		return CMD_USAGE;
 	}
 	return rc;

@@ -120,7 +120,7 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 		char cwd[4096];
 
 		if (!getcwd(cwd, sizeof(cwd)))
-			return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, strerror(errno));
+			return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
 		abs = el_path_join(cwd, path);
 	}
 	rc = el_root_read(&live, abs ? abs : path, &b, &e);
@@ -185,7 +185,7 @@ int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *p
 	}
 	if (strcmp(path, "-") == 0) {
 		rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0
-			: el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", strerror(errno));
+			: el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", el_strerror(errno));
 	} else {
 		rc = el_write_atomic(ctx, path, b.data, b.len, 0644);
 	}

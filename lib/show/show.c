@@ -230,6 +230,6 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 				fprintf(out, "  - %s\n", w->valuestring);
 	}
 	if (fflush(out) != 0 || ferror(out))
-		return el_error_set(ctx, ENVLOCK_EIO, "write error: %s", strerror(errno));
+		return el_error_set(ctx, ENVLOCK_EIO, "write error: %s", el_strerror(errno));
 	return 0;
 }

@@ -27,29 +27,53 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/*
+ * Not a regular file (/dev/null, a FIFO, a terminal): write into it as it
+ * is; renaming over it would replace the device with a file.
+ */
+static int write_special(envlock_ctx *ctx, const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY), rc = 0;
+
+	if (fd < 0)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
+	if (write_all(fd, data, len) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", path, el_strerror(errno));
+	if (close(fd) != 0 && rc == 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
+	return rc;
+}
+
 int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 		    size_t len, mode_t mode)
 {
-	char *dir = strchr(path, '/') ? el_path_dir(path) : el_xstrdup(".");
-	char *tmp = el_xasprintf("%s/.%s.XXXXXX", dir, el_path_base(path));
+	char *dir, *tmp, *real = NULL;
 	mode_t mask = umask(0);
+	struct stat st;
 	int fd, dfd, rc = 0;
 
 	umask(mask);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_special(ctx, path, data, len);
+	/* through a symlink, replace the file it names, not the link */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
+		path = real;
+	dir = strchr(path, '/') ? el_path_dir(path) : el_xstrdup(".");
+	tmp = el_xasprintf("%s/.%s.XXXXXX", dir, el_path_base(path));
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': cannot create a file in '%s': %s",
-				  path, dir, strerror(errno));
+				  path, dir, el_strerror(errno));
 		goto done;
 	}
 	if (fchmod(fd, mode & ~mask) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", path, strerror(errno));
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", path, el_strerror(errno));
 		close(fd);
 		unlink(tmp);
 		goto done;
 	}
 	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, strerror(errno));
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
 		unlink(tmp);
 		goto done;
 	}
@@ -62,6 +86,7 @@ int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 done:
 	free(tmp);
 	free(dir);
+	free(real);
 	return rc;
 }
 

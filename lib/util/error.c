@@ -43,6 +43,17 @@ int el_error_set(envlock_ctx *ctx, int code, const char *fmt, ...)
 	return code;
 }
 
+const char *el_strerror(int err_no)
+{
+	static _Thread_local char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s", strerror(err_no));
+	/* messages are lowercase, like git's: "no such file or directory" */
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	return buf;
+}
+
 void el_oom(void)
 {
 	fputs("envlock: fatal: out of memory\n", stderr);

@@ -12,6 +12,9 @@ struct envlock_ctx {
 int el_error_set(envlock_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* strerror(err_no) starting lowercase, for one-line messages. */
+const char *el_strerror(int err_no);
+
 /* Print "envlock: fatal: out of memory" and exit; used by the x-allocators. */
 _Noreturn void el_oom(void);
 

@@ -26,12 +26,12 @@ int el_root_init(el_root *r, envlock_ctx *ctx, const char *dir)
 		return 0;
 	}
 	if (stat(dir, &st) != 0)
-		return el_error_set(ctx, ENVLOCK_ENOTFOUND, "'%s': %s", dir, strerror(errno));
+		return el_error_set(ctx, ENVLOCK_ENOTFOUND, "'%s': %s", dir, el_strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return el_error_set(ctx, ENVLOCK_EINVAL, "'%s': not a directory", dir);
 	real = realpath(dir, NULL);
 	if (!real)
-		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", dir, strerror(errno));
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(errno));
 	if (strcmp(real, "/") == 0) {
 		real[0] = '\0';
 		r->live = 1;

@@ -15,7 +15,7 @@ check_status "unknown option" 2 $?
 check_grep "unknown option named" "envlock: save: unknown or incomplete option '--bogus'" "$scratch/err"
 "$ENVLOCK" save --root "$scratch/nope" -o "$scratch/x.json" 2>"$scratch/err"
 check_status "--root of a missing directory" 2 $?
-check_eq "missing root: one line naming it" "envlock: save: '$scratch/nope': No such file or directory" "$(cat "$scratch/err")"
+check_eq "missing root: one line naming it" "envlock: save: '$scratch/nope': no such file or directory" "$(cat "$scratch/err")"
 "$ENVLOCK" save --root "$root" --conda-prefix relative/env -o "$scratch/x.json" 2>"$scratch/err"
 check_status "relative --conda-prefix" 2 $?
 
@@ -36,6 +36,16 @@ else
 fi
 chmod 755 "$scratch"
 check_eq "no temporary file left behind" "" "$(ls -A "$scratch" | grep '^\.' || true)"
+
+# a device or a link as the output: written into, never replaced
+"$ENVLOCK" save -q --root "$root" -o /dev/null
+check_status "-o /dev/null" 0 $?
+if [ -c /dev/null ]; then ok "/dev/null is still a character device"; else not_ok "/dev/null is still a character device"; fi
+mkdir -p "$scratch/locks" && : >"$scratch/locks/real.json" && ln -s locks/real.json "$scratch/link.json"
+"$ENVLOCK" save -q --root "$root" -o "$scratch/link.json"
+if [ -L "$scratch/link.json" ]; then ok "-o through a symlink keeps the link"; else not_ok "-o through a symlink keeps the link"; fi
+check_eq "-o through a symlink writes the file it names" "1" "$(jget "$scratch/locks/real.json" envlock)"
+rm -rf "$scratch/locks" "$scratch/link.json"
 
 # -o - writes the lock to stdout; --json prints a summary
 "$ENVLOCK" save -q --root "$root" -o - >"$scratch/stdout.json"

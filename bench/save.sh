@@ -13,7 +13,7 @@ bench_root=$out/bench-800
 /usr/bin/python3 tests/fixtures/mkroots.py --bench "$bench_root" >/dev/null
 
 # one cold save (empty digest cache: every CUDA and cuDNN library is hashed)
-export XDG_CACHE_HOME="$out/cache"
+export XDG_CACHE_HOME="$PWD/$out/cache"
 rm -rf "$XDG_CACHE_HOME"
 cold=$( { /usr/bin/time -f '%e %M' "$ENVLOCK" save -q -o /dev/null ; } 2>&1 | tail -n 1)
 

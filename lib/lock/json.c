@@ -145,8 +145,18 @@ static int write_string(el_buf *out, const char *s)
 	int rc = el_buf_putc(out, '"');
 
 	while (rc == 0 && p < end) {
-		unsigned c = *p;
+		const unsigned char *run = p;
+		unsigned c;
 		int n;
+
+		/* copy the longest run that needs no escaping in one go */
+		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			p++;
+		if (p > run && (rc = el_buf_put(out, run, (size_t)(p - run))) != 0)
+			break;
+		if (p >= end)
+			break;
+		c = *p;
 
 		switch (c) {
 		case '"':
@@ -203,13 +213,19 @@ static int cmp_keys(const void *a, const void *b)
 
 static int newline(el_buf *out, int indent, int depth)
 {
-	int rc;
+	static const char spaces[] = "\n                                                                ";
+	size_t n = (size_t)indent * (size_t)depth + 1;
+	int rc = 0;
 
 	if (!indent)
 		return 0;
-	rc = el_buf_putc(out, '\n');
-	for (int i = 0; rc == 0 && i < indent * depth; i++)
-		rc = el_buf_putc(out, ' ');
+	rc = el_buf_put(out, spaces, n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1);
+	for (n = n < sizeof(spaces) - 1 ? 0 : n - (sizeof(spaces) - 1); rc == 0 && n > 0;) {
+		size_t k = n < sizeof(spaces) - 2 ? n : sizeof(spaces) - 2;
+
+		rc = el_buf_put(out, spaces + 1, k);
+		n -= k;
+	}
 	return rc;
 }
 
@@ -224,8 +240,18 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 
 		if (!isfinite(d))
 			return el_buf_puts(out, "null");
-		if (d == floor(d) && fabs(d) < 9007199254740992.0)
-			return el_buf_printf(out, "%lld", (long long)d);
+		if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+			char digits[24], *e = digits + sizeof(digits), *q = e;
+			long long v = (long long)d;
+			unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+			do
+				*--q = (char)('0' + u % 10);
+			while ((u /= 10) != 0);
+			if (v < 0)
+				*--q = '-';
+			return el_buf_put(out, q, (size_t)(e - q));
+		}
 		return el_buf_printf(out, "%.17g", d);
 	}
 	if (cJSON_IsTrue(item))

@@ -98,6 +98,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	free(p.py.kind);
 	free(p.py.version);
 	el_strv_free(p.py.site_dirs);
+	el_root_thread_done();
 	el_root_release(&p.root);
 
 	el_lock_update_id(lock);

@@ -151,12 +151,9 @@ static char *first_line(el_probe *p, const char *dir, const char *name)
 
 static bool exists_in(el_probe *p, const char *dir, const char *name)
 {
-	char *path = el_path_join(dir, name);
 	struct stat st;
-	bool yes = el_root_lstat(&p->root, path, &st) == 0;
 
-	free(path);
-	return yes;
+	return el_root_lstat_at(&p->root, dir, name, &st) == 0;
 }
 
 /* direct_url.json (PEP 610) into d; returns whether it marks an editable install. */

@@ -42,6 +42,15 @@ int el_buf_put(el_buf *b, const void *data, size_t n)
 	return 0;
 }
 
+int el_buf_reserve(el_buf *b, size_t n)
+{
+	if (n > b->limit - b->len)
+		return ENVLOCK_ELIMIT;
+	if (b->len + n + 1 > b->alloc)
+		buf_grow(b, b->len + n);
+	return 0;
+}
+
 int el_buf_puts(el_buf *b, const char *s)
 {
 	return el_buf_put(b, s, strlen(s));

@@ -20,6 +20,8 @@ typedef struct {
 void el_buf_init(el_buf *b, size_t limit);
 /* Append n bytes; ENVLOCK_ELIMIT (nothing appended) past the cap. */
 int el_buf_put(el_buf *b, const void *data, size_t n);
+/* Make room for n more bytes (written at data + len by the caller). */
+int el_buf_reserve(el_buf *b, size_t n);
 int el_buf_puts(el_buf *b, const char *s);
 int el_buf_putc(el_buf *b, char c);
 int el_buf_printf(el_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -249,6 +249,28 @@ static int read_fd(int fd, el_buf *out, int *err_no)
 		close(fd);
 		return ENVLOCK_ELIMIT;
 	}
+	/* a regular file of known size: one read straight into the buffer */
+	if (st.st_size > 0 && el_buf_put(out, NULL, 0) == 0 &&
+	    el_buf_reserve(out, (size_t)st.st_size) == 0) {
+		ssize_t n;
+
+		do
+			n = read(fd, out->data + out->len, (size_t)st.st_size);
+		while (n < 0 && errno == EINTR);
+		if (n == st.st_size) {
+			out->len += (size_t)n;
+			out->data[out->len] = '\0';
+			close(fd);
+			return 0;
+		}
+		/* shorter or failed: start again the general way */
+		if (lseek(fd, 0, SEEK_SET) != 0) {
+			if (err_no)
+				*err_no = errno;
+			close(fd);
+			return ENVLOCK_EIO;
+		}
+	}
 	for (;;) {
 		char chunk[16384];
 		ssize_t n = read(fd, chunk, sizeof(chunk));
@@ -308,25 +330,82 @@ int el_root_read(const el_root *r, const char *abs, el_buf *out, int *err_no)
 	return read_fd(fd, out, err_no);
 }
 
+/*
+ * The directory of the last el_root_read_at / el_root_lstat_at on this
+ * thread, kept open: probes read several files from one folder (a
+ * dist-info, conda-meta), and openat(2) from it spares the kernel a walk
+ * of the whole path each time. Per thread, so workers need no lock.
+ */
+static _Thread_local struct {
+	const char *prefix; /* identifies the root */
+	char *dir;
+	int fd;
+} dir_cache = { NULL, NULL, -1 };
+
+static int cached_dir_fd(const el_root *r, const char *dir)
+{
+	char *host;
+
+	if (dir_cache.fd >= 0 && dir_cache.prefix == r->prefix && strcmp(dir_cache.dir, dir) == 0)
+		return dir_cache.fd;
+	el_root_thread_done();
+	host = el_root_host(r, dir);
+	dir_cache.fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	free(host);
+	if (dir_cache.fd >= 0) {
+		dir_cache.prefix = r->prefix;
+		dir_cache.dir = el_xstrdup(dir);
+	}
+	return dir_cache.fd;
+}
+
+void el_root_thread_done(void)
+{
+	if (dir_cache.fd >= 0)
+		close(dir_cache.fd);
+	free(dir_cache.dir);
+	dir_cache.dir = NULL;
+	dir_cache.prefix = NULL;
+	dir_cache.fd = -1;
+}
+
 int el_root_read_at(const el_root *r, const char *dir, const char *name, el_buf *out, int *err_no)
 {
-	char *rel = el_path_join(dir, name), *host = el_root_host(r, rel);
-	int e = 0, fd, rc;
+	int dfd = cached_dir_fd(r, dir), e = 0, fd, rc;
+	char *rel;
 
 	el_buf_reset(out);
 	if (err_no)
 		*err_no = 0;
-	fd = open_host(host, &e);
-	free(host);
-	if (fd >= 0) {
-		free(rel);
-		return read_fd(fd, out, err_no);
+	if (dfd >= 0) {
+		fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd >= 0)
+			return read_fd(fd, out, err_no);
+		e = errno;
+		if (e != ELOOP) {
+			if (err_no)
+				*err_no = e;
+			return e == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+		}
 	}
-	/* a symlink: resolve it under the root like any other path */
-	rc = e == ELOOP ? el_root_read(r, rel, out, err_no)
-	     : e == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
-	if (e != ELOOP && err_no)
-		*err_no = e;
+	/* a symlink (or a folder that would not open): resolve under the root */
+	rel = el_path_join(dir, name);
+	rc = el_root_read(r, rel, out, err_no);
+	free(rel);
+	return rc;
+}
+
+int el_root_lstat_at(const el_root *r, const char *dir, const char *name, struct stat *st)
+{
+	int dfd = cached_dir_fd(r, dir);
+	char *rel;
+	int rc;
+
+	if (dfd >= 0)
+		return fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0
+		       : errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+	rel = el_path_join(dir, name);
+	rc = el_root_lstat(r, rel, st);
 	free(rel);
 	return rc;
 }

@@ -54,10 +54,17 @@ int el_root_read(const el_root *r, const char *abs, el_buf *out, int *err_no);
 
 /*
  * el_root_read of name inside dir, an in-root directory already resolved
- * (from el_root_realpath): one open(2) instead of a walk of every
- * component. A name that is a symlink is resolved under the root.
+ * (from el_root_realpath): an openat(2) from that folder, kept open per
+ * thread for the next call, instead of a walk of every component. A name
+ * that is a symlink is resolved under the root.
  */
 int el_root_read_at(const el_root *r, const char *dir, const char *name, el_buf *out, int *err_no);
+
+/* el_root_lstat of name inside the resolved directory dir, the same way. */
+int el_root_lstat_at(const el_root *r, const char *dir, const char *name, struct stat *st);
+
+/* Close the folder el_root_read_at keeps open for this thread. */
+void el_root_thread_done(void);
 
 /*
  * The names in directory abs (links resolved under the root), sorted

@@ -1,4 +1,5 @@
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,9 +38,22 @@ bool el_is_text(const char *s, size_t len)
 	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 
 	while (p < end) {
-		unsigned c = *p;
+		unsigned c;
 		int n;
 
+		/* fast path: eight printable ASCII bytes at a time */
+		while (end - p >= 8) {
+			uint64_t w;
+
+			memcpy(&w, p, 8);
+			if ((w & 0x8080808080808080ULL) ||
+			    ((w - 0x2020202020202020ULL) & ~w & 0x8080808080808080ULL))
+				break;
+			p += 8;
+		}
+		if (p >= end)
+			break;
+		c = *p;
 		if (c == 0)
 			return false;
 		if (c < 0x80) {

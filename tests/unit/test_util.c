@@ -107,6 +107,7 @@ static void json_writer_sorts_and_escapes(void **state)
 	(void)state;
 	el_jset_str(o, "zeta", "tab\there \"q\" \\ \x01");
 	el_jset_int(o, "alpha", 9007199254740991LL);
+	el_jset_int(o, "neg", -42);
 	el_jset_str(o, "bad", "ok\xff\xc3(");
 	a = el_jset_arr(o, "list");
 	el_jpush_str(a, "b");
@@ -115,12 +116,12 @@ static void json_writer_sorts_and_escapes(void **state)
 	assert_int_equal(el_json_write(o, &b, 0), 0);
 	assert_string_equal(el_buf_cstr(&b),
 			    "{\"alpha\":9007199254740991,\"bad\":\"ok\\ufffd\\ufffd(\",\"empty\":{},"
-			    "\"list\":[\"b\",\"a\"],\"zeta\":\"tab\\there \\\"q\\\" \\\\ \\u0001\"}");
+			    "\"list\":[\"b\",\"a\"],\"neg\":-42,\"zeta\":\"tab\\there \\\"q\\\" \\\\ \\u0001\"}");
 	el_buf_reset(&b);
 	assert_int_equal(el_json_write(o, &b, 2), 0);
 	assert_string_equal(el_buf_cstr(&b),
 			    "{\n  \"alpha\": 9007199254740991,\n  \"bad\": \"ok\\ufffd\\ufffd(\",\n"
-			    "  \"empty\": {},\n  \"list\": [\n    \"b\",\n    \"a\"\n  ],\n"
+			    "  \"empty\": {},\n  \"list\": [\n    \"b\",\n    \"a\"\n  ],\n  \"neg\": -42,\n"
 			    "  \"zeta\": \"tab\\there \\\"q\\\" \\\\ \\u0001\"\n}\n");
 	el_buf_release(&b);
 	cJSON_Delete(o);

@@ -61,34 +61,6 @@ static char *conda_prefix(el_probe *p)
 	return NULL;
 }
 
-/*
- * Secrets have no place in a lockfile: drop "user:password@" from the
- * authority and the "/t/<token>" anaconda.org puts in channel URLs.
- */
-static char *strip_secrets(const char *url)
-{
-	const char *scheme = strstr(url, "://"), *auth, *at = NULL, *s, *t;
-	el_buf b = EL_BUF_INIT(strlen(url) + 1);
-
-	if (!scheme) {
-		el_buf_puts(&b, url);
-		return el_buf_detach(&b);
-	}
-	auth = scheme + 3;
-	for (s = auth; *s && *s != '/' && *s != '?' && *s != '#'; s++)
-		if (*s == '@')
-			at = s;
-	el_buf_put(&b, url, (size_t)(auth - url));
-	s = at ? at + 1 : auth;
-	while ((t = strstr(s, "/t/")) != NULL && t[3] && t[3] != '/') {
-		const char *end = strchr(t + 3, '/');
-
-		el_buf_put(&b, s, (size_t)(t - s));
-		s = end ? end : t + strlen(t);
-	}
-	el_buf_puts(&b, s);
-	return el_buf_detach(&b);
-}
 
 static void copy_url(cJSON *to, const char *key, const char *val)
 {
@@ -96,7 +68,7 @@ static void copy_url(cJSON *to, const char *key, const char *val)
 
 	if (!val)
 		return;
-	clean = strip_secrets(val);
+	clean = el_url_strip_credentials(val, true);
 	el_jset_str(to, key, clean);
 	free(clean);
 }

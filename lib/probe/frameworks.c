@@ -52,20 +52,6 @@ static void set_str_or_null(cJSON *o, const char *key, const char *text, size_t 
 	free(v);
 }
 
-/* The resolved directory rel under base (resolved), or NULL. */
-static char *resolve_dir(el_probe *p, const char *base, const char *rel)
-{
-	char *out = NULL;
-	struct stat st;
-
-	if (el_root_realpath_at(&p->root, base, rel, &out, NULL) != 0)
-		return NULL;
-	if (el_root_lstat(&p->root, out, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
 
 /* The distributions pip recorded for fw, in fw's order of preference. */
 static size_t find_dists(const cJSON *dists, const framework *fw, const cJSON *out[MAX_DISTS])
@@ -102,11 +88,11 @@ static char *find_module(el_probe *p, const cJSON *dists, const cJSON *own[], si
 		char *rsrc = NULL;
 
 		if (src && el_root_realpath(&p->root, src, &rsrc, NULL) == 0)
-			dir = resolve_dir(p, rsrc, key);
+			dir = el_probe_resolve_dir(p, rsrc, key);
 		free(rsrc);
 	}
 	for (char **s = p->py.site_dirs; s && *s && !dir; s++)
-		dir = resolve_dir(p, *s, key);
+		dir = el_probe_resolve_dir(p, *s, key);
 	cJSON_ArrayForEach(it, dists) {
 		const char *src = el_jget_str(it, "source");
 		char *rsrc = NULL;
@@ -114,7 +100,7 @@ static char *find_module(el_probe *p, const cJSON *dists, const cJSON *own[], si
 		if (dir)
 			break;
 		if (src && el_root_realpath(&p->root, src, &rsrc, NULL) == 0)
-			dir = resolve_dir(p, rsrc, key);
+			dir = el_probe_resolve_dir(p, rsrc, key);
 		free(rsrc);
 	}
 	return dir;

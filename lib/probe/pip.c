@@ -58,38 +58,6 @@ static bool in_conda(const dist_list *l, const char *norm)
 	return l->nconda && bsearch(&norm, l->conda, l->nconda, sizeof(char *), cmp_str);
 }
 
-/*
- * A URL fit for a lockfile: PEP 610 says credentials must not be
- * recorded; the user "git" (ssh) and ${VAR} placeholders are kept.
- */
-static char *strip_credentials(const char *url)
-{
-	const char *scheme = strstr(url, "://"), *auth, *at = NULL, *s;
-	el_buf b = EL_BUF_INIT(strlen(url) + 1);
-
-	if (!scheme) {
-		el_buf_puts(&b, url);
-		return el_buf_detach(&b);
-	}
-	auth = scheme + 3;
-	for (s = auth; *s && *s != '/' && *s != '?' && *s != '#'; s++)
-		if (*s == '@')
-			at = s;
-	if (at) {
-		size_t ulen = (size_t)(at - auth);
-		bool keep = (ulen == 3 && memcmp(auth, "git", 3) == 0) ||
-			    (ulen > 3 && auth[0] == '$' && auth[1] == '{' && auth[ulen - 1] == '}' &&
-			     !memchr(auth, ':', ulen));
-
-		if (!keep) {
-			el_buf_put(&b, url, (size_t)(auth - url));
-			el_buf_puts(&b, at + 1);
-			return el_buf_detach(&b);
-		}
-	}
-	el_buf_puts(&b, url);
-	return el_buf_detach(&b);
-}
 
 /* file:///home/a/b%20c -> /home/a/b c; NULL for other URLs. */
 static char *file_url_path(const char *url)
@@ -177,7 +145,7 @@ static bool add_direct_url(el_probe *p, const char *dir, cJSON *d)
 	}
 	du = el_jset_obj(d, "direct_url");
 	if ((url = el_jget_str(doc, "url")) != NULL) {
-		char *clean = strip_credentials(url), *src;
+		char *clean = el_url_strip_credentials(url, false), *src;
 
 		el_jset_str(du, "url", clean);
 		free(clean);

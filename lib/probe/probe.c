@@ -86,6 +86,20 @@ int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *
 	return status == 0 ? 0 : ENVLOCK_ERROR;
 }
 
+char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel)
+{
+	char *out = NULL;
+	struct stat st;
+
+	if (el_root_realpath_at(&p->root, base, rel, &out, NULL) != 0)
+		return NULL;
+	if (el_root_lstat(&p->root, out, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 cJSON *el_probe_section(el_probe *p, const char *key)
 {
 	cJSON *s = el_jget(p->doc, key);

@@ -110,6 +110,9 @@ void el_probe_conda(el_probe *p);     /* conda.c */
 void el_probe_pip(el_probe *p);       /* pip.c */
 void el_probe_frameworks(el_probe *p);/* frameworks.c */
 
+/* rel resolved under base (an already-resolved in-root directory) if it is a directory; malloc'd or NULL. */
+char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel);
+
 /* The section object key in the document, created on first use. */
 cJSON *el_probe_section(el_probe *p, const char *key);
 

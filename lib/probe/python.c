@@ -81,20 +81,6 @@ static void cand_free(py_cand *c)
 	free(c);
 }
 
-/* rel resolved under the resolved directory base, if it is a directory. */
-static char *resolve_dir(el_probe *p, const char *base, const char *rel)
-{
-	char *out = NULL;
-	struct stat st;
-
-	if (el_root_realpath_at(&p->root, base, rel, &out, NULL) != 0)
-		return NULL;
-	if (el_root_lstat(&p->root, out, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
 
 /* Does name exist (as anything, a link included) in the resolved directory dir? */
 static bool exists_in(el_probe *p, const char *dir, const char *name, struct stat *st)
@@ -109,7 +95,7 @@ static bool exists_in(el_probe *p, const char *dir, const char *name, struct sta
 
 static bool dir_in(el_probe *p, const char *dir, const char *name)
 {
-	char *d = resolve_dir(p, dir, name);
+	char *d = el_probe_resolve_dir(p, dir, name);
 
 	free(d);
 	return d != NULL;
@@ -279,7 +265,7 @@ static void describe_prefix(el_probe *p, py_cand *c)
 	pyver_dirs(p, lib, &libs);
 	for (size_t i = 0; i < libs.n; i++) {
 		char *rel = el_xasprintf("%s/site-packages", libs.v[i]);
-		char *site = resolve_dir(p, lib, rel);
+		char *site = el_probe_resolve_dir(p, lib, rel);
 
 		free(rel);
 		if (site && !strv_has(&c->sites, site))
@@ -323,7 +309,7 @@ static void describe_prefix(el_probe *p, py_cand *c)
 		c->version_source = el_path_join(lib, best);
 	}
 
-	bin = resolve_dir(p, c->prefix, "bin");
+	bin = el_probe_resolve_dir(p, c->prefix, "bin");
 	if (bin) {
 		const char *names[] = { best, "python3", "python", NULL };
 
@@ -374,7 +360,7 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 		sites[2] = el_xasprintf("/usr/lib/%s/site-packages", best);
 		sites[3] = el_xasprintf("/usr/local/lib/%s/site-packages", best);
 		for (int i = 0; i < 4; i++) {
-			char *site = resolve_dir(p, "/", sites[i]);
+			char *site = el_probe_resolve_dir(p, "/", sites[i]);
 
 			if (site && !strv_has(&c->sites, site))
 				strv_push(&c->sites, site);
@@ -393,7 +379,7 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 			}
 		}
 	}
-	if ((bin = resolve_dir(p, "/", "/usr/bin")) != NULL) {
+	if ((bin = el_probe_resolve_dir(p, "/", "/usr/bin")) != NULL) {
 		if (best && exists_in(p, bin, best, NULL))
 			c->executable = el_path_join("/usr/bin", best);
 		else if (exists_in(p, bin, "python3", NULL))
@@ -483,25 +469,33 @@ static void add_cand(el_probe *p, cand_list *l, const char *prefix, const char *
 	l->v[l->n++] = describe(p, prefix, kind, rank, NULL);
 }
 
-/* A conda install: its base and every envs/<name> with conda-meta. */
-static void add_conda_install(el_probe *p, cand_list *l, const char *dir)
+/* Every conda env (a folder with conda-meta/) directly in envs (resolved). */
+static void add_conda_envs_in(el_probe *p, cand_list *l, const char *envs)
 {
-	char *envs, **names = NULL;
+	char **names = NULL;
 
-	if (!dir_in(p, dir, "conda-meta"))
-		return;
-	add_cand(p, l, dir, "conda", RANK_CONDA_BASE);
-	envs = resolve_dir(p, dir, "envs");
-	if (envs && el_root_list(&p->root, envs, &names, NULL) == 0) {
+	if (el_root_list(&p->root, envs, &names, NULL) == 0)
 		for (char **n = names; *n; n++) {
-			char *env = resolve_dir(p, envs, *n);
+			char *env = el_probe_resolve_dir(p, envs, *n);
 
 			if (env && dir_in(p, env, "conda-meta"))
 				add_cand(p, l, env, "conda", RANK_CONDA_ENV);
 			free(env);
 		}
-	}
 	el_strv_free(names);
+}
+
+/* A conda install: its base and every envs/<name> with conda-meta. */
+static void add_conda_install(el_probe *p, cand_list *l, const char *dir)
+{
+	char *envs;
+
+	if (!dir_in(p, dir, "conda-meta"))
+		return;
+	add_cand(p, l, dir, "conda", RANK_CONDA_BASE);
+	envs = el_probe_resolve_dir(p, dir, "envs");
+	if (envs)
+		add_conda_envs_in(p, l, envs);
 	free(envs);
 }
 
@@ -513,7 +507,7 @@ static void add_venvs_in(el_probe *p, cand_list *l, const char *dir)
 	if (el_root_list(&p->root, dir, &names, NULL) != 0)
 		return;
 	for (char **n = names; *n; n++) {
-		char *sub = resolve_dir(p, dir, *n);
+		char *sub = el_probe_resolve_dir(p, dir, *n);
 
 		if (sub && exists_in(p, sub, "pyvenv.cfg", NULL))
 			add_cand(p, l, sub, "venv", RANK_VENV);
@@ -525,11 +519,11 @@ static void add_venvs_in(el_probe *p, cand_list *l, const char *dir)
 /* <pyenv root>/versions/<v>: pyenv's own builds, or conda/venvs it manages. */
 static void add_pyenv_versions(el_probe *p, cand_list *l, const char *pyenv_root)
 {
-	char *versions = resolve_dir(p, pyenv_root, "versions"), **names = NULL;
+	char *versions = el_probe_resolve_dir(p, pyenv_root, "versions"), **names = NULL;
 
 	if (versions && el_root_list(&p->root, versions, &names, NULL) == 0) {
 		for (char **n = names; *n; n++) {
-			char *v = resolve_dir(p, versions, *n);
+			char *v = el_probe_resolve_dir(p, versions, *n);
 
 			if (v)
 				add_cand(p, l, v, NULL, 0);
@@ -543,14 +537,14 @@ static void add_pyenv_versions(el_probe *p, cand_list *l, const char *pyenv_root
 /* /root and every /home/<user>, resolved. */
 static void home_dirs(el_probe *p, strv *homes)
 {
-	char *home, **names = NULL, *root = resolve_dir(p, "/", "/root");
+	char *home, **names = NULL, *root = el_probe_resolve_dir(p, "/", "/root");
 
 	if (root)
 		strv_push(homes, root);
-	home = resolve_dir(p, "/", "/home");
+	home = el_probe_resolve_dir(p, "/", "/home");
 	if (home && el_root_list(&p->root, home, &names, NULL) == 0) {
 		for (char **n = names; *n; n++) {
-			char *h = resolve_dir(p, home, *n);
+			char *h = el_probe_resolve_dir(p, home, *n);
 
 			if (h && !strv_has(homes, h))
 				strv_push(homes, h);
@@ -573,49 +567,38 @@ static void search(el_probe *p, cand_list *l)
 
 	home_dirs(p, &homes);
 	for (const char *const *o = opt_conda; *o; o++) {
-		if ((d = resolve_dir(p, "/", *o)) != NULL)
+		if ((d = el_probe_resolve_dir(p, "/", *o)) != NULL)
 			add_conda_install(p, l, d);
 		free(d);
 	}
 	for (size_t i = 0; i < homes.n; i++) {
 		for (const char *const *c = conda_dirs; *c; c++) {
-			if ((d = resolve_dir(p, homes.v[i], *c)) != NULL)
+			if ((d = el_probe_resolve_dir(p, homes.v[i], *c)) != NULL)
 				add_conda_install(p, l, d);
 			free(d);
 		}
 		/* envs made with conda create -n by a user without write access to the install */
-		if ((d = resolve_dir(p, homes.v[i], ".conda/envs")) != NULL) {
-			char **names = NULL;
-
-			if (el_root_list(&p->root, d, &names, NULL) == 0)
-				for (char **n = names; *n; n++) {
-					char *env = resolve_dir(p, d, *n);
-
-					if (env && dir_in(p, env, "conda-meta"))
-						add_cand(p, l, env, "conda", RANK_CONDA_ENV);
-					free(env);
-				}
-			el_strv_free(names);
-		}
+		if ((d = el_probe_resolve_dir(p, homes.v[i], ".conda/envs")) != NULL)
+			add_conda_envs_in(p, l, d);
 		free(d);
 	}
 
-	if ((d = resolve_dir(p, "/", "/opt")) != NULL)
+	if ((d = el_probe_resolve_dir(p, "/", "/opt")) != NULL)
 		add_venvs_in(p, l, d);
 	free(d);
 	for (size_t i = 0; i < homes.n; i++) {
 		add_venvs_in(p, l, homes.v[i]);
-		if ((d = resolve_dir(p, homes.v[i], ".virtualenvs")) != NULL)
+		if ((d = el_probe_resolve_dir(p, homes.v[i], ".virtualenvs")) != NULL)
 			add_venvs_in(p, l, d);
 		free(d);
 	}
 
-	if (pyenv_env && pyenv_env[0] == '/' && (d = resolve_dir(p, "/", pyenv_env)) != NULL) {
+	if (pyenv_env && pyenv_env[0] == '/' && (d = el_probe_resolve_dir(p, "/", pyenv_env)) != NULL) {
 		add_pyenv_versions(p, l, d);
 		free(d);
 	}
 	for (size_t i = 0; i < homes.n; i++) {
-		if ((d = resolve_dir(p, homes.v[i], ".pyenv")) != NULL)
+		if ((d = el_probe_resolve_dir(p, homes.v[i], ".pyenv")) != NULL)
 			add_pyenv_versions(p, l, d);
 		free(d);
 	}
@@ -699,7 +682,7 @@ static char *path_prefix(el_probe *p)
 				char *rel = el_xasprintf("versions/%s", ver), *rroot = NULL;
 
 				if (el_root_realpath(&p->root, pyenv_root, &rroot, NULL) == 0)
-					out = resolve_dir(p, rroot, rel);
+					out = el_probe_resolve_dir(p, rroot, rel);
 				free(rroot);
 				free(rel);
 			}

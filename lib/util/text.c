@@ -300,3 +300,39 @@ char *el_rfc822_header(const char *text, size_t len, const char *name)
 	}
 	return NULL;
 }
+
+char *el_url_strip_credentials(const char *url, bool conda_token)
+{
+	const char *scheme = strstr(url, "://"), *auth, *at = NULL, *s, *t;
+	el_buf b = EL_BUF_INIT(strlen(url) + 1);
+
+	if (!scheme) {
+		el_buf_puts(&b, url);
+		return el_buf_detach(&b);
+	}
+	auth = scheme + 3;
+	for (s = auth; *s && *s != '/' && *s != '?' && *s != '#'; s++)
+		if (*s == '@')
+			at = s;
+	el_buf_put(&b, url, (size_t)(auth - url));
+	s = auth;
+	if (at) {
+		size_t ulen = (size_t)(at - auth);
+		/* PEP 610 keeps ssh's "git" user and ${VAR} placeholders: no secret in them */
+		bool keep = (ulen == 3 && memcmp(auth, "git", 3) == 0) ||
+			    (ulen > 3 && auth[0] == '$' && auth[1] == '{' && auth[ulen - 1] == '}' &&
+			     !memchr(auth, ':', ulen));
+
+		if (!keep)
+			s = at + 1;
+	}
+	/* anaconda.org puts a token in the path: https://conda.anaconda.org/t/<token>/channel */
+	while (conda_token && (t = strstr(s, "/t/")) != NULL && t[3] && t[3] != '/') {
+		const char *end = strchr(t + 3, '/');
+
+		el_buf_put(&b, s, (size_t)(t - s));
+		s = end ? end : t + strlen(t);
+	}
+	el_buf_puts(&b, s);
+	return el_buf_detach(&b);
+}

@@ -55,4 +55,12 @@ char *el_pep503_name(const char *name);
 /* An RFC 822 style header "Name: value" (METADATA, PKG-INFO), first match, malloc'd. */
 char *el_rfc822_header(const char *text, size_t len, const char *name);
 
+/*
+ * url without the credentials a lockfile must not hold: "user:password@"
+ * in the authority (ssh's "git@" and ${VAR} placeholders are kept, as
+ * PEP 610 says) and, with conda_token, anaconda.org's "/t/<token>" path
+ * segment. malloc'd.
+ */
+char *el_url_strip_credentials(const char *url, bool conda_token);
+
 #endif

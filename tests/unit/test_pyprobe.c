@@ -9,22 +9,6 @@
 
 #define PATCHLEVEL(v) "/* Version as a string */\n#define PY_VERSION              \"" v "\"\n"
 
-static envlock_lock *probe_opts(const char *root, const char *conda_prefix, const char *python)
-{
-	envlock_probe_opts opts;
-	envlock_ctx *ctx;
-	envlock_lock *lock = NULL;
-
-	memset(&opts, 0, sizeof(opts));
-	opts.root = root;
-	opts.no_cache = 1;
-	opts.conda_prefix = conda_prefix;
-	opts.python = python;
-	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	assert_int_equal(envlock_lock_probe(&lock, ctx, &opts), 0);
-	envlock_ctx_free(ctx);
-	return lock;
-}
 
 static int unit_int(const envlock_lock *lock, const char *path)
 {
@@ -234,14 +218,14 @@ static void python_selection_order(void **state)
 	envlock_lock_free(lock);
 
 	/* --conda-prefix beats CONDA_PREFIX; --python beats both */
-	lock = probe_opts(root, "/" MC "/envs/a", NULL);
+	lock = unit_probe_with(root, "/" MC "/envs/a", NULL);
 	assert_string_equal(unit_str(lock, "python.prefix"), "/" MC "/envs/a");
 	assert_string_equal(unit_str(lock, "python.selected_by"), "--conda-prefix");
 	assert_string_equal(unit_str(lock, "python.version"), "3.8.18");
 	envlock_lock_free(lock);
 	unit_symlink(root, "opt/venv/bin/python", "/usr/bin/python3.11");
 	unit_write(root, "usr/bin/python3.11", "#!/bin/sh\n", -1);
-	lock = probe_opts(root, NULL, "/opt/venv/bin/python");
+	lock = unit_probe_with(root, NULL, "/opt/venv/bin/python");
 	assert_string_equal(unit_str(lock, "python.prefix"), "/opt/venv");
 	assert_string_equal(unit_str(lock, "python.kind"), "venv");
 	assert_string_equal(unit_str(lock, "python.selected_by"), "--python");

@@ -87,8 +87,12 @@ static inline void unit_rmtree(char *dir)
 	free(dir);
 }
 
-/* Probe root (no digest cache) and return the lock; fails the test on error. */
-static inline envlock_lock *unit_probe(const char *root)
+/*
+ * Probe root (no digest cache) with an optional --conda-prefix and
+ * --python, and return the lock; fails the test on error.
+ */
+static inline envlock_lock *unit_probe_with(const char *root, const char *conda_prefix,
+					    const char *python)
 {
 	envlock_probe_opts opts;
 	envlock_ctx *ctx;
@@ -97,10 +101,17 @@ static inline envlock_lock *unit_probe(const char *root)
 	memset(&opts, 0, sizeof(opts));
 	opts.root = root;
 	opts.no_cache = 1;
+	opts.conda_prefix = conda_prefix;
+	opts.python = python;
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
 	assert_int_equal(envlock_lock_probe(&lock, ctx, &opts), 0);
 	envlock_ctx_free(ctx);
 	return lock;
+}
+
+static inline envlock_lock *unit_probe(const char *root)
+{
+	return unit_probe_with(root, NULL, NULL);
 }
 
 /* Follow a dotted path ("gpu.driver.version", "cuda.toolkits.0.home") in the lock. */

@@ -1,33 +1,61 @@
 /* envlock save: probe this machine (or a tree under --root) into a lockfile. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cmd.h"
 
 static void usage(FILE *out)
 {
-	fputs("usage: envlock save [-o FILE] [--root DIR] [--conda-prefix PREFIX]\n"
-	      "                    [--python EXE] [--no-cache] [--json] [--quiet]\n"
+	fputs("usage: envlock save [-o FILE] [--root DIR] [--conda-prefix PREFIX] [--python EXE]\n"
+	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--repo DIR]...\n"
+	      "                    [--no-repo] [--no-patch] [--no-cache] [--json] [--quiet]\n"
 	      "\n"
 	      "  -o, --output FILE     lockfile to write (default envlock.lock.json; - for stdout)\n"
 	      "      --root DIR        probe the tree under DIR instead of this machine\n"
 	      "      --conda-prefix P  the conda environment to record (default $CONDA_PREFIX)\n"
 	      "      --python EXE      the Python whose packages to record\n"
-	      "      --no-cache        hash every library again, ignoring the digest cache\n"
-	      "      --json            print {\"path\", \"id\", \"warnings\"} on stdout\n"
-	      "  -q, --quiet           do not print warnings on stderr\n", out);
+	      "      --checkpoint P    a weights file, a folder of them, or a glob; hashed (SHA-256)\n"
+	      "      --config FILE     a config, recorded with its text and its _base_ chain\n"
+	      "      --repo DIR        a git repository (default: the one holding the current\n"
+	      "                        directory, when saving this machine)\n"
+	      "      --no-repo         record no repository\n"
+	      "      --no-patch        keep only the digest of uncommitted changes, not their text\n"
+	      "      --no-cache        hash every file again, ignoring the digest cache\n"
+	      "      --json            print {\"id\", \"path\", \"warnings\", \"hashed\"} on stdout\n"
+	      "  -q, --quiet           do not print warnings on stderr\n"
+	      "\n"
+	      "Paths given to --checkpoint, --config and --repo are on this machine, relative\n"
+	      "to the current directory, even with --root.\n", out);
 }
 
 static void print_json_summary(const envlock_lock *lock, const char *path)
 {
 	size_t n = envlock_lock_warning_count(lock);
+	envlock_hash_stats st;
 
+	envlock_lock_hash_stats(lock, &st);
 	/* the strings printed here are envlock's own or paths; escape the minimum */
 	printf("{\"id\": \"%s\", \"path\": \"", envlock_lock_id(lock));
 	for (const char *s = path; *s; s++)
-		printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-	printf("\", \"warnings\": %zu}\n", n);
+		printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 0x20 ? "\\u%04x" : "%c", *s);
+	printf("\", \"warnings\": %zu, \"hashed\": {\"files\": %zu, \"cached\": %zu, \"bytes_read\": %llu}}\n",
+	       n, st.files, st.cached, st.bytes_read);
+}
+
+/* Append arg to a growable list of borrowed strings. */
+static void push_arg(const char ***list, size_t *n, const char *arg)
+{
+	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+
+	if (!grown) {
+		cmd_error("out of memory");
+		exit(CMD_USAGE);
+	}
+	grown[(*n)++] = arg;
+	*list = grown;
 }
 
 int cmd_save(int argc, char **argv)
@@ -38,6 +66,11 @@ int cmd_save(int argc, char **argv)
 		{ "conda-prefix", required_argument, NULL, 'c' },
 		{ "python", required_argument, NULL, 'p' },
 		{ "no-cache", no_argument, NULL, 'n' },
+		{ "checkpoint", required_argument, NULL, 'k' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "repo", required_argument, NULL, 'R' },
+		{ "no-repo", no_argument, NULL, 'N' },
+		{ "no-patch", no_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -47,9 +80,11 @@ int cmd_save(int argc, char **argv)
 	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL;
 	const char *output = "envlock.lock.json";
+	const char **checkpoints = NULL, **configs = NULL, **repos = NULL;
 	int json = 0, quiet = 0, c, rc = CMD_FAIL;
 
 	memset(&opts, 0, sizeof(opts));
+	opts.default_repo = 1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:qh", options, NULL)) != -1) {
@@ -59,33 +94,55 @@ int cmd_save(int argc, char **argv)
 		case 'c': opts.conda_prefix = optarg; break;
 		case 'p': opts.python = optarg; break;
 		case 'n': opts.no_cache = 1; break;
+		case 'k': push_arg(&checkpoints, &opts.checkpoint_count, optarg); break;
+		case 'C': push_arg(&configs, &opts.config_count, optarg); break;
+		case 'R': push_arg(&repos, &opts.repo_count, optarg); break;
+		case 'N': opts.default_repo = 0; break;
+		case 'P': opts.no_patch = 1; break;
 		case 'j': json = 1; break;
 		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return CMD_OK;
+		case 'h':
+			usage(stdout);
+			rc = CMD_OK;
+			goto done;
 		default:
 			cmd_error("save: unknown or incomplete option '%s'", argv[optind - 1]);
 			usage(stderr);
-			return CMD_USAGE;
+			rc = CMD_USAGE;
+			goto done;
 		}
 	}
+	rc = CMD_USAGE;
 	if (optind < argc) {
 		cmd_error("save: unexpected argument '%s'", argv[optind]);
 		usage(stderr);
-		return CMD_USAGE;
+		goto done;
 	}
 	if (json && strcmp(output, "-") == 0) {
 		cmd_error("save: --json and -o - both want stdout");
-		return CMD_USAGE;
+		goto done;
 	}
+	opts.checkpoints = checkpoints;
+	opts.configs = configs;
+	opts.repos = repos;
+	opts.progress = isatty(STDERR_FILENO);
 	if (!quiet)
 		opts.on_warning = cmd_warning;
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
-		return CMD_USAGE;
+		goto done;
 	}
 	if ((rc = envlock_lock_probe(&lock, ctx, &opts)) != 0) {
 		cmd_error("save: %s", envlock_error_last(ctx));
 		rc = rc == ENVLOCK_EINVAL || rc == ENVLOCK_ENOTFOUND ? CMD_USAGE : CMD_FAIL;
+		goto done;
+	}
+	/* what was asked for is not all there: write nothing rather than a partial lock */
+	if (envlock_lock_error_count(lock) > 0) {
+		for (size_t i = 0; i < envlock_lock_error_count(lock); i++)
+			cmd_error("save: %s", envlock_lock_error(lock, i));
+		cmd_error("save: nothing written");
+		rc = CMD_FAIL;
 		goto done;
 	}
 	if (envlock_lock_write(lock, ctx, output) != 0) {
@@ -99,5 +156,8 @@ int cmd_save(int argc, char **argv)
 done:
 	envlock_lock_free(lock);
 	envlock_ctx_free(ctx);
+	free(checkpoints);
+	free(configs);
+	free(repos);
 	return rc;
 }

@@ -24,6 +24,29 @@ typedef struct {
 	const char *python;
 	/** Skip the library-digest cache and hash every file again. */
 	int no_cache;
+	/*
+	 * Experiment provenance. These are paths on this machine as the user
+	 * typed them (relative to the current directory), never resolved
+	 * under root: the experiment lives where envlock runs.
+	 */
+	/** Checkpoint files, directories (their *.pth, *.pt, *.ckpt,
+	 *  *.safetensors, *.bin) or glob patterns. */
+	const char *const *checkpoints;
+	size_t checkpoint_count;
+	/** Config files; their _base_ chains are followed. */
+	const char *const *configs;
+	size_t config_count;
+	/** Repositories (any folder inside one). */
+	const char *const *repos;
+	size_t repo_count;
+	/** Record the repository holding the current directory when no repos
+	 *  are given and root is the live machine. */
+	int default_repo;
+	/** Leave the text of uncommitted changes out (the digest stays). */
+	int no_patch;
+	/** Show a progress bar on stderr for long hashing (the caller checks
+	 *  that stderr is a terminal). */
+	int progress;
 	/**
 	 * Called once for each warning as it is found (may be NULL). The
 	 * warnings are also stored in the lock's "warnings" list.
@@ -66,6 +89,27 @@ ENVLOCK_EXTERN(size_t) envlock_lock_warning_count(const envlock_lock *lock);
 /** Warning i (0-based), or NULL past the end. Borrowed from the lock. */
 ENVLOCK_EXTERN(const char *) envlock_lock_warning(const envlock_lock *lock,
 						  size_t i);
+
+/**
+ * Problems with what the caller asked for (a --config that does not
+ * exist, a checkpoint glob that matches nothing, a --repo that cannot be
+ * opened): unlike warnings about the machine, these mean the lock does
+ * not hold what was requested, so a caller should not write it.
+ */
+ENVLOCK_EXTERN(size_t) envlock_lock_error_count(const envlock_lock *lock);
+
+/** Request error i (0-based), one line naming the path; NULL past the end. */
+ENVLOCK_EXTERN(const char *) envlock_lock_error(const envlock_lock *lock, size_t i);
+
+/** What hashing files cost during envlock_lock_probe (for --json and benchmarks). */
+typedef struct {
+	size_t files;        /**< files whose digest was needed */
+	size_t cached;       /**< of those, answered by the digest cache without reading */
+	unsigned long long bytes_read; /**< bytes read to hash the others */
+} envlock_hash_stats;
+
+/** Hashing statistics of the probe that built lock (zeros for a loaded lock). */
+ENVLOCK_EXTERN(void) envlock_lock_hash_stats(const envlock_lock *lock, envlock_hash_stats *out);
 
 /** Free a lock. NULL is fine. */
 ENVLOCK_EXTERN(void) envlock_lock_free(envlock_lock *lock);

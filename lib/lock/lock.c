@@ -66,6 +66,9 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_jset_int(p.doc, "envlock", ENVLOCK_FORMAT_VERSION);
 	set_created(p.doc);
 	p.warnings = el_jset_arr(p.doc, "warnings");
+	lock->errors = p.errors = cJSON_CreateArray();
+	if (!p.errors)
+		el_oom();
 
 	/* a problem with envlock's own cache says nothing about the machine: stderr only */
 	p.hashes = el_hashcache_open(opts->no_cache, &warning);
@@ -88,7 +91,11 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_conda(&p);
 	el_probe_pip(&p);
 	el_probe_frameworks(&p);
+	el_probe_checkpoints(&p);
+	el_probe_configs(&p);
+	el_probe_repos(&p);
 
+	el_hashcache_stats(p.hashes, &lock->stats);
 	el_hashcache_save(p.hashes);
 	el_hashcache_free(p.hashes);
 	el_ldcache_free(p.ldcache);
@@ -215,10 +222,31 @@ const char *envlock_lock_warning(const envlock_lock *lock, size_t i)
 	return cJSON_IsString(item) ? item->valuestring : NULL;
 }
 
+size_t envlock_lock_error_count(const envlock_lock *lock)
+{
+	return lock->errors ? (size_t)cJSON_GetArraySize(lock->errors) : 0;
+}
+
+const char *envlock_lock_error(const envlock_lock *lock, size_t i)
+{
+	cJSON *item;
+
+	if (i >= envlock_lock_error_count(lock))
+		return NULL;
+	item = cJSON_GetArrayItem(lock->errors, (int)i);
+	return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+void envlock_lock_hash_stats(const envlock_lock *lock, envlock_hash_stats *out)
+{
+	*out = lock->stats;
+}
+
 void envlock_lock_free(envlock_lock *lock)
 {
 	if (!lock)
 		return;
 	cJSON_Delete(lock->doc);
+	cJSON_Delete(lock->errors);
 	free(lock);
 }

@@ -15,6 +15,8 @@
 struct envlock_lock {
 	cJSON *doc;
 	char id[8 + EL_SHA256_HEX]; /* "sha256:" + hex */
+	cJSON *errors;              /* request errors (strings); not part of the document */
+	envlock_hash_stats stats;
 };
 
 /* Builders: they never return NULL (memory exhaustion ends the program). */

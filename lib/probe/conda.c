@@ -311,9 +311,9 @@ static cJSON *read_record(el_probe *p, const char *meta, const char *name,
 	}
 	for (int k = 0; k < RECORD_NKEYS; k++)
 		items[k] = member(&rs, k);
-	if (!jstr(items[R_NAME]))
+	if (!jstr(items[R_NAME]) || !*jstr(items[R_NAME]))
 		missing = "name";
-	else if (!jstr(items[R_VERSION]))
+	else if (!jstr(items[R_VERSION]) || !*jstr(items[R_VERSION]))
 		missing = "version";
 	if (missing) {
 		el_probe_warn(p, "'%s': no \"%s\" string", path, missing);

@@ -33,6 +33,22 @@ void el_probe_warn(el_probe *p, const char *fmt, ...)
 	free(msg);
 }
 
+void el_probe_request_error(el_probe *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		el_oom();
+	va_end(ap);
+	for (char *s = msg; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+	el_jpush_str(p->errors, msg);
+	free(msg);
+}
+
 const char *el_probe_getenv(const el_probe *p, const char *name)
 {
 	size_t n = strlen(name);

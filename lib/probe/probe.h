@@ -41,10 +41,17 @@ typedef struct {
 	el_ldcache *ldcache;   /* NULL when the root has no readable ld.so.cache */
 	char *ldcache_status;  /* "present", "absent", "unreadable" */
 	el_pyenv py;
+	cJSON *errors;         /* request errors: see envlock_lock_error_count */
 } el_probe;
 
 /* Record a warning (one line, "'<path>': <problem>" style). */
 void el_probe_warn(el_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Record a problem with what the caller asked for (a named config,
+ * checkpoint or repository): the CLI then refuses to write the lock.
+ */
+void el_probe_request_error(el_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A variable of the probed environment (<root>/proc/self/environ), or NULL. */
 const char *el_probe_getenv(const el_probe *p, const char *name);
@@ -109,6 +116,9 @@ void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python
 void el_probe_conda(el_probe *p);     /* conda.c */
 void el_probe_pip(el_probe *p);       /* pip.c */
 void el_probe_frameworks(el_probe *p);/* frameworks.c */
+void el_probe_checkpoints(el_probe *p);/* checkpoints.c: opts->checkpoints */
+void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains */
+void el_probe_repos(el_probe *p);     /* git.c: opts->repos, or the current directory's */
 
 /* rel resolved under base (an already-resolved in-root directory) if it is a directory; malloc'd or NULL. */
 char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel);

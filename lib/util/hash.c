@@ -21,6 +21,44 @@ static void to_hex(const unsigned char *md, unsigned len, char *hex)
 	hex[2 * len] = '\0';
 }
 
+struct el_sha256 {
+	EVP_MD_CTX *md;
+};
+
+el_sha256 *el_sha256_begin(void)
+{
+	el_sha256 *h = el_xmalloc(sizeof(*h));
+
+	h->md = EVP_MD_CTX_new();
+	if (!h->md || !EVP_DigestInit_ex(h->md, EVP_sha256(), NULL))
+		el_oom();
+	return h;
+}
+
+void el_sha256_update(el_sha256 *h, const void *data, size_t n)
+{
+	EVP_DigestUpdate(h->md, data, n);
+}
+
+void el_sha256_end(el_sha256 *h, char hex[EL_SHA256_HEX])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned len = 0;
+
+	if (!EVP_DigestFinal_ex(h->md, md, &len))
+		el_oom();
+	to_hex(md, len, hex);
+	el_sha256_abort(h);
+}
+
+void el_sha256_abort(el_sha256 *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->md);
+	free(h);
+}
+
 void el_sha256_buf(const void *data, size_t n, char hex[EL_SHA256_HEX])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -31,7 +69,8 @@ void el_sha256_buf(const void *data, size_t n, char hex[EL_SHA256_HEX])
 	to_hex(md, len, hex);
 }
 
-int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes)
+int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes,
+		 void (*on_bytes)(uint64_t n, void *data), void *data)
 {
 	EVP_MD_CTX *md_ctx = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -56,6 +95,8 @@ int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes)
 			break;
 		EVP_DigestUpdate(md_ctx, chunk, (size_t)n);
 		total += (uint64_t)n;
+		if (on_bytes)
+			on_bytes((uint64_t)n, data);
 	}
 	if (rc == 0) {
 		EVP_DigestFinal_ex(md_ctx, md, &len);

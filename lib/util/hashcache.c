@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,10 @@ struct el_hashcache {
 	char *path;
 	cache_entry *slots;
 	size_t nslots, count;
+	pthread_mutex_t lock;    /* guards the table, dirty and stats */
+	envlock_hash_stats stats;
+	void (*on_bytes)(uint64_t n, void *data);
+	void *on_bytes_data;
 };
 
 static int64_t ns_of(struct timespec ts)
@@ -152,6 +157,7 @@ el_hashcache *el_hashcache_open(int disabled, char **warning)
 	el_hashcache *c = el_xcalloc(1, sizeof(*c));
 
 	*warning = NULL;
+	pthread_mutex_init(&c->lock, NULL);
 	c->disabled = disabled;
 	c->path = disabled ? NULL : cache_path();
 	if (!c->path)
@@ -162,8 +168,8 @@ el_hashcache *el_hashcache_open(int disabled, char **warning)
 	return c;
 }
 
-static int hash_once(const char *host_path, char hex[EL_SHA256_HEX], struct stat *before,
-		     int *changed, int *err_no)
+static int hash_once(el_hashcache *c, const char *host_path, char hex[EL_SHA256_HEX],
+		     struct stat *before, int *changed, int *err_no)
 {
 	struct stat after;
 	uint64_t n = 0;
@@ -178,7 +184,10 @@ static int hash_once(const char *host_path, char hex[EL_SHA256_HEX], struct stat
 		return ENVLOCK_EINVAL;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	rc = el_sha256_fd(fd, hex, &n);
+	rc = el_sha256_fd(fd, hex, &n, c->on_bytes, c->on_bytes_data);
+	pthread_mutex_lock(&c->lock);
+	c->stats.bytes_read += n;
+	pthread_mutex_unlock(&c->lock);
 	if (rc != 0)
 		*err_no = errno;
 	if (rc == 0 && fstat(fd, &after) == 0)
@@ -200,15 +209,20 @@ int el_hashcache_file(el_hashcache *c, const char *host_path,
 		*err_no = errno;
 		return errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
 	}
+	pthread_mutex_lock(&c->lock);
+	c->stats.files++;
 	hit = find(c, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (hit->used && hit->size == (uint64_t)st.st_size &&
 	    hit->mtime_ns == ns_of(st.st_mtim) && hit->ctime_ns == ns_of(st.st_ctim)) {
 		memcpy(hex, hit->hex, EL_SHA256_HEX);
 		*size = hit->size;
+		c->stats.cached++;
+		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
+	pthread_mutex_unlock(&c->lock);
 	for (int attempt = 0; attempt < 3; attempt++) {
-		rc = hash_once(host_path, hex, &st, &changed, err_no);
+		rc = hash_once(c, host_path, hex, &st, &changed, err_no);
 		if (rc != 0)
 			return rc;
 		if (!changed)
@@ -225,9 +239,24 @@ int el_hashcache_file(el_hashcache *c, const char *host_path,
 	e.mtime_ns = ns_of(st.st_mtim);
 	e.ctime_ns = ns_of(st.st_ctim);
 	memcpy(e.hex, hex, EL_SHA256_HEX);
+	pthread_mutex_lock(&c->lock);
 	put(c, &e);
 	c->dirty = 1;
+	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+void el_hashcache_stats(el_hashcache *c, envlock_hash_stats *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->stats;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void el_hashcache_set_progress(el_hashcache *c, void (*on_bytes)(uint64_t n, void *data), void *data)
+{
+	c->on_bytes = on_bytes;
+	c->on_bytes_data = data;
 }
 
 void el_hashcache_save(el_hashcache *c)
@@ -257,6 +286,7 @@ void el_hashcache_free(el_hashcache *c)
 {
 	if (!c)
 		return;
+	pthread_mutex_destroy(&c->lock);
 	free(c->slots);
 	free(c->path);
 	free(c);

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "envlock/lock.h"
 #include "hash.h"
 
 typedef struct el_hashcache el_hashcache;
@@ -24,10 +25,19 @@ el_hashcache *el_hashcache_open(int disabled, char **warning);
  * identity is unchanged. A file that changes while it is read is read
  * again; if it keeps changing the result is ENVLOCK_ERROR ("changed while
  * being hashed"), never a wrong digest. Other failures: ENVLOCK_ENOTFOUND,
- * ENVLOCK_EIO with *err_no.
+ * ENVLOCK_EIO with *err_no. Safe to call from several threads at once.
  */
 int el_hashcache_file(el_hashcache *c, const char *host_path,
 		      char hex[EL_SHA256_HEX], uint64_t *size, int *err_no);
+
+/* Files, cache hits and bytes read so far. */
+void el_hashcache_stats(el_hashcache *c, envlock_hash_stats *out);
+
+/*
+ * Called with the byte count after every chunk read while hashing (from
+ * whichever thread is hashing; the callback must be thread-safe).
+ */
+void el_hashcache_set_progress(el_hashcache *c, void (*on_bytes)(uint64_t n, void *data), void *data);
 
 /* Write the cache back if it changed (atomically); failures are ignored. */
 void el_hashcache_save(el_hashcache *c);

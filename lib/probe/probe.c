@@ -15,18 +15,27 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
+/* vasprintf into one line: a message never spans lines. */
+static char *one_line(const char *fmt, va_list ap)
+{
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		el_oom();
+	for (char *s = msg; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+	return msg;
+}
+
 void el_probe_warn(el_probe *p, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		el_oom();
+	msg = one_line(fmt, ap);
 	va_end(ap);
-	for (char *s = msg; *s; s++)
-		if (*s == '\n' || *s == '\r')
-			*s = ' ';
 	el_jpush_str(p->warnings, msg);
 	if (p->opts->on_warning)
 		p->opts->on_warning(msg, p->opts->warning_data);
@@ -39,12 +48,8 @@ void el_probe_request_error(el_probe *p, const char *fmt, ...)
 	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		el_oom();
+	msg = one_line(fmt, ap);
 	va_end(ap);
-	for (char *s = msg; *s; s++)
-		if (*s == '\n' || *s == '\r')
-			*s = ' ';
 	el_jpush_str(p->errors, msg);
 	free(msg);
 }

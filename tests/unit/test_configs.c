@@ -33,18 +33,14 @@ static void scratch_leave(scratch *s)
 static envlock_lock *probe_list(const char *const *configs, size_t n)
 {
 	envlock_probe_opts opts;
-	envlock_ctx *ctx;
-	envlock_lock *lock = NULL;
+	envlock_lock *lock;
 	char *root = unit_tmpdir();
 
 	memset(&opts, 0, sizeof(opts));
 	opts.root = root;
-	opts.no_cache = 1;
 	opts.configs = configs;
 	opts.config_count = n;
-	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	assert_int_equal(envlock_lock_probe(&lock, ctx, &opts), 0);
-	envlock_ctx_free(ctx);
+	lock = unit_probe_opts(&opts);
 	unit_rmtree(root);
 	return lock;
 }

@@ -126,20 +126,14 @@ static envlock_lock *probe_opts(const char *const *repos, size_t n, int no_patch
 				const char *root)
 {
 	envlock_probe_opts opts;
-	envlock_ctx *ctx;
-	envlock_lock *lock = NULL;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.root = root;
-	opts.no_cache = 1;
 	opts.repos = repos;
 	opts.repo_count = n;
 	opts.no_patch = no_patch;
 	opts.default_repo = default_repo;
-	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	assert_int_equal(envlock_lock_probe(&lock, ctx, &opts), 0);
-	envlock_ctx_free(ctx);
-	return lock;
+	return unit_probe_opts(&opts);
 }
 
 static envlock_lock *probe1(const char *repo)

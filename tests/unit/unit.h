@@ -87,26 +87,31 @@ static inline void unit_rmtree(char *dir)
 	free(dir);
 }
 
-/*
- * Probe root (no digest cache) with an optional --conda-prefix and
- * --python, and return the lock; fails the test on error.
- */
-static inline envlock_lock *unit_probe_with(const char *root, const char *conda_prefix,
-					    const char *python)
+/* Probe with opts (the digest cache always off) and return the lock; fails the test on error. */
+static inline envlock_lock *unit_probe_opts(const envlock_probe_opts *given)
 {
-	envlock_probe_opts opts;
+	envlock_probe_opts opts = *given;
 	envlock_ctx *ctx;
 	envlock_lock *lock = NULL;
 
-	memset(&opts, 0, sizeof(opts));
-	opts.root = root;
 	opts.no_cache = 1;
-	opts.conda_prefix = conda_prefix;
-	opts.python = python;
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
 	assert_int_equal(envlock_lock_probe(&lock, ctx, &opts), 0);
 	envlock_ctx_free(ctx);
 	return lock;
+}
+
+/* Probe root with an optional --conda-prefix and --python. */
+static inline envlock_lock *unit_probe_with(const char *root, const char *conda_prefix,
+					    const char *python)
+{
+	envlock_probe_opts opts;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.root = root;
+	opts.conda_prefix = conda_prefix;
+	opts.python = python;
+	return unit_probe_opts(&opts);
 }
 
 static inline envlock_lock *unit_probe(const char *root)

@@ -42,6 +42,9 @@ $(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# the rules file is compiled into the library
+$(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
+
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@
 	@echo "  AR      $@"

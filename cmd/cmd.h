@@ -20,6 +20,7 @@ typedef struct {
 
 int cmd_save(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* Print "envlock: <subject>: <why>" style errors on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,5 +7,6 @@
 #include "common.h"
 #include "lock.h"
 #include "show.h"
+#include "check.h"
 
 #endif

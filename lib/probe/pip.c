@@ -254,6 +254,45 @@ static cJSON *push_dist(dist_list *l, const char *name, const char *version,
 	return d->obj;
 }
 
+/*
+ * The platform tags of a wheel ("Tag: cp37-cp37m-manylinux2014_x86_64"
+ * lines of the dist-info's WHEEL file): what glibc the wheel needs.
+ * Only binary (non-"any") tags are kept.
+ */
+static void add_wheel_tags(el_probe *p, const char *dir, cJSON *d)
+{
+	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
+	const char *pos, *line;
+	cJSON *tags = NULL;
+	size_t ll;
+	int e = 0;
+
+	if (el_root_read_at(&p->root, dir, "WHEEL", &b, &e) != 0 || !el_is_text(b.data, b.len)) {
+		el_buf_release(&b);
+		return;
+	}
+	pos = b.data;
+	while (el_next_line(&pos, b.data + b.len, &line, &ll)) {
+		const char *v = line + 4;
+		size_t vl = ll - 4;
+
+		if (ll <= 4 || strncmp(line, "Tag:", 4) != 0)
+			continue;
+		el_trim(&v, &vl);
+		if (vl >= 4 && memcmp(v + vl - 4, "-any", 4) == 0)
+			continue;
+		if (!tags)
+			tags = el_jset_arr(d, "tags");
+		{
+			char *t = el_xstrndup(v, vl);
+
+			el_jpush_str(tags, t);
+			free(t);
+		}
+	}
+	el_buf_release(&b);
+}
+
 static void dist_info(el_probe *p, dist_list *l, const char *site, const char *entry)
 {
 	char *dir = el_path_join(site, entry), *real = NULL, *name, *version;
@@ -273,6 +312,7 @@ static void dist_info(el_probe *p, dist_list *l, const char *site, const char *e
 		el_jset_bool(d, "requested", exists_in(p, real, "REQUESTED"));
 		editable = add_direct_url(p, real, d);
 		el_jset_bool(d, "editable", editable);
+		add_wheel_tags(p, real, d);
 		free(installer);
 		free(name);
 		free(version);

@@ -1,0 +1,36 @@
+/* The rules model inside the library: the parsed rules file and the findings list. */
+#ifndef EL_RULES_H
+#define EL_RULES_H
+
+#include <cJSON.h>
+
+#include "envlock/check.h"
+
+struct envlock_rules {
+	cJSON *doc;    /* {"envlock_rules": 1, "rules": [...], "tables": {...}} */
+};
+
+struct envlock_findings {
+	envlock_finding *v;
+	size_t n, cap;
+};
+
+/* The rules file text compiled into envlock (builtin.c), NUL-terminated. */
+extern const char el_rules_builtin[];
+
+/*
+ * Add a finding for rule (its severity, section, source); message and
+ * fix are rule templates with {name} placeholders filled from vars
+ * (NULL-terminated name, value pairs).
+ */
+void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
+		    const char *source, const char *const vars[]);
+
+/* Evaluate one rule of the given kind on the lock document. */
+typedef void (*el_rule_fn)(envlock_findings *f, const cJSON *rule, const cJSON *table,
+			   const cJSON *lock);
+
+/* The kind's evaluator, or NULL for a kind this envlock does not know. */
+el_rule_fn el_rule_kind(const char *kind);
+
+#endif

@@ -1,0 +1,26 @@
+/* Version strings as found on real machines, parsed and compared. */
+#ifndef EL_VERSION_H
+#define EL_VERSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* "10.2.89" -> 10 (the first number), -1 when there is none. */
+long el_version_major(const char *v);
+
+/* "1.10.0+cu102" -> "10.2"; "+cu92" -> "9.2"; NULL when the local part names no CUDA. malloc'd. */
+char *el_version_local_cuda(const char *v);
+
+/*
+ * A field of a conda build string: ("py3.7_cuda10.2.89_cudnn7.6.5_0",
+ * "cuda") -> "10.2.89". malloc'd, NULL when absent.
+ */
+char *el_conda_build_field(const char *build, const char *field);
+
+/* Does version v belong to release r ("10.2.89" in "10.2", "11.4" in "11.x")? */
+bool el_version_in_release(const char *v, const char *r);
+
+/* The first n numeric parts of v joined by '.' ("10.2.89", 2 -> "10.2"). malloc'd. */
+char *el_version_prefix(const char *v, int n);
+
+#endif

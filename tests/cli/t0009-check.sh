@@ -1,0 +1,91 @@
+#!/bin/sh
+# envlock check: the acceptance scenarios, on variants of the fixture locks
+# made here, against the shipped rules and their sourced facts.
+. "$(dirname "$0")/lib.sh"
+
+base=$GOLDEN/ubuntu1604-mmdet.lock.json
+# variant NAME PYTHON-STATEMENTS: a copy of the 16.04 box with changes applied to d
+variant() {
+	"$PYTHON" - "$base" "$scratch/$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+}
+# finding FILE RULE FIELD: FIELD of the first finding of RULE in check --json
+finding() {
+	"$ENVLOCK" check --json "$1" | "$PYTHON" -c '
+import json, sys
+for f in json.load(sys.stdin)["findings"]:
+    if f["rule"] == sys.argv[1]:
+        print(f[sys.argv[2]]); break' "$2" "$3"
+}
+
+variant driver390 'd["gpu"]["driver"]["version"] = "390.144"'
+"$ENVLOCK" check "$scratch/driver390.json" >"$scratch/out"
+check_status "driver 390 with CUDA 10.2" 1 $?
+check_eq "driver too old: breaking" "breaking" "$(finding "$scratch/driver390.json" driver-too-old-for-cuda severity)"
+check_eq "driver too old: names the minimum" \
+	"CUDA 10.2.89 needs NVIDIA driver 440.33 or newer; this machine has 390.144" \
+	"$(finding "$scratch/driver390.json" driver-too-old-for-cuda message)"
+check_grep "driver too old: cites NVIDIA's table" "CUDA Toolkit" "$scratch/out"
+
+variant gcc9 'd["compilers"]["default"]["version"] = "9.4.0"'
+check_eq "gcc 9 with nvcc 10.2: breaking" "breaking" "$(finding "$scratch/gcc9.json" gcc-too-new-for-nvcc severity)"
+finding "$scratch/gcc9.json" gcc-too-new-for-nvcc fix >"$scratch/fix"
+check_grep "gcc 9: the fix names gcc-8" "gcc-8" "$scratch/fix"
+
+variant mmcv_old 'd["frameworks"]["mmcv"]["version"] = "1.2.0"'
+check_eq "mmdet 2.25.1 with mmcv-full 1.2.0: breaking" "breaking" "$(finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range severity)"
+finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range message >"$scratch/m"
+check_grep "mmcv range taken from mmdet 2.25.1s own bounds" "mmdet 2.25.1 requires" "$scratch/m"
+
+variant cpu 'd["frameworks"]["torch"]["version"] = "1.10.0+cpu"; d["frameworks"]["torch"]["cuda"] = None; d["frameworks"]["torch"]["cpu_only"] = True'
+check_eq "torch 1.10.0+cpu on a GPU machine: breaking" "breaking" "$(finding "$scratch/cpu.json" torch-cpu-only-on-gpu severity)"
+
+variant cu113 'd["frameworks"]["torch"]["version"] = "1.10.0+cu113"; d["frameworks"]["torch"]["cuda"] = "11.3"; d["gpu"]["driver"]["version"] = "440.33.01"'
+check_eq "torch built for cu113 on driver 440: breaking" "breaking" "$(finding "$scratch/cu113.json" torch-cuda-newer-than-driver severity)"
+
+variant wheel228 'next(x for x in d["pip"]["distributions"] if x["name"].startswith("opencv"))["tags"] = ["cp37-cp37m-manylinux_2_28_x86_64"]'
+check_eq "a manylinux_2_28 wheel on glibc 2.23: breaking" "breaking" "$(finding "$scratch/wheel228.json" wheel-needs-newer-glibc severity)"
+finding "$scratch/wheel228.json" wheel-needs-newer-glibc message >"$scratch/m"
+check_grep "names the glibc the wheel needs" "GLIBC_2.28 not found" "$scratch/m"
+
+"$ENVLOCK" check "$GOLDEN/broken.lock.json" >"$scratch/out"
+check_status "the broken fixture" 1 $?
+check_grep "missing soname link: the ln -s / ldconfig fix" \
+	"fix: ln -s libcudnn.so.8.2.0 /usr/local/cuda-11.3/lib64/libcudnn.so.8 && ldconfig" "$scratch/out"
+
+"$ENVLOCK" check "$GOLDEN/no-nvidia.lock.json" >"$scratch/out"
+check_status "a consistent CPU machine" 0 $?
+check_eq "its verdict" "no findings: every rule passed" "$(tail -n 1 "$scratch/out")"
+
+# --json is valid and says the same
+"$ENVLOCK" check --json "$scratch/driver390.json" >"$scratch/j"
+check_eq "--json: worst severity" "breaking" "$(jget "$scratch/j" worst)"
+
+# every shipped rule has a source, and the rules file matches its schema
+if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.rules.schema.json" "$top/rules/envlock.rules.json" >"$scratch/v" 2>&1; then
+	ok "rules/envlock.rules.json is valid against its schema"
+else
+	not_ok "rules/envlock.rules.json is valid against its schema"; sed 's/^/#   /' "$scratch/v"
+fi
+check_eq "every table and every table-less rule cites a source" "ok" "$("$PYTHON" - "$top/rules/envlock.rules.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = [n for n, t in r["tables"].items() if not t.get("source") or t["source"] == "pending"]
+bad += [x["id"] for x in r["rules"] if "table" not in x and not x.get("source")]
+print("ok" if not bad else "missing: " + ", ".join(bad))
+PY
+)"
+
+# bad input: one line, exit 2
+printf 'not json' >"$scratch/bad.json"
+"$ENVLOCK" check "$scratch/bad.json" 2>"$scratch/err"
+check_status "check of non-JSON" 2 $?
+check_eq "non-JSON: one line" "envlock: check: '$scratch/bad.json': not valid JSON (line 1)" "$(cat "$scratch/err")"
+printf '{"envlock_rules": 1, "rules": [], "tables": 5}' >"$scratch/rules.json"
+"$ENVLOCK" check --rules "$scratch/rules.json" "$base" 2>"$scratch/err"
+check_status "a malformed rules file" 2 $?
+check_grep "malformed rules named" "'$scratch/rules.json': needs a \"rules\" list and a \"tables\" object" "$scratch/err"

@@ -79,6 +79,7 @@ int cmd_save(int argc, char **argv)
 	envlock_probe_opts opts;
 	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL;
+	envlock_rules *rules = NULL;
 	const char *output = "envlock.lock.json";
 	const char **checkpoints = NULL, **configs = NULL, **repos = NULL;
 	int json = 0, quiet = 0, c, rc = CMD_FAIL;
@@ -145,6 +146,13 @@ int cmd_save(int argc, char **argv)
 		rc = CMD_FAIL;
 		goto done;
 	}
+	/* the rule results at save time travel with the lock */
+	if (envlock_rules_load_default(&rules, ctx) != 0 ||
+	    envlock_lock_record_checks(lock, ctx, rules) != 0) {
+		cmd_error("save: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+		goto done;
+	}
 	if (envlock_lock_write(lock, ctx, output) != 0) {
 		cmd_error("save: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
@@ -154,6 +162,7 @@ int cmd_save(int argc, char **argv)
 		print_json_summary(lock, output);
 	rc = CMD_OK;
 done:
+	envlock_rules_free(rules);
 	envlock_lock_free(lock);
 	envlock_ctx_free(ctx);
 	free(checkpoints);

@@ -54,6 +54,14 @@ ENVLOCK_EXTERN(envlock_severity) envlock_findings_worst(const envlock_findings *
 
 ENVLOCK_EXTERN(void) envlock_findings_free(envlock_findings *f);
 
+/**
+ * Record the findings of rules on lock in its "checks" section (the rule
+ * results at save time, with the digest of the rules that produced them),
+ * replacing any earlier one; the lock's id changes accordingly.
+ */
+ENVLOCK_EXTERN(int) envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx,
+					       const envlock_rules *rules);
+
 /** "info", "risky", "breaking". */
 ENVLOCK_EXTERN(const char *) envlock_severity_name(envlock_severity s);
 

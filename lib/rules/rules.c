@@ -7,6 +7,7 @@
 #include "lock/model.h"
 #include "rules.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/root.h"
 #include "util/xalloc.h"
 
@@ -188,6 +189,50 @@ int envlock_check(envlock_findings **out, envlock_ctx *ctx, const envlock_rules 
 	if (f->n)
 		qsort(f->v, f->n, sizeof(*f->v), by_severity);
 	*out = f;
+	return 0;
+}
+
+int envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx, const envlock_rules *rules)
+{
+	envlock_findings *f = NULL;
+	cJSON *checks, *list;
+	size_t count[3] = { 0, 0, 0 };
+	char hex[EL_SHA256_HEX], *text;
+	int rc;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(lock->doc, "checks");
+	if ((rc = envlock_check(&f, ctx, rules, lock)) != 0)
+		return rc;
+	checks = el_jset_obj(lock->doc, "checks");
+	/* which rules: their digest, so a reader can tell findings of other rules apart */
+	text = cJSON_PrintUnformatted(rules->doc);
+	if (!text)
+		el_oom();
+	el_sha256_buf(text, strlen(text), hex);
+	free(text);
+	{
+		char *id = el_xasprintf("sha256:%s", hex);
+
+		el_jset_str(checks, "rules", id);
+		free(id);
+	}
+	list = el_jset_arr(checks, "findings");
+	for (size_t i = 0; i < f->n; i++) {
+		const envlock_finding *x = &f->v[i];
+		cJSON *o = el_jpush_obj(list);
+
+		count[x->severity]++;
+		el_jset_str(o, "rule", x->rule);
+		el_jset_str(o, "severity", envlock_severity_name(x->severity));
+		el_jset_str(o, "section", x->section);
+		el_jset_str(o, "subject", x->subject);
+		el_jset_str(o, "message", x->message);
+	}
+	el_jset_int(checks, "breaking", (long long)count[ENVLOCK_SEV_BREAKING]);
+	el_jset_int(checks, "risky", (long long)count[ENVLOCK_SEV_RISKY]);
+	el_jset_int(checks, "info", (long long)count[ENVLOCK_SEV_INFO]);
+	envlock_findings_free(f);
+	el_lock_update_id(lock);
 	return 0;
 }
 

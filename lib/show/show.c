@@ -206,6 +206,27 @@ static void show_frameworks(FILE *out, const cJSON *doc)
 	}
 }
 
+/* The rule results recorded at save time, most severe first, as saved. */
+static void show_checks(FILE *out, const cJSON *doc)
+{
+	const cJSON *checks = el_jget(doc, "checks"), *x;
+	long long breaking = el_jget_int(checks, "breaking", 0), risky = el_jget_int(checks, "risky", 0);
+
+	if (!checks)
+		return;
+	if (!breaking && !risky) {
+		row(out, "checks", "every compatibility rule passed at save time");
+		return;
+	}
+	row(out, "checks", "%lld breaking, %lld risky at save time (envlock check for fixes)", breaking, risky);
+	cJSON_ArrayForEach(x, el_jget(checks, "findings")) {
+		const char *sev = el_jget_str(x, "severity");
+
+		if (sev && strcmp(sev, "info") != 0)
+			fprintf(out, "  - %s: %s\n", sev, str_or(el_jget_str(x, "subject"), "?"));
+	}
+}
+
 int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 {
 	const cJSON *doc = lock->doc, *w;
@@ -223,6 +244,7 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 	show_compilers(out, doc);
 	show_python(out, doc);
 	show_frameworks(out, doc);
+	show_checks(out, doc);
 	if (nw) {
 		row(out, "warnings", "%d", nw);
 		cJSON_ArrayForEach(w, el_jget(doc, "warnings"))

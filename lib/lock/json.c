@@ -319,7 +319,7 @@ int el_json_write(const cJSON *item, el_buf *out, int indent)
 	return rc;
 }
 
-void el_lock_update_id(envlock_lock *lock)
+void el_lock_compute_id(envlock_lock *lock)
 {
 	el_buf b = EL_BUF_INIT((size_t)1 << 30);
 	cJSON *id = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "id");
@@ -330,9 +330,17 @@ void el_lock_update_id(envlock_lock *lock)
 		el_oom();
 	el_sha256_buf(b.data, b.len, hex);
 	el_buf_release(&b);
+	/* the writer sorts keys, so where they go back does not matter */
 	if (created)
 		cJSON_AddItemToObject(lock->doc, "created", created);
-	cJSON_Delete(id);
+	if (id)
+		cJSON_AddItemToObject(lock->doc, "id", id);
 	snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);
+	lock->id_ready = 1;
+}
+
+void el_lock_update_id(envlock_lock *lock)
+{
+	el_lock_compute_id(lock);
 	el_jset_str(lock->doc, "id", lock->id);
 }

@@ -143,11 +143,30 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 	}
 	doc = cJSON_ParseWithLengthOpts(b.data, b.len, &end, 0);
 	if (!doc) {
-		size_t line = 1;
+		size_t line = 1, depth = 0, deepest = 0;
+		int in_string = 0;
 
-		for (const char *s = b.data; end && s < end; s++)
+		/* say why: cJSON stops at CJSON_NESTING_LIMIT levels as well as at bad syntax */
+		for (const char *s = b.data; end && s < end; s++) {
 			line += *s == '\n';
+			if (in_string) {
+				if (*s == '\\' && s + 1 < end)
+					s++;
+				else if (*s == '"')
+					in_string = 0;
+			} else if (*s == '"') {
+				in_string = 1;
+			} else if (*s == '[' || *s == '{') {
+				if (++depth > deepest)
+					deepest = depth;
+			} else if ((*s == ']' || *s == '}') && depth) {
+				depth--;
+			}
+		}
 		el_buf_release(&b);
+		if (deepest >= CJSON_NESTING_LIMIT)
+			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': nested more than %d levels deep, not a lockfile",
+					    path, CJSON_NESTING_LIMIT);
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not valid JSON (line %zu)", path, line);
 	}
 	el_buf_release(&b);
@@ -165,19 +184,7 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 				    path, v, ENVLOCK_FORMAT_VERSION);
 	}
 	lock = el_xcalloc(1, sizeof(*lock));
-	lock->doc = doc;
-	{
-		const char *stored = el_jget_str(doc, "id");
-		char *saved = stored ? el_xstrdup(stored) : NULL;
-
-		el_lock_update_id(lock);
-		/* keep what the file said, so show can tell an edited lock */
-		if (saved && strcmp(saved, lock->id) != 0)
-			el_jset_str(doc, "id", saved);
-		else if (!saved)
-			cJSON_DeleteItemFromObjectCaseSensitive(doc, "id");
-		free(saved);
-	}
+	lock->doc = doc;	/* its id is computed when someone asks (envlock_lock_id) */
 	*out = lock;
 	return 0;
 }
@@ -203,6 +210,9 @@ int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *p
 
 const char *envlock_lock_id(const envlock_lock *lock)
 {
+	/* a cache inside an otherwise unchanged lock: computing it changes nothing observable */
+	if (!lock->id_ready)
+		el_lock_compute_id((envlock_lock *)lock);
 	return lock->id;
 }
 

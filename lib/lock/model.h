@@ -14,7 +14,8 @@
 
 struct envlock_lock {
 	cJSON *doc;
-	char id[8 + EL_SHA256_HEX]; /* "sha256:" + hex */
+	char id[8 + EL_SHA256_HEX]; /* "sha256:" + hex, once computed */
+	int id_ready;               /* id is computed lazily: loading a lock does not need it */
 	cJSON *errors;              /* request errors (strings); not part of the document */
 	envlock_hash_stats stats;
 };
@@ -46,7 +47,10 @@ bool el_jget_bool(const cJSON *obj, const char *key, bool fallback);
  */
 int el_json_write(const cJSON *item, el_buf *out, int indent);
 
-/* Recompute lock->id from the document (without "id" and "created"). */
+/* Compute lock->id from the document (without "id" and "created"); the document is unchanged. */
+void el_lock_compute_id(envlock_lock *lock);
+
+/* Compute lock->id and store it as the document's "id". */
 void el_lock_update_id(envlock_lock *lock);
 
 #endif

@@ -184,7 +184,9 @@ static void cudnn_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *
 	cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
 		const char *v = el_jget_str(tk, "version");
 
-		if (row && v && strcmp(el_jget_str(tk, "home"), def) == 0 && !list_has_release(el_jget(row, "cuda"), v)) {
+		const char *home = el_jget_str(tk, "home");
+
+		if (row && v && home && strcmp(home, def) == 0 && !list_has_release(el_jget(row, "cuda"), v)) {
 			char subject[256], *list = list_join(el_jget(row, "cuda"));
 
 			snprintf(subject, sizeof(subject), "cuDNN %s / CUDA %s", cudnn, v);
@@ -455,7 +457,7 @@ static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *tab
 				}
 			}
 		}
-		if (need && envlock_version_cmp(glibc, need) < 0) {
+		if (need && envlock_version_cmp(glibc, need) < 0 && el_jget_str(d, "name") && el_jget_str(d, "version")) {
 			char subject[256];
 
 			snprintf(subject, sizeof(subject), "%s %s / glibc %s", el_jget_str(d, "name"),

@@ -233,8 +233,10 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 	const char *stored = el_jget_str(doc, "id");
 	int nw = cJSON_GetArraySize(el_jget(doc, "warnings"));
 
-	fprintf(out, "envlock %s\n", lock->id);
-	if (stored && strcmp(stored, lock->id) != 0)
+	const char *id = envlock_lock_id(lock);
+
+	fprintf(out, "envlock %s\n", id);
+	if (stored && strcmp(stored, id) != 0)
 		fprintf(out, "%-*s!! the file says %s: it was edited after it was saved\n", LABEL_WIDTH, "", stored);
 	row(out, "saved", "%s on %s", str_or(el_jget_str(doc, "created"), "?"),
 	    str_or(el_jget_str(el_jget(doc, "host"), "hostname"), "unknown host"));

@@ -89,3 +89,47 @@ printf '{"envlock_rules": 1, "rules": [], "tables": 5}' >"$scratch/rules.json"
 "$ENVLOCK" check --rules "$scratch/rules.json" "$base" 2>"$scratch/err"
 check_status "a malformed rules file" 2 $?
 check_grep "malformed rules named" "'$scratch/rules.json': needs a \"rules\" list and a \"tables\" object" "$scratch/err"
+
+# A lockfile is untrusted input: check, show and diff survive any shape
+# of its values (strings where numbers were, objects where lists were,
+# missing keys), 300 deterministic mutations of the golden locks.
+mkdir -p "$scratch/mut"
+"$PYTHON" - "$GOLDEN" "$scratch/mut" <<'PY'
+import glob, json, os, random, sys
+random.seed(7)
+bases = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.lock.json")))]
+def paths(o, p=()):
+    yield p
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield from paths(v, p + (k,))
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            yield from paths(v, p + (i,))
+junk = [None, 7, -1, 1e308, "", "x" * 300, [], {}, [1, "a"], {"status": 5}, True, "../../etc/passwd", "\u0000\u001b[2J"]
+for n in range(300):
+    d = json.loads(json.dumps(random.choice(bases)))
+    for _ in range(3):
+        ps = [p for p in paths(d) if p]
+        p = random.choice(ps)
+        parent = d
+        for k in p[:-1]:
+            parent = parent[k]
+        if random.random() < 0.3 and isinstance(parent, dict):
+            del parent[p[-1]]
+        else:
+            parent[p[-1]] = random.choice(junk)
+    json.dump(d, open(os.path.join(sys.argv[2], "m%03d.json" % n), "w"))
+PY
+crashed=0
+for f in "$scratch"/mut/*.json; do
+	for cmd in "check $f" "show $f" "diff $GOLDEN/ubuntu1604-mmdet.lock.json $f"; do
+		$ENVLOCK $cmd >/dev/null 2>"$scratch/mut.err"
+		st=$?
+		if [ "$st" -gt 2 ]; then
+			crashed=$((crashed + 1))
+			echo "# envlock $cmd: exit $st"
+		fi
+	done
+done
+check_eq "300 mutated lockfiles: check, show and diff never crash" "0" "$crashed"

@@ -20,6 +20,7 @@ typedef struct {
 
 int cmd_save(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 
 /* Print "envlock: <subject>: <why>" style errors on stderr. */

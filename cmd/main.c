@@ -10,6 +10,7 @@
 static const cmd_entry commands[] = {
 	{ "save", cmd_save, "probe this machine and write its lockfile" },
 	{ "show", cmd_show, "summarise a lockfile (or this machine)" },
+	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
 	{ NULL, NULL, NULL }
 };

@@ -8,5 +8,6 @@
 #include "lock.h"
 #include "show.h"
 #include "check.h"
+#include "diff.h"
 
 #endif

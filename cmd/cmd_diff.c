@@ -1,0 +1,239 @@
+/* envlock diff: what differs between two lockfiles, or how a fleet drifts. */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define MAX_FILTERS 64
+#define MAX_LOADERS 8 /* lockfiles parsed at once; parsing is most of a diff's time */
+
+static void usage(FILE *out)
+{
+	fputs("usage: envlock diff [options] A B\n"
+	      "       envlock diff [options] F1 F2 F3 ...\n"
+	      "\n"
+	      "  A B             what differs from A to B, each difference breaking, risky or info\n"
+	      "  F1 F2 F3 ...    three or more: a drift table (majority value, files that differ)\n"
+	      "  --json          print the result as JSON\n"
+	      "  --all           also list identical items\n"
+	      "  --only SECTION  compare only SECTION (repeatable)\n"
+	      "  --ignore SECTION  leave SECTION out (repeatable)\n"
+	      "\n"
+	      "sections: ", out);
+	for (size_t i = 0; i < envlock_diff_section_count(); i++)
+		fprintf(out, "%s%s", i ? ", " : "", envlock_diff_section_name(i));
+	fputs("\nexit status: 0 identical, 1 different, 2 error\n", out);
+}
+
+/* Colour only for a terminal, and never when NO_COLOR is set (no-color.org) or TERM=dumb. */
+static unsigned print_flags(void)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if ((no && *no) || (term && strcmp(term, "dumb") == 0) || !isatty(STDOUT_FILENO))
+		return 0;
+	return ENVLOCK_PRINT_COLOR;
+}
+
+/* Lockfiles parsed in parallel, each on its own context; reported in argument order. */
+typedef struct {
+	char **paths;
+	envlock_lock **locks;
+	envlock_ctx **ctxs;
+	int *rcs;
+	int n, next;
+	pthread_mutex_t mu;
+} load_batch;
+
+static void *load_worker(void *arg)
+{
+	load_batch *b = arg;
+
+	for (;;) {
+		int i;
+
+		pthread_mutex_lock(&b->mu);
+		i = b->next++;
+		pthread_mutex_unlock(&b->mu);
+		if (i >= b->n)
+			return NULL;
+		b->rcs[i] = envlock_lock_load(&b->locks[i], b->ctxs[i], b->paths[i]);
+	}
+}
+
+/* Load paths[0..n) into locks[]; on failure print the first bad file's error and free them all. */
+static int load_all(char **paths, int n, envlock_lock **locks)
+{
+	envlock_ctx *ctxs[MAX_LOADERS * 2];
+	int rcs[MAX_LOADERS * 2], nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0, rc = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t threads[MAX_LOADERS];
+	load_batch b = { paths, locks, ctxs, rcs, n, 0, PTHREAD_MUTEX_INITIALIZER };
+
+	for (int i = 0; i < n; i++) {
+		locks[i] = NULL;
+		if (envlock_ctx_new(&ctxs[i]) != 0) {
+			while (i--)
+				envlock_ctx_free(ctxs[i]);
+			cmd_error("out of memory");
+			return -1;
+		}
+	}
+	if (cpus > 0 && nthreads > cpus)
+		nthreads = (int)cpus;
+	/* the calling thread loads too; a thread that cannot start just leaves it more to do */
+	while (started < nthreads - 1 && pthread_create(&threads[started], NULL, load_worker, &b) == 0)
+		started++;
+	load_worker(&b);
+	while (started)
+		pthread_join(threads[--started], NULL);
+	for (int i = 0; i < n; i++) {
+		if (rcs[i] != 0 && rc == 0) {
+			cmd_error("diff: %s", envlock_error_last(ctxs[i]));
+			rc = -1;
+		}
+		envlock_ctx_free(ctxs[i]);
+	}
+	if (rc)
+		for (int i = 0; i < n; i++) {
+			envlock_lock_free(locks[i]);
+			locks[i] = NULL;
+		}
+	return rc;
+}
+
+static int diff_two(envlock_ctx *ctx, char **files, const envlock_diff_opts *opts, int json)
+{
+	envlock_lock *l[2] = { NULL, NULL };
+	envlock_diff *d = NULL;
+	int rc = CMD_USAGE;
+
+	if (load_all(files, 2, l))
+		return CMD_USAGE;
+	if (envlock_diff_locks(&d, ctx, l[0], files[0], l[1], files[1], opts) != 0) {
+		cmd_error("diff: %s", envlock_error_last(ctx));
+		goto done;
+	}
+	if ((json ? envlock_diff_print_json(d, ctx, stdout)
+		  : envlock_diff_print(d, ctx, stdout, print_flags())) != 0) {
+		cmd_error("diff: %s", envlock_error_last(ctx));
+		goto done;
+	}
+	rc = envlock_diff_identical(d) ? CMD_OK : CMD_DIFFER;
+done:
+	envlock_diff_free(d);
+	envlock_lock_free(l[0]);
+	envlock_lock_free(l[1]);
+	return rc;
+}
+
+/*
+ * A fleet, a batch of files at a time: parsed in parallel, added in
+ * order, freed, so memory stays that of a batch whatever the fleet's size.
+ */
+static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts *opts, int json)
+{
+	envlock_lock *batch[MAX_LOADERS * 2];
+	envlock_drift *d = NULL;
+	int rc = CMD_USAGE;
+
+	if (envlock_drift_new(&d, ctx, opts) != 0) {
+		cmd_error("diff: %s", envlock_error_last(ctx));
+		return CMD_USAGE;
+	}
+	for (int i = 0; i < n; i += MAX_LOADERS * 2) {
+		int k = n - i < MAX_LOADERS * 2 ? n - i : MAX_LOADERS * 2, bad = 0;
+
+		if (load_all(files + i, k, batch))
+			goto done;
+		for (int j = 0; j < k; j++) {
+			if (!bad && envlock_drift_add(d, ctx, batch[j], files[i + j]) != 0) {
+				cmd_error("diff: %s", envlock_error_last(ctx));
+				bad = 1;
+			}
+			envlock_lock_free(batch[j]);
+		}
+		if (bad)
+			goto done;
+	}
+	if (envlock_drift_finish(d, ctx) != 0 ||
+	    (json ? envlock_drift_print_json(d, ctx, stdout)
+		  : envlock_drift_print(d, ctx, stdout, print_flags())) != 0) {
+		cmd_error("diff: %s", envlock_error_last(ctx));
+		goto done;
+	}
+	rc = envlock_drift_drifting(d) ? CMD_DIFFER : CMD_OK;
+done:
+	envlock_drift_free(d);
+	return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "ignore", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *only[MAX_FILTERS], *ignore[MAX_FILTERS];
+	envlock_diff_opts opts;
+	envlock_ctx *ctx = NULL;
+	envlock_rules *rules = NULL;
+	int c, json = 0, nfiles, rc;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.only = only;
+	opts.ignore = ignore;
+	opterr = 0;
+	optind = 1;
+	/* options may follow the files: envlock diff A B --json */
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'a': opts.all = 1; break;
+		case 'o':
+		case 'i':
+			if ((c == 'o' ? opts.only_count : opts.ignore_count) == MAX_FILTERS) {
+				cmd_error("diff: more than %d --%s options", MAX_FILTERS, c == 'o' ? "only" : "ignore");
+				return CMD_USAGE;
+			}
+			if (c == 'o')
+				only[opts.only_count++] = optarg;
+			else
+				ignore[opts.ignore_count++] = optarg;
+			break;
+		case 'h': usage(stdout); return CMD_OK;
+		default:
+			cmd_error("diff: unknown or incomplete option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return CMD_USAGE;
+		}
+	}
+	nfiles = argc - optind;
+	if (nfiles < 2) {
+		cmd_error("diff: expected two lockfiles (or more for a drift table), got %d", nfiles);
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	if (envlock_rules_load_default(&rules, ctx) != 0) {
+		cmd_error("diff: %s", envlock_error_last(ctx));
+		envlock_ctx_free(ctx);
+		return CMD_USAGE;
+	}
+	opts.rules = rules;
+	rc = nfiles == 2 ? diff_two(ctx, argv + optind, &opts, json)
+			 : drift(ctx, argv + optind, nfiles, &opts, json);
+	envlock_rules_free(rules);
+	envlock_ctx_free(ctx);
+	return rc;
+}

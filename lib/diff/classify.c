@@ -1,0 +1,116 @@
+/* The sections of a diff, the section filters, and how severe a change is. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+const char *const el_diff_sections[EL_SEC_COUNT] = {
+	"system", "gpu", "cuda", "cudnn", "compilers", "python", "conda", "pip",
+	"frameworks", "repos", "configs", "checkpoints", "env"
+};
+
+/*
+ * The core of the stack: a change here is risky even when no rule says
+ * it breaks. parts: how many leading version parts must match (0: all).
+ */
+static const struct {
+	int section;
+	const char *key;
+	int parts;
+	const char *label;
+} core[] = {
+	{ EL_SEC_GPU, "driver", 1, "driver major" },
+	{ EL_SEC_CUDA, "version", 2, "CUDA release" },
+	{ EL_SEC_CUDNN, "version", 0, "cuDNN" },
+	{ EL_SEC_COMPILERS, "gcc", 1, "gcc major" },
+	{ EL_SEC_PYTHON, "version", 2, "Python" },
+	{ EL_SEC_FRAMEWORKS, "torch", 0, "torch" },
+	{ EL_SEC_FRAMEWORKS, "mmcv", 0, "mmcv" },
+	{ EL_SEC_FRAMEWORKS, "mmdet", 0, "mmdet" },
+};
+
+size_t envlock_diff_section_count(void)
+{
+	return EL_SEC_COUNT;
+}
+
+const char *envlock_diff_section_name(size_t i)
+{
+	return i < EL_SEC_COUNT ? el_diff_sections[i] : NULL;
+}
+
+int el_diff_section_index(const char *name)
+{
+	for (int i = 0; name && i < EL_SEC_COUNT; i++)
+		if (strcmp(name, el_diff_sections[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int unknown_section(envlock_ctx *ctx, const char *flag, const char *name)
+{
+	char list[256] = "";
+
+	for (int i = 0; i < EL_SEC_COUNT; i++) {
+		strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+		strncat(list, el_diff_sections[i], sizeof(list) - strlen(list) - 1);
+	}
+	return el_error_set(ctx, ENVLOCK_EINVAL, "%s '%s': not a section (sections: %s)", flag, name, list);
+}
+
+int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32_t *mask)
+{
+	uint32_t m = opts && opts->only_count ? 0 : (1u << EL_SEC_COUNT) - 1;
+	int s;
+
+	*mask = 0;
+	for (size_t i = 0; opts && i < opts->only_count; i++) {
+		if ((s = el_diff_section_index(opts->only[i])) < 0)
+			return unknown_section(ctx, "--only", opts->only[i]);
+		m |= 1u << s;
+	}
+	for (size_t i = 0; opts && i < opts->ignore_count; i++) {
+		if ((s = el_diff_section_index(opts->ignore[i])) < 0)
+			return unknown_section(ctx, "--ignore", opts->ignore[i]);
+		m &= ~(1u << s);
+	}
+	*mask = m;
+	return 0;
+}
+
+/* Length of the first parts dot-separated parts of v (all of v for 0). */
+static size_t version_part_len(const char *v, int parts)
+{
+	size_t i = 0;
+
+	if (parts <= 0)
+		return strlen(v);
+	for (; v[i]; i++)
+		if (v[i] == '.' && --parts == 0)
+			break;
+	return i;
+}
+
+envlock_severity el_diff_classify(int section, const char *key, const char *a,
+				  const char *b, char **reason)
+{
+	*reason = NULL;
+	for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+		size_t la, lb;
+
+		if (core[i].section != section || strcmp(core[i].key, key) != 0)
+			continue;
+		la = a ? version_part_len(a, core[i].parts) : 0;
+		lb = b ? version_part_len(b, core[i].parts) : 0;
+		if (a && b && la == lb && strncmp(a, b, la) == 0)
+			return ENVLOCK_SEV_INFO;
+		*reason = el_xasprintf("%s %.*s → %.*s", core[i].label,
+				       a ? (int)la : 4, a ? a : "none",
+				       b ? (int)lb : 4, b ? b : "none");
+		return ENVLOCK_SEV_RISKY;
+	}
+	return ENVLOCK_SEV_INFO;
+}

@@ -1,0 +1,265 @@
+/* Two locks compared item by item, and the rule findings B has that A has not. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "lock/model.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+static const char *const change_names[] = { "same", "added", "removed", "changed", "finding", "resolved" };
+
+const char *envlock_diff_change_name(envlock_diff_change c)
+{
+	return c >= ENVLOCK_DIFF_SAME && c <= ENVLOCK_DIFF_RESOLVED ? change_names[c] : "changed";
+}
+
+static el_diff_row *push(envlock_diff *d, int section, envlock_diff_change change)
+{
+	el_diff_row *x;
+
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->v = el_xrealloc(d->v, d->cap * sizeof(*d->v));
+	}
+	x = &d->v[d->n++];
+	memset(x, 0, sizeof(*x));
+	x->section = section;
+	x->e.section = el_diff_sections[section];
+	x->e.change = change;
+	return x;
+}
+
+static void compare_items(envlock_diff *d, int all)
+{
+	el_strpool *pool = &d->tab.pool;
+
+	for (size_t i = 0; i < d->tab.n; i++) {
+		const el_item *it = &d->tab.items[i];
+		uint32_t va = el_item_val(it, 0), vb = el_item_val(it, 1);
+		envlock_diff_change change = va == vb ? ENVLOCK_DIFF_SAME
+			: !va ? ENVLOCK_DIFF_ADDED : !vb ? ENVLOCK_DIFF_REMOVED : ENVLOCK_DIFF_CHANGED;
+		char *reason = NULL;
+		el_diff_row *x;
+
+		if (change == ENVLOCK_DIFF_SAME && !all)
+			continue;
+		x = push(d, (int)it->section, change);
+		x->e.key = el_strpool_get(pool, it->key);
+		x->e.a = el_strpool_get(pool, va);
+		x->e.b = el_strpool_get(pool, vb);
+		if (change != ENVLOCK_DIFF_SAME) {
+			x->e.severity = el_diff_classify(x->section, x->e.key, x->e.a, x->e.b, &reason);
+			x->e.reason = el_strpool_str(pool, reason);
+			free(reason);
+		}
+	}
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static int same_finding(const envlock_finding *x, const envlock_finding *y)
+{
+	return strcmp(or_empty(x->rule), or_empty(y->rule)) == 0 &&
+	       strcmp(or_empty(x->subject), or_empty(y->subject)) == 0;
+}
+
+static int has_finding(const envlock_findings *f, const envlock_finding *x)
+{
+	for (size_t i = 0; i < envlock_findings_count(f); i++)
+		if (same_finding(envlock_findings_get(f, i), x))
+			return 1;
+	return 0;
+}
+
+/* Findings of mine that other lacks, as entries of the given change. */
+static void add_findings(envlock_diff *d, const envlock_findings *mine, const envlock_findings *other,
+			 envlock_diff_change change)
+{
+	el_strpool *pool = &d->tab.pool;
+
+	for (size_t i = 0; i < envlock_findings_count(mine); i++) {
+		const envlock_finding *f = envlock_findings_get(mine, i);
+		int section = el_diff_section_index(f->section);
+		el_diff_row *x;
+
+		if (section < 0)
+			section = EL_SEC_SYSTEM;
+		if (!(d->tab.mask & (1u << section)) || has_finding(other, f))
+			continue;
+		x = push(d, section, change);
+		x->e.key = el_strpool_str(pool, or_empty(f->subject));
+		x->e.severity = change == ENVLOCK_DIFF_FINDING && f->severity >= ENVLOCK_SEV_INFO &&
+			f->severity <= ENVLOCK_SEV_BREAKING ? f->severity : ENVLOCK_SEV_INFO;
+		x->e.reason = el_strpool_str(pool, or_empty(f->message));
+		x->e.rule = el_strpool_str(pool, or_empty(f->rule));
+		x->e.fix = el_strpool_str(pool, or_empty(f->fix));
+		x->e.source = el_strpool_str(pool, or_empty(f->source));
+	}
+}
+
+/* Run the rules on one lock, naming the file in an error. */
+static int check_one(envlock_findings **out, envlock_ctx *ctx, const envlock_rules *rules,
+		     const envlock_lock *lock, const char *name)
+{
+	int rc = envlock_check(out, ctx, rules, lock);
+
+	if (rc != 0) {
+		char *why = el_xstrdup(envlock_error_last(ctx));
+
+		el_error_set(ctx, rc, "'%s': %s", name, why);
+		free(why);
+	}
+	return rc;
+}
+
+static int compare_findings(envlock_diff *d, envlock_ctx *ctx, const envlock_rules *rules,
+			    const envlock_lock *a, const envlock_lock *b)
+{
+	envlock_findings *fa = NULL, *fb = NULL;
+	int rc;
+
+	if ((rc = check_one(&fa, ctx, rules, a, d->a.name)) == 0 &&
+	    (rc = check_one(&fb, ctx, rules, b, d->b.name)) == 0) {
+		add_findings(d, fb, fa, ENVLOCK_DIFF_FINDING);
+		add_findings(d, fa, fb, ENVLOCK_DIFF_RESOLVED);
+	}
+	envlock_findings_free(fa);
+	envlock_findings_free(fb);
+	return rc;
+}
+
+/* Rank for reading order: differences by severity, identical items last. */
+static int rank(const el_diff_row *x)
+{
+	return x->e.change == ENVLOCK_DIFF_SAME ? -1 : (int)x->e.severity;
+}
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+	const el_diff_row *x = pa, *y = pb;
+	int c;
+
+	if (x->section_rank != y->section_rank)
+		return y->section_rank - x->section_rank;
+	if (x->section != y->section)
+		return x->section - y->section;
+	if (rank(x) != rank(y))
+		return rank(y) - rank(x);
+	/* at one severity, what a rule says comes before plain changes */
+	c = (y->e.rule != NULL) - (x->e.rule != NULL);
+	return c ? c : strcmp(x->e.key, y->e.key);
+}
+
+static void sort_entries(envlock_diff *d)
+{
+	int worst[EL_SEC_COUNT];
+
+	for (int s = 0; s < EL_SEC_COUNT; s++)
+		worst[s] = -1;
+	for (size_t i = 0; i < d->n; i++)
+		if (rank(&d->v[i]) > worst[d->v[i].section])
+			worst[d->v[i].section] = rank(&d->v[i]);
+	for (size_t i = 0; i < d->n; i++)
+		d->v[i].section_rank = worst[d->v[i].section];
+	if (d->n > 1)
+		qsort(d->v, d->n, sizeof(*d->v), entry_cmp);
+}
+
+static void make_verdict(envlock_diff *d)
+{
+	size_t total;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].e.change != ENVLOCK_DIFF_SAME)
+			d->tally[d->v[i].e.severity]++;
+	total = d->tally[0] + d->tally[1] + d->tally[2];
+	if (!total) {
+		d->verdict = el_xstrdup("identical");
+		return;
+	}
+	d->verdict = el_xasprintf("%zu breaking, %zu risky, %zu info difference%s: %s",
+				  d->tally[ENVLOCK_SEV_BREAKING], d->tally[ENVLOCK_SEV_RISKY],
+				  d->tally[ENVLOCK_SEV_INFO], total == 1 ? "" : "s",
+				  d->tally[ENVLOCK_SEV_BREAKING] ? "B cannot run what A runs"
+				  : d->tally[ENVLOCK_SEV_RISKY] ? "core parts changed, B may not run what A runs"
+				  : "no core part changed");
+}
+
+static void describe(envlock_diff *d, el_diff_side *s, const envlock_lock *lock, const char *name)
+{
+	el_strpool *pool = &d->tab.pool;
+
+	s->name = el_strpool_str(pool, name);
+	/* the id the file states: diff need not recompute it */
+	s->id = el_strpool_str(pool, el_jget_str(lock->doc, "id"));
+	s->hostname = el_strpool_str(pool, el_jget_str(el_jget(lock->doc, "host"), "hostname"));
+	s->created = el_strpool_str(pool, el_jget_str(lock->doc, "created"));
+}
+
+int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
+		       const envlock_lock *a, const char *name_a,
+		       const envlock_lock *b, const char *name_b,
+		       const envlock_diff_opts *opts)
+{
+	envlock_diff *d;
+	uint32_t mask;
+	int rc;
+
+	*out = NULL;
+	if ((rc = el_diff_section_mask(ctx, opts, &mask)) != 0)
+		return rc;
+	d = el_xcalloc(1, sizeof(*d));
+	el_itab_init(&d->tab, mask);
+	describe(d, &d->a, a, name_a ? name_a : "A");
+	describe(d, &d->b, b, name_b ? name_b : "B");
+	el_itab_add_doc(&d->tab, a->doc, 0);
+	el_itab_add_doc(&d->tab, b->doc, 1);
+	compare_items(d, opts && opts->all);
+	if (opts && opts->rules && (rc = compare_findings(d, ctx, opts->rules, a, b)) != 0) {
+		envlock_diff_free(d);
+		return rc;
+	}
+	sort_entries(d);
+	make_verdict(d);
+	*out = d;
+	return 0;
+}
+
+size_t envlock_diff_count(const envlock_diff *d)
+{
+	return d ? d->n : 0;
+}
+
+const envlock_diff_entry *envlock_diff_get(const envlock_diff *d, size_t i)
+{
+	return d && i < d->n ? &d->v[i].e : NULL;
+}
+
+size_t envlock_diff_tally(const envlock_diff *d, envlock_severity s)
+{
+	return d && s >= ENVLOCK_SEV_INFO && s <= ENVLOCK_SEV_BREAKING ? d->tally[s] : 0;
+}
+
+int envlock_diff_identical(const envlock_diff *d)
+{
+	return d && d->tally[0] + d->tally[1] + d->tally[2] == 0;
+}
+
+const char *envlock_diff_verdict(const envlock_diff *d)
+{
+	return d ? d->verdict : "";
+}
+
+void envlock_diff_free(envlock_diff *d)
+{
+	if (!d)
+		return;
+	el_itab_release(&d->tab);
+	free(d->v);
+	free(d->verdict);
+	free(d);
+}

@@ -1,0 +1,224 @@
+/* Interned strings and the table that matches items across files. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "util/xalloc.h"
+
+#define POOL_CHUNK (64u << 10)
+
+static uint32_t hash_str(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static uint32_t hash_item(uint32_t section, uint32_t key)
+{
+	uint64_t x = ((uint64_t)section << 32 | key) * 0x9E3779B97F4A7C15ull;
+
+	return (uint32_t)(x >> 32);
+}
+
+void el_strpool_init(el_strpool *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->cap = 256;
+	p->strs = el_xcalloc(p->cap, sizeof(*p->strs));
+	p->hashes = el_xcalloc(p->cap, sizeof(*p->hashes));
+	p->n = 1; /* id 0: none */
+	p->nslots = 512;
+	p->slots = el_xcalloc(p->nslots, sizeof(*p->slots));
+}
+
+static char *pool_copy(el_strpool *p, const char *s, size_t len)
+{
+	char *dst;
+
+	if (!p->nchunks || p->chunk_used + len + 1 > p->chunk_cap) {
+		size_t cap = len + 1 > POOL_CHUNK ? len + 1 : POOL_CHUNK;
+
+		p->chunks = el_xrealloc(p->chunks, (p->nchunks + 1) * sizeof(*p->chunks));
+		p->chunks[p->nchunks++] = el_xmalloc(cap);
+		p->chunk_cap = cap;
+		p->chunk_used = 0;
+	}
+	dst = p->chunks[p->nchunks - 1] + p->chunk_used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	p->chunk_used += len + 1;
+	return dst;
+}
+
+static void pool_rehash(el_strpool *p)
+{
+	size_t n = p->nslots * 2;
+	uint32_t *slots = el_xcalloc(n, sizeof(*slots));
+
+	for (size_t id = 1; id < p->n; id++) {
+		size_t i = p->hashes[id] & (n - 1);
+
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = (uint32_t)id;
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->nslots = n;
+}
+
+uint32_t el_strpool_intern(el_strpool *p, const char *s)
+{
+	size_t len = strlen(s), i;
+	uint32_t h = hash_str(s, len), id;
+
+	for (i = h & (p->nslots - 1); (id = p->slots[i]) != 0; i = (i + 1) & (p->nslots - 1))
+		if (p->hashes[id] == h && strcmp(p->strs[id], s) == 0)
+			return id;
+	if (p->n == p->cap) {
+		p->cap *= 2;
+		p->strs = el_xrealloc(p->strs, p->cap * sizeof(*p->strs));
+		p->hashes = el_xrealloc(p->hashes, p->cap * sizeof(*p->hashes));
+	}
+	id = (uint32_t)p->n++;
+	p->strs[id] = pool_copy(p, s, len);
+	p->hashes[id] = h;
+	p->slots[i] = id;
+	if (p->n * 2 > p->nslots)
+		pool_rehash(p);
+	return id;
+}
+
+const char *el_strpool_str(el_strpool *p, const char *s)
+{
+	return s ? el_strpool_get(p, el_strpool_intern(p, s)) : NULL;
+}
+
+void el_strpool_release(el_strpool *p)
+{
+	for (size_t i = 0; i < p->nchunks; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
+	free(p->strs);
+	free(p->hashes);
+	free(p->slots);
+	memset(p, 0, sizeof(*p));
+}
+
+void el_itab_init(el_itab *t, uint32_t mask)
+{
+	memset(t, 0, sizeof(*t));
+	el_strpool_init(&t->pool);
+	t->nslots = 1024;
+	t->slots = el_xcalloc(t->nslots, sizeof(*t->slots));
+	t->mask = mask;
+	el_buf_init(&t->dup, 1u << 20);
+}
+
+static void itab_rehash(el_itab *t)
+{
+	size_t n = t->nslots * 2;
+	uint32_t *slots = el_xcalloc(n, sizeof(*slots));
+
+	for (size_t k = 0; k < t->n; k++) {
+		size_t i = hash_item(t->items[k].section, t->items[k].key) & (n - 1);
+
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = (uint32_t)k + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+}
+
+static el_item *itab_get(el_itab *t, uint32_t section, uint32_t key)
+{
+	size_t i;
+	uint32_t s;
+	el_item *it;
+
+	for (i = hash_item(section, key) & (t->nslots - 1); (s = t->slots[i]) != 0; i = (i + 1) & (t->nslots - 1)) {
+		it = &t->items[s - 1];
+		if (it->section == section && it->key == key)
+			return it;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 256;
+		t->items = el_xrealloc(t->items, t->cap * sizeof(*t->items));
+	}
+	it = &t->items[t->n++];
+	memset(it, 0, sizeof(*it));
+	it->section = section;
+	it->key = key;
+	t->slots[i] = (uint32_t)t->n;
+	if (t->n * 2 > t->nslots)
+		itab_rehash(t);
+	return &t->items[t->n - 1];
+}
+
+static void item_put(el_item *it, uint32_t file, uint32_t val)
+{
+	if (file >= it->cap) {
+		uint32_t cap = it->cap ? it->cap : 2;
+
+		while (cap <= file)
+			cap *= 2;
+		it->vals = el_xrealloc(it->vals, cap * sizeof(*it->vals));
+		it->cap = cap;
+	}
+	if (file >= it->nvals) {
+		memset(it->vals + it->nvals, 0, (file + 1 - it->nvals) * sizeof(*it->vals));
+		it->nvals = file + 1;
+	}
+	it->vals[file] = val;
+}
+
+el_item *el_itab_set(el_itab *t, int section, const char *key, const char *value)
+{
+	uint32_t k, v;
+	el_item *it;
+
+	if (section < 0 || section >= EL_SEC_COUNT || !(t->mask & (1u << section)))
+		return NULL;
+	k = el_strpool_intern(&t->pool, key);
+	it = itab_get(t, (uint32_t)section, k);
+	/* the same key twice in one file (two dist-infos of one name): number the later ones */
+	for (int n = 2; el_item_val(it, t->file) != 0; n++) {
+		el_buf_reset(&t->dup);
+		/* capped, so the numbered key always fits the buffer and differs */
+		el_buf_printf(&t->dup, "%.*s (%d)", 65536, key, n);
+		k = el_strpool_intern(&t->pool, el_buf_cstr(&t->dup));
+		it = itab_get(t, (uint32_t)section, k);
+	}
+	v = el_strpool_intern(&t->pool, value);
+	item_put(it, t->file, v);
+	return it;
+}
+
+static void itab_item(void *data, int section, const char *key, const char *value)
+{
+	el_itab_set(data, section, key, value);
+}
+
+void el_itab_add_doc(el_itab *t, const cJSON *doc, uint32_t file)
+{
+	t->file = file;
+	el_flatten(doc, itab_item, t);
+}
+
+void el_itab_release(el_itab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->items[i].vals);
+	free(t->items);
+	free(t->slots);
+	el_strpool_release(&t->pool);
+	el_buf_release(&t->dup);
+	memset(t, 0, sizeof(*t));
+}

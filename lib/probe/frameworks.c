@@ -5,12 +5,15 @@
  * say where editable installs live and what version the metadata claims.
  */
 #include <ctype.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "lock/model.h"
 #include "probe.h"
+#include "util/elf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -128,6 +131,36 @@ static bool is_ext(const char *name)
 	return el_starts_with(name, "_ext") && strstr(name, ".so") != NULL;
 }
 
+/*
+ * The CUDA runtime the ops were linked against, from the library's
+ * DT_NEEDED ("libcudart.so.10.2"): it must be the CUDA torch was built
+ * for, or loading mmcv._ext fails.
+ */
+static void ops_cudart(el_probe *p, cJSON *o, const char *dir, const char *name)
+{
+	char *path = el_path_join(dir, name), *real = NULL, *host;
+	el_elf_info elf;
+	int fd;
+
+	if (el_root_realpath(&p->root, path, &real, NULL) != 0) {
+		free(path);
+		return;
+	}
+	host = el_root_host(&p->root, real);
+	fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
+		for (char **n = elf.needed; n && *n; n++)
+			if (el_starts_with(*n, "libcudart.so."))
+				el_jset_str(o, "ops_cudart", *n);
+		el_elf_info_release(&elf);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(host);
+	free(real);
+	free(path);
+}
+
 static void mmcv_ops(el_probe *p, cJSON *o, const char *dir)
 {
 	char **names = NULL;
@@ -141,8 +174,11 @@ static void mmcv_ops(el_probe *p, cJSON *o, const char *dir)
 		cJSON *files = el_jset_arr(o, "ops_files");
 
 		for (char **n = names; *n; n++)
-			if (is_ext(*n))
+			if (is_ext(*n)) {
 				el_jpush_str(files, *n);
+				if (!el_jget(o, "ops_cudart"))
+					ops_cudart(p, o, dir, *n);
+			}
 	}
 	el_strv_free(names);
 }

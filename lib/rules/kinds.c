@@ -335,6 +335,36 @@ static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON
 	}
 }
 
+/*
+ * mmcv's ops against torch's CUDA: the runtime soname the ops link to
+ * names a CUDA release up to 10.x (libcudart.so.10.2) and only a major
+ * from 11 on (libcudart.so.11.0 for every 11.x, libcudart.so.12).
+ */
+static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+{
+	const cJSON *mmcv = el_jget(el_jget(lock, "frameworks"), "mmcv"), *t = torch_of(lock);
+	const char *so = present_str(mmcv, "ops_cudart"), *v;
+	char *tc, *mc, subject[256];
+	bool same;
+
+	(void)table;
+	if (!so || !t || strncmp(so, "libcudart.so.", 13) != 0 || !(tc = torch_cuda(t)))
+		return;
+	v = so + 13;
+	mc = el_version_major(v) >= 11 ? el_xasprintf("%ld", el_version_major(v)) : el_version_prefix(v, 2);
+	same = el_version_major(v) >= 11 ? el_version_major(tc) == el_version_major(v)
+					 : el_version_in_release(tc, mc);
+	if (!same) {
+		snprintf(subject, sizeof(subject), "mmcv %s (%s) / torch %s",
+			 present_str(mmcv, "version") ? present_str(mmcv, "version") : "?", so, el_jget_str(t, "version"));
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"mmcv", present_str(mmcv, "version"), "cudart", so, "mmcv_cuda", mc,
+			"torch", el_jget_str(t, "version"), "torch_cuda", tc, NULL });
+	}
+	free(mc);
+	free(tc);
+}
+
 /* Every library the lock lists, with the section it came from. */
 static void each_library(const cJSON *lock, void (*fn)(const cJSON *lib, const char *section, void *data), void *data)
 {
@@ -484,6 +514,7 @@ static const struct {
 	{ "torch_python", torch_python },
 	{ "mmcv_range", mmcv_range },
 	{ "mmcv_ops_missing", mmcv_ops_missing },
+	{ "mmcv_cuda_vs_torch", mmcv_cuda_vs_torch },
 	{ "soname_link", soname_link },
 	{ "ld_cache", ld_cache },
 	{ "wheel_glibc", wheel_glibc },

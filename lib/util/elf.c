@@ -11,6 +11,7 @@
 
 #define EL_ELF_MAX_PHDRS 256
 #define EL_ELF_MAX_DYN (64 * 1024)
+#define EL_ELF_MAX_NEEDED 64
 
 typedef struct {
 	int fd;
@@ -67,6 +68,25 @@ static int vaddr_to_off(const phdr *ph, int n, uint64_t vaddr, uint64_t *off)
 	return ENVLOCK_EPARSE;
 }
 
+/* The NUL-terminated name at strtab file offset base + off (at most 255 bytes), or NULL. */
+static char *dyn_string(const elf_file *f, uint64_t base, uint64_t off)
+{
+	char name[256];
+	ssize_t n;
+	size_t len;
+
+	if (base > f->size || off > f->size - base)
+		return NULL;
+	memset(name, 0, sizeof(name));
+	n = pread(f->fd, name, sizeof(name) - 1, (off_t)(base + off));
+	if (n <= 0)
+		return NULL;
+	len = strnlen(name, (size_t)n);
+	if (len == 0 || len == (size_t)n)
+		return NULL;
+	return el_xstrndup(name, len);
+}
+
 int el_elf_read(int fd, el_elf_info *out)
 {
 	unsigned char eh[64], *pbuf = NULL, *dyn = NULL;
@@ -74,6 +94,8 @@ int el_elf_read(int fd, el_elf_info *out)
 	phdr ph[EL_ELF_MAX_PHDRS];
 	uint64_t phoff, phentsize, phnum, strtab = 0, soname = UINT64_MAX;
 	int rc = ENVLOCK_EPARSE, have_strtab = 0;
+	uint64_t needed[EL_ELF_MAX_NEEDED];
+	size_t nneeded = 0;
 	struct stat st;
 	const phdr *dynph = NULL;
 
@@ -135,27 +157,26 @@ int el_elf_read(int fd, el_elf_info *out)
 			if (tag == DT_STRTAB) {
 				strtab = val;
 				have_strtab = 1;
-			} else if (tag == DT_SONAME)
+			} else if (tag == DT_SONAME) {
 				soname = val;
+			} else if (tag == DT_NEEDED && nneeded < EL_ELF_MAX_NEEDED) {
+				needed[nneeded++] = val;
+			}
 		}
 	}
 	rc = 0;
-	if (soname != UINT64_MAX && have_strtab) {
-		uint64_t off;
-		char name[256];
-		size_t len = 0;
+	if (have_strtab && (soname != UINT64_MAX || nneeded)) {
+		uint64_t base;
 
 		rc = ENVLOCK_EPARSE;
-		if (vaddr_to_off(ph, (int)phnum, strtab, &off) != 0 || soname > f.size - off)
+		if (vaddr_to_off(ph, (int)phnum, strtab, &base) != 0)
 			goto done;
-		off += soname;
-		memset(name, 0, sizeof(name));
-		if (pread(fd, name, sizeof(name) - 1, (off_t)off) <= 0)
+		if (soname != UINT64_MAX && !(out->soname = dyn_string(&f, base, soname)))
 			goto done;
-		len = strnlen(name, sizeof(name) - 1);
-		if (len == 0 || len == sizeof(name) - 1)
-			goto done;
-		out->soname = el_xstrndup(name, len);
+		out->needed = el_xcalloc(nneeded + 1, sizeof(char *));
+		for (size_t i = 0, k = 0; i < nneeded; i++)
+			if ((out->needed[k] = dyn_string(&f, base, needed[i])) != NULL)
+				k++;
 		rc = 0;
 	}
 done:
@@ -168,6 +189,10 @@ void el_elf_info_release(el_elf_info *info)
 {
 	free(info->soname);
 	info->soname = NULL;
+	for (char **n = info->needed; n && *n; n++)
+		free(*n);
+	free(info->needed);
+	info->needed = NULL;
 }
 
 const char *el_elf_machine_name(int machine, int bits, int big_endian)

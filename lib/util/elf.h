@@ -12,6 +12,7 @@ typedef struct {
 	int machine;         /* e_machine */
 	int big_endian;
 	char *soname;        /* malloc'd, NULL when the file has none */
+	char **needed;       /* DT_NEEDED names, malloc'd, NULL-terminated (NULL when none) */
 } el_elf_info;
 
 /*

@@ -52,6 +52,11 @@ check_eq "a manylinux_2_28 wheel on glibc 2.23: breaking" "breaking" "$(finding 
 finding "$scratch/wheel228.json" wheel-needs-newer-glibc message >"$scratch/m"
 check_grep "names the glibc the wheel needs" "GLIBC_2.28 not found" "$scratch/m"
 
+variant mmcv_cu11 'd["frameworks"]["mmcv"]["ops_cudart"] = "libcudart.so.11.0"'
+check_eq "mmcv ops linked to CUDA 11 under a cu102 torch: breaking" "breaking" "$(finding "$scratch/mmcv_cu11.json" mmcv-cuda-differs-from-torch severity)"
+variant mmcv_cu102 'd["frameworks"]["mmcv"]["ops_cudart"] = "libcudart.so.10.2"'
+check_eq "mmcv ops linked to CUDA 10.2 under a cu102 torch: no finding" "" "$(finding "$scratch/mmcv_cu102.json" mmcv-cuda-differs-from-torch severity)"
+
 "$ENVLOCK" check "$GOLDEN/broken.lock.json" >"$scratch/out"
 check_status "the broken fixture" 1 $?
 check_grep "missing soname link: the ln -s / ldconfig fix" \

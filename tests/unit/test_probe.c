@@ -152,7 +152,7 @@ static bool build_so(const char *dir, const char *name, const char *soname)
 	snprintf(src, sizeof(src), "%s/x.c", dir);
 	snprintf(out, sizeof(out), "%s/%s", dir, name);
 	snprintf(flag, sizeof(flag), "-Wl,-soname,%s", soname);
-	unit_write(dir, "x.c", "int envlock_x(void) { return 1; }\n", -1);
+	unit_write(dir, "x.c", "#include <stdio.h>\nint envlock_x(void) { return puts(\"x\"); }\n", -1);
 	if (el_spawn(argv, 60000, &b, &status) != 0 || status != 0) {
 		el_buf_release(&b);
 		return false;
@@ -212,6 +212,31 @@ static void elf_reader_matches_readelf(void **state)
 	assert_int_equal(el_elf_read(fd, &info), 0);
 	assert_string_equal(info.soname, "libenvlocktest.so.3");
 	assert_int_equal(info.bits, (int)(sizeof(void *) * 8));
+	/* DT_NEEDED, in the order readelf -d lists it */
+	{
+		const char *argv[] = { "readelf", "-d", path, NULL };
+		el_buf out = EL_BUF_INIT(1 << 20), want = EL_BUF_INIT(4096), got = EL_BUF_INIT(4096);
+		int status = -1;
+
+		if (el_spawn(argv, 30000, &out, &status) == 0 && status == 0) {
+			for (const char *l = strstr(el_buf_cstr(&out), "Shared library: ["); l;
+			     l = strstr(l + 1, "Shared library: [")) {
+				const char *name = l + strlen("Shared library: ["), *end = strchr(name, ']');
+
+				el_buf_put(&want, name, (size_t)(end - name));
+				el_buf_putc(&want, '\n');
+			}
+			for (char **n = info.needed; n && *n; n++)
+				el_buf_printf(&got, "%s\n", *n);
+			assert_true(want.len > 0);
+			assert_string_equal(el_buf_cstr(&got), el_buf_cstr(&want));
+		} else {
+			print_message("skipped: DT_NEEDED check needs readelf\n");
+		}
+		el_buf_release(&out);
+		el_buf_release(&want);
+		el_buf_release(&got);
+	}
 	el_elf_info_release(&info);
 	close(fd);
 	/* not ELF */

@@ -33,6 +33,7 @@ done
 check_eq "mtime recorded to the nanosecond, UTC" \
 	"$(date -u -d "@$(stat -c %.9Y work_dirs/exp1/epoch_2.pth)" +%Y-%m-%dT%H:%M:%S).$(stat -c %.9Y work_dirs/exp1/epoch_2.pth | cut -d. -f2)Z" \
 	"$(jget lock.json checkpoints.files.2.mtime)"
+if validate lock.json >"$scratch/v" 2>&1; then ok "a lock with checkpoints is valid against the schema"; else not_ok "a lock with checkpoints is valid against the schema"; sed 's/^/#   /' "$scratch/v"; fi
 check_eq "total bytes" "$((3000000 + 1000 + 500 + 700))" "$(jget lock.json checkpoints.total_bytes)"
 check_eq "first save read every byte" "$((3000000 + 1000 + 500 + 700))" "$(jget summary.json hashed.bytes_read)"
 

@@ -26,6 +26,15 @@ int cmd_check(int argc, char **argv);
 /* Print "envlock: <subject>: <why>" style errors on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The lock a read-only command works on: the one lockfile left in
+ * argv[optind..argc) or, with none, this machine (or opts->root) probed.
+ * Returns 0 with *out set, or CMD_USAGE after printing "envlock: <name>:
+ * <why>" for too many files, --root with a file, or a load failure.
+ */
+int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
+		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out);
+
 /* Print a warning line "envlock: warning: ..." on stderr. */
 void cmd_warning(const char *msg, void *data);
 

@@ -117,22 +117,14 @@ int cmd_check(int argc, char **argv)
 			return CMD_USAGE;
 		}
 	}
-	if (argc - optind > 1) {
-		cmd_error("check: expected at most one lockfile, got %d", argc - optind);
-		return CMD_USAGE;
-	}
-	if (optind < argc && opts.root) {
-		cmd_error("check: --root probes a tree; it cannot be combined with a lockfile");
-		return CMD_USAGE;
-	}
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
 		return CMD_USAGE;
 	}
+	if (cmd_lock_arg("check", argc, argv, optind, &opts, ctx, &lock) != 0)
+		goto done;
 	if ((rules_path ? envlock_rules_load(&rules, ctx, rules_path)
 			: envlock_rules_load_default(&rules, ctx)) != 0 ||
-	    (optind < argc ? envlock_lock_load(&lock, ctx, argv[optind])
-			   : envlock_lock_probe(&lock, ctx, &opts)) != 0 ||
 	    envlock_check(&found, ctx, rules, lock) != 0) {
 		cmd_error("check: %s", envlock_error_last(ctx));
 		goto done;

@@ -38,25 +38,12 @@ int cmd_show(int argc, char **argv)
 			return CMD_USAGE;
 		}
 	}
-	if (argc - optind > 1) {
-		cmd_error("show: expected at most one lockfile, got %d", argc - optind);
-		return CMD_USAGE;
-	}
-	if (optind < argc && opts.root) {
-		cmd_error("show: --root probes a tree; it cannot be combined with a lockfile");
-		return CMD_USAGE;
-	}
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
 		return CMD_USAGE;
 	}
-	rc = optind < argc ? envlock_lock_load(&lock, ctx, argv[optind])
-			   : envlock_lock_probe(&lock, ctx, &opts);
-	if (rc != 0) {
-		cmd_error("show: %s", envlock_error_last(ctx));
-		rc = CMD_USAGE;
+	if ((rc = cmd_lock_arg("show", argc, argv, optind, &opts, ctx, &lock)) != 0)
 		goto done;
-	}
 	rc = envlock_show_print(lock, ctx, stdout) == 0 ? CMD_OK : CMD_USAGE;
 	if (rc != CMD_OK)
 		cmd_error("show: %s", envlock_error_last(ctx));

@@ -32,6 +32,26 @@ void cmd_warning(const char *msg, void *data)
 	fprintf(stderr, "envlock: warning: %s\n", msg);
 }
 
+int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
+		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out)
+{
+	*out = NULL;
+	if (argc - optind_ > 1) {
+		cmd_error("%s: expected at most one lockfile, got %d", name, argc - optind_);
+		return CMD_USAGE;
+	}
+	if (optind_ < argc && opts->root) {
+		cmd_error("%s: --root probes a tree; it cannot be combined with a lockfile", name);
+		return CMD_USAGE;
+	}
+	if ((optind_ < argc ? envlock_lock_load(out, ctx, argv[optind_])
+			    : envlock_lock_probe(out, ctx, opts)) != 0) {
+		cmd_error("%s: %s", name, envlock_error_last(ctx));
+		return CMD_USAGE;
+	}
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("usage: envlock <command> [options]\n\ncommands:\n", out);

@@ -10,6 +10,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/root.h"
+#include "util/userpath.h"
 #include "util/xalloc.h"
 
 #define EL_LOCK_MAX_BYTES (64u << 20)
@@ -115,29 +116,14 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 
 int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 {
-	el_root live = { (char *)"", 1 };
 	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
 	const char *end = NULL;
 	envlock_lock *lock;
 	cJSON *doc, *ver;
-	int rc, e = 0;
-	char *abs = NULL;
+	int rc;
 
 	*out = NULL;
-	if (path[0] != '/') {
-		char cwd[4096];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
-		abs = el_path_join(cwd, path);
-	}
-	rc = el_root_read(&live, abs ? abs : path, &b, &e);
-	free(abs);
-	if (rc == ENVLOCK_ELIMIT && e != ELOOP)
-		rc = el_error_set(ctx, rc, "'%s': larger than 64 MiB, not a lockfile", path);
-	else if (rc)
-		rc = el_error_set(ctx, rc, "'%s': %s", path, el_root_reason(rc, e));
-	if (rc) {
+	if ((rc = el_userpath_read(ctx, path, &b, "lockfile")) != 0) {
 		el_buf_release(&b);
 		return rc;
 	}

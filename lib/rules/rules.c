@@ -9,6 +9,7 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/root.h"
+#include "util/userpath.h"
 #include "util/xalloc.h"
 
 #define EL_RULES_MAX_BYTES (8u << 20)
@@ -81,26 +82,12 @@ int envlock_rules_load_default(envlock_rules **out, envlock_ctx *ctx)
 
 int envlock_rules_load(envlock_rules **out, envlock_ctx *ctx, const char *path)
 {
-	el_root live = { (char *)"", 1 };
 	el_buf b = EL_BUF_INIT(EL_RULES_MAX_BYTES);
-	char *abs = NULL;
-	int e = 0, rc;
+	int rc;
 
 	*out = NULL;
-	if (path[0] != '/') {
-		char cwd[4096];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
-		abs = el_path_join(cwd, path);
-	}
-	rc = el_root_read(&live, abs ? abs : path, &b, &e);
-	free(abs);
-	if (rc == ENVLOCK_ELIMIT && e != ELOOP)
-		rc = el_error_set(ctx, rc, "'%s': larger than 8 MiB, not a rules file", path);
-	else if (rc)
-		rc = el_error_set(ctx, rc, "'%s': %s", path, el_root_reason(rc, e));
-	else
+	rc = el_userpath_read(ctx, path, &b, "rules file");
+	if (rc == 0)
 		rc = load_text(out, ctx, path, b.data, b.len);
 	el_buf_release(&b);
 	return rc;

@@ -1,9 +1,12 @@
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "error.h"
+#include "root.h"
 #include "userpath.h"
 #include "xalloc.h"
 
@@ -28,4 +31,26 @@ char *el_userpath_display(const char *abs)
 	if (strncmp(abs, cwd, n) == 0 && abs[n] == '/')
 		return el_xstrdup(abs + n + 1);
 	return el_xstrdup(abs);
+}
+
+int el_userpath_read(envlock_ctx *ctx, const char *path, el_buf *b, const char *what)
+{
+	el_root live = { (char *)"", 1 };
+	char *abs = NULL;
+	int e = 0, rc;
+
+	if (path[0] != '/') {
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
+		abs = el_path_join(cwd, path);
+	}
+	rc = el_root_read(&live, abs ? abs : path, b, &e);
+	free(abs);
+	if (rc == ENVLOCK_ELIMIT && e != ELOOP)
+		return el_error_set(ctx, rc, "'%s': larger than %zu MiB, not a %s", path, b->limit >> 20, what);
+	if (rc)
+		return el_error_set(ctx, rc, "'%s': %s", path, el_root_reason(rc, e));
+	return 0;
 }

@@ -12,4 +12,15 @@
  */
 char *el_userpath_display(const char *abs);
 
+#include "buf.h"
+#include "envlock/common.h"
+
+/*
+ * Read the file the user named (relative to the current directory) into
+ * b, whose limit is the size cap. On failure the error on ctx names the
+ * file and why, e.g. "'x.json': larger than 64 MiB, not a lockfile"
+ * (what = "lockfile").
+ */
+int el_userpath_read(envlock_ctx *ctx, const char *path, el_buf *b, const char *what);
+
 #endif

@@ -39,7 +39,11 @@ static const cJSON *row_eq(const cJSON *table, const char *key, const char *valu
 	return NULL;
 }
 
-/* The row with the greatest key <= version (tables list the releases where a value changed). */
+/*
+ * The row with the greatest key <= version (tables list the releases where
+ * a value changed); a row with "until" covers only versions below it, so
+ * a table that stops short judges no release it does not know.
+ */
 static const cJSON *row_floor(const cJSON *table, const char *key, const char *version)
 {
 	const cJSON *row, *best = NULL;
@@ -51,6 +55,8 @@ static const cJSON *row_floor(const cJSON *table, const char *key, const char *v
 		    (!best || envlock_version_cmp(v, el_jget_str(best, key)) > 0))
 			best = row;
 	}
+	if (best && el_jget_str(best, "until") && envlock_version_cmp(version, el_jget_str(best, "until")) >= 0)
+		return NULL;
 	return best;
 }
 

@@ -41,6 +41,18 @@ check_eq "mmdet 2.25.1 with mmcv-full 1.2.0: breaking" "breaking" "$(finding "$s
 finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range message >"$scratch/m"
 check_grep "mmcv range taken from mmdet 2.25.1s own bounds" "mmdet 2.25.1 requires" "$scratch/m"
 
+# mmpose: only releases the table has read are judged
+mp=$GOLDEN/mmpose-container.lock.json
+"$PYTHON" - "$mp" "$scratch/mmpose06.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["frameworks"]["mmpose"]["version"] = "0.6.0"
+d["frameworks"]["mmcv"]["version"] = "1.3.0"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+check_eq "mmpose 0.6.0 with mmcv 1.3.0: breaking (its __init__ wants < 1.2)" "breaking" "$(finding "$scratch/mmpose06.json" mmcv-outside-mmpose-range severity)"
+check_eq "mmpose 1.3.1, a release the table has not read: not judged" "" "$(finding "$mp" mmcv-outside-mmpose-range severity)"
+
 variant cpu 'd["frameworks"]["torch"]["version"] = "1.10.0+cpu"; d["frameworks"]["torch"]["cuda"] = None; d["frameworks"]["torch"]["cpu_only"] = True'
 check_eq "torch 1.10.0+cpu on a GPU machine: breaking" "breaking" "$(finding "$scratch/cpu.json" torch-cpu-only-on-gpu severity)"
 

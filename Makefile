@@ -1,7 +1,7 @@
 # envlock — one Makefile: library, CLI, tests, sanitizer run, benchmarks.
 
 CC      ?= cc
-PKGS    := libcjson libcrypto libgit2
+PKGS    := libcjson libcrypto libgit2 libarchive libzstd
 DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
            libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema
 BUILD   ?= build

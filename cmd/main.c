@@ -12,6 +12,7 @@ static const cmd_entry commands[] = {
 	{ "show", cmd_show, "summarise a lockfile (or this machine)" },
 	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
+	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
 	{ NULL, NULL, NULL }
 };
 

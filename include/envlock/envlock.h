@@ -8,6 +8,7 @@
 #include "lock.h"
 #include "show.h"
 #include "check.h"
+#include "bundle.h"
 #include "diff.h"
 
 #endif

@@ -1,0 +1,265 @@
+/* envlock bundle: seal a work_dir with its environment; verify, list, extract bundles. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: envlock bundle WORK_DIR [-o OUT] [--lock FILE] [--exclude GLOB]...\n"
+	      "                      [--checkpoints include|hash] [--level N] [--threads N]\n"
+	      "       envlock bundle verify ARCHIVE\n"
+	      "       envlock bundle list ARCHIVE [--json]\n"
+	      "       envlock bundle extract ARCHIVE [DIR] [--force]\n"
+	      "\n"
+	      "  -o, --output OUT        archive to write (default <work_dir name>.envlock.tar.zst)\n"
+	      "      --lock FILE         the lockfile to include (default: save this machine now,\n"
+	      "                          with the work_dir's configs and checkpoints)\n"
+	      "      --exclude GLOB      leave out matching paths (relative to WORK_DIR) or names\n"
+	      "      --checkpoints hash  leave the weights out, keep their digests in the manifest\n"
+	      "      --level N           zstd level (default 3); --threads N: zstd threads\n"
+	      "\n"
+	      "verify exits 0 only when every digest, the lock id and the entry list match.\n", out);
+}
+
+static void push_arg(const char ***list, size_t *n, const char *arg)
+{
+	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+
+	if (!grown) {
+		cmd_error("out of memory");
+		exit(CMD_USAGE);
+	}
+	grown[(*n)++] = arg;
+	*list = grown;
+}
+
+/* "runs/exp1/" -> "exp1.envlock.tar.zst" */
+static char *default_output(const char *work_dir)
+{
+	size_t n = strlen(work_dir);
+	const char *base;
+	char *copy, *out;
+
+	while (n > 1 && work_dir[n - 1] == '/')
+		n--;
+	copy = strndup(work_dir, n);
+	if (!copy)
+		return NULL;
+	base = strrchr(copy, '/') ? strrchr(copy, '/') + 1 : copy;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		base = "bundle";
+	if (asprintf(&out, "%s.envlock.tar.zst", base) < 0)
+		out = NULL;
+	free(copy);
+	return out;
+}
+
+static int bundle_create(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "lock", required_argument, NULL, 'l' },
+		{ "exclude", required_argument, NULL, 'x' },
+		{ "checkpoints", required_argument, NULL, 'c' },
+		{ "level", required_argument, NULL, 'L' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	envlock_bundle_opts opts;
+	envlock_ctx *ctx = NULL;
+	const char **excludes = NULL, *output = NULL;
+	char *def = NULL;
+	int c, rc = CMD_USAGE, quiet = 0;
+
+	memset(&opts, 0, sizeof(opts));
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", options, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'l': opts.lock_path = optarg; break;
+		case 'x': push_arg(&excludes, &opts.exclude_count, optarg); break;
+		case 'c':
+			if (strcmp(optarg, "hash") != 0 && strcmp(optarg, "include") != 0) {
+				cmd_error("bundle: --checkpoints takes include or hash, not '%s'", optarg);
+				goto done;
+			}
+			opts.checkpoints_hash_only = strcmp(optarg, "hash") == 0;
+			break;
+		case 'L': opts.level = atoi(optarg);
+			if (opts.level < 1 || opts.level > 19) {
+				cmd_error("bundle: --level takes 1 to 19, not '%s'", optarg);
+				goto done;
+			}
+			break;
+		case 't': opts.threads = atoi(optarg);
+			if (opts.threads < 1 || opts.threads > 256) {
+				cmd_error("bundle: --threads takes 1 to 256, not '%s'", optarg);
+				goto done;
+			}
+			break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); rc = CMD_OK; goto done;
+		default:
+			cmd_error("bundle: unknown or incomplete option '%s'", argv[optind - 1]);
+			usage(stderr);
+			goto done;
+		}
+	}
+	if (argc - optind != 1) {
+		cmd_error("bundle: expected one WORK_DIR");
+		usage(stderr);
+		goto done;
+	}
+	if (!output && !(output = def = default_output(argv[optind]))) {
+		cmd_error("out of memory");
+		goto done;
+	}
+	opts.excludes = excludes;
+	opts.progress = isatty(STDERR_FILENO);
+	if (!quiet)
+		opts.on_warning = cmd_warning;
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		goto done;
+	}
+	if (envlock_bundle_create(ctx, argv[optind], output, &opts) != 0) {
+		cmd_error("bundle: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+		goto done;
+	}
+	printf("%s\n", output);
+	rc = CMD_OK;
+done:
+	envlock_ctx_free(ctx);
+	free(excludes);
+	free(def);
+	return rc;
+}
+
+static int bundle_verify(int argc, char **argv)
+{
+	envlock_bundle_report rep;
+	envlock_ctx *ctx = NULL;
+	int rc;
+
+	if (argc != 2) {
+		cmd_error("bundle verify: expected one ARCHIVE");
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0)
+		return CMD_USAGE;
+	rc = envlock_bundle_verify(ctx, argv[1], stdout, &rep);
+	if (rc != 0) {
+		cmd_error("bundle verify: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+	} else if (rep.problems) {
+		printf("%zu of %zu entries do not match: the bundle is not what was sealed\n", rep.problems, rep.entries);
+		rc = CMD_FAIL;
+	} else {
+		printf("ok: %zu entries, every digest and the lock id match\n", rep.entries);
+	}
+	envlock_ctx_free(ctx);
+	return rc;
+}
+
+static int bundle_list(int argc, char **argv)
+{
+	envlock_ctx *ctx = NULL;
+	int json = argc == 3 && strcmp(argv[2], "--json") == 0, rc = CMD_OK;
+
+	if (argc != 2 && !json) {
+		cmd_error("bundle list: expected ARCHIVE [--json]");
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0)
+		return CMD_USAGE;
+	if (envlock_bundle_list(ctx, argv[1], stdout, json) != 0) {
+		cmd_error("bundle list: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+	}
+	envlock_ctx_free(ctx);
+	return rc;
+}
+
+static int bundle_extract(int argc, char **argv)
+{
+	envlock_extract_opts opts;
+	envlock_ctx *ctx = NULL;
+	const char *archive = NULL, *dir = NULL;
+	char *def = NULL;
+	int rc = CMD_OK;
+
+	memset(&opts, 0, sizeof(opts));
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--force") == 0)
+			opts.force = 1;
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			cmd_error("bundle extract: unknown option '%s'", argv[i]);
+			return CMD_USAGE;
+		} else if (!archive)
+			archive = argv[i];
+		else if (!dir)
+			dir = argv[i];
+		else {
+			cmd_error("bundle extract: unexpected argument '%s'", argv[i]);
+			return CMD_USAGE;
+		}
+	}
+	if (!archive) {
+		cmd_error("bundle extract: expected ARCHIVE [DIR]");
+		return CMD_USAGE;
+	}
+	if (!dir) {
+		/* exp1.envlock.tar.zst -> exp1 */
+		const char *base = strrchr(archive, '/') ? strrchr(archive, '/') + 1 : archive;
+		const char *dot = strstr(base, ".envlock.tar.zst");
+
+		def = strndup(base, dot && dot > base ? (size_t)(dot - base) : strlen(base));
+		if (!def || !strcmp(def, base)) {
+			cmd_error("bundle extract: name the target DIR for '%s'", archive);
+			free(def);
+			return CMD_USAGE;
+		}
+		dir = def;
+	}
+	if (envlock_ctx_new(&ctx) != 0) {
+		free(def);
+		return CMD_USAGE;
+	}
+	if (envlock_bundle_extract(ctx, archive, dir, &opts) != 0) {
+		cmd_error("bundle extract: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+	}
+	envlock_ctx_free(ctx);
+	free(def);
+	return rc;
+}
+
+int cmd_bundle(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} verbs[] = {
+		{ "verify", bundle_verify },
+		{ "list", bundle_list },
+		{ "extract", bundle_extract },
+		{ NULL, NULL }
+	};
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return CMD_OK;
+	}
+	for (int i = 0; argc >= 2 && verbs[i].name; i++)
+		if (strcmp(argv[1], verbs[i].name) == 0)
+			return verbs[i].fn(argc - 1, argv + 1);
+	return bundle_create(argc, argv);
+}

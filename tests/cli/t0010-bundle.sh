@@ -1,0 +1,123 @@
+#!/bin/sh
+# envlock bundle: round trip of an mmdetection-shaped work_dir, determinism,
+# --checkpoints hash, corruption and truncation, GNU tar compatibility.
+. "$(dirname "$0")/lib.sh"
+
+lock=$GOLDEN/ubuntu1604-mmdet.lock.json
+cd "$scratch" || exit 1
+mk_work_dir() { # an mmdetection 2.x run: config dump, logs, checkpoints, latest.pth link
+	mkdir -p "$1"
+	printf "_base_ = ['../_base_/default_runtime.py']\nlr = 0.02\n" >"$1/faster_rcnn_r50_fpn_1x_coco.py"
+	seq 1 20000 | sed 's/^/2026-11-30 12:00:00,000 - mmdet - INFO - Epoch [1][/' >"$1/20261130_120000.log"
+	seq 1 500 | sed 's/.*/{"mode": "train", "epoch": 1, "iter": &, "loss": 0.5}/' >"$1/20261130_120000.log.json"
+	head -c 2000000 /dev/urandom >"$1/epoch_1.pth"
+	head -c 1500000 /dev/urandom >"$1/epoch_2.pth"
+	ln -s epoch_2.pth "$1/latest.pth"
+	mkdir -p "$1/vis"
+	printf 'png' >"$1/vis/0001.png"
+}
+mk_work_dir exp1
+
+"$ENVLOCK" bundle -q exp1 --lock "$lock" >out
+check_status "bundle create" 0 $?
+check_eq "default output name, printed" "exp1.envlock.tar.zst" "$(cat out)"
+"$ENVLOCK" bundle verify exp1.envlock.tar.zst >out
+check_status "bundle verify" 0 $?
+check_eq "verify says what it checked" "ok: 8 entries, every digest and the lock id match" "$(tail -n 1 out)"
+
+# the entries, in order, as GNU tar sees them
+tar -I zstd -tf exp1.envlock.tar.zst >entries
+check_eq "lock first, manifest second, then sorted work_dir entries" \
+	"envlock.lock.json MANIFEST.json exp1/20261130_120000.log exp1/20261130_120000.log.json exp1/epoch_1.pth exp1/epoch_2.pth exp1/faster_rcnn_r50_fpn_1x_coco.py exp1/latest.pth exp1/vis/ exp1/vis/0001.png" \
+	"$(tr '\n' ' ' <entries | sed 's/ $//')"
+tar -I zstd -tvf exp1.envlock.tar.zst | awk '{print $2}' | sort -u >owners
+check_eq "every entry root-owned, no names" "0/0" "$(cat owners)"
+mkdir gnu && tar -I zstd -xf exp1.envlock.tar.zst -C gnu
+check_status "GNU tar extracts it" 0 $?
+check_eq "GNU tar's copy of a checkpoint has the same digest" "$(sha256sum exp1/epoch_1.pth | cut -d' ' -f1)" "$(sha256sum gnu/exp1/epoch_1.pth | cut -d' ' -f1)"
+check_eq "the symlink stays a symlink" "epoch_2.pth" "$(readlink gnu/exp1/latest.pth)"
+check_eq "the bundled lock is the lock given" "$(jget "$lock" id)" "$(jget gnu/MANIFEST.json lock_id)"
+if validate_manifest() { "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.manifest.schema.json" "$1"; }; validate_manifest gnu/MANIFEST.json >v 2>&1; then
+	ok "MANIFEST.json is valid against its schema"
+else
+	not_ok "MANIFEST.json is valid against its schema"; sed 's/^/#   /' v
+fi
+check_eq "manifest digests = sha256sum" "$(sha256sum exp1/epoch_2.pth | cut -d' ' -f1)" \
+	"$("$PYTHON" -c 'import json; print([f["sha256"] for f in json.load(open("gnu/MANIFEST.json"))["files"] if f["path"] == "exp1/epoch_2.pth"][0])')"
+
+# determinism: twice, another copy (other owner), other mtimes with SOURCE_DATE_EPOCH
+"$ENVLOCK" bundle -q exp1 --lock "$lock" -o again.tar.zst >/dev/null
+if cmp -s exp1.envlock.tar.zst again.tar.zst; then ok "two runs give byte-identical bundles"; else not_ok "two runs give byte-identical bundles"; fi
+mkdir copy && cp -r exp1 copy/exp1 && touch copy/exp1/*.log && chown -R 65534:65534 copy 2>/dev/null
+SOURCE_DATE_EPOCH=1700000000 "$ENVLOCK" bundle -q exp1 --lock "$lock" -o s1.tar.zst >/dev/null
+SOURCE_DATE_EPOCH=1700000000 "$ENVLOCK" bundle -q copy/exp1 --lock "$lock" -o s2.tar.zst >/dev/null
+if cmp -s s1.tar.zst s2.tar.zst; then ok "a copy with another owner and other mtimes gives the same bytes (SOURCE_DATE_EPOCH)"; else not_ok "a copy with another owner and other mtimes gives the same bytes (SOURCE_DATE_EPOCH)"; fi
+
+# --checkpoints hash: weights left out, digests kept
+"$ENVLOCK" bundle -q exp1 --lock "$lock" --checkpoints hash -o small.tar.zst >/dev/null
+check_eq "hash mode leaves the weights out" "" "$(tar -I zstd -tf small.tar.zst | grep '\.pth$' | grep -v latest)"
+"$ENVLOCK" bundle verify small.tar.zst >/dev/null
+check_status "a hash-only bundle verifies" 0 $?
+check_eq "its manifest keeps the weights' digests" "$(sha256sum exp1/epoch_1.pth | cut -d' ' -f1) False" \
+	"$(tar -I zstd -xOf small.tar.zst MANIFEST.json | "$PYTHON" -c 'import json,sys; f=[f for f in json.load(sys.stdin)["files"] if f["path"] == "exp1/epoch_1.pth"][0]; print(f["sha256"], f["stored"])')"
+
+# --exclude
+"$ENVLOCK" bundle -q exp1 --lock "$lock" --exclude '*.log' --exclude vis -o ex.tar.zst >/dev/null
+check_eq "--exclude leaves out matching names and folders" "0" "$(tar -I zstd -tf ex.tar.zst | grep -c '\.log$\|vis')"
+
+# corruption: one byte flipped inside a checkpoint's data names that file
+"$PYTHON" - exp1.envlock.tar.zst flipped.tar.zst <<'PY'
+import subprocess, sys, tarfile, io
+raw = subprocess.run(["zstd", "-dcq", sys.argv[1]], capture_output=True, check=True).stdout
+tf = tarfile.open(fileobj=io.BytesIO(raw))
+m = tf.getmember("exp1/epoch_1.pth")
+data = bytearray(raw)
+data[m.offset_data + 1000] ^= 0xff
+open(sys.argv[2], "wb").write(subprocess.run(["zstd", "-q", "-c"], input=bytes(data), capture_output=True, check=True).stdout)
+PY
+"$ENVLOCK" bundle verify flipped.tar.zst >out
+check_status "verify of a flipped byte" 1 $?
+check_eq "it names the file" "exp1/epoch_1.pth: content does not match its sha256 in the manifest" "$(head -n 1 out)"
+head -c 1000000 exp1.envlock.tar.zst >cut.tar.zst
+"$ENVLOCK" bundle verify cut.tar.zst >out 2>err
+check_status "verify of a truncated bundle" 1 $?
+check_eq "a truncated bundle: one line naming it" "1" "$(grep -c "'cut.tar.zst'" err)"
+printf 'not an archive' >junk.tar.zst
+"$ENVLOCK" bundle verify junk.tar.zst >out 2>err
+check_status "verify of a non-archive" 1 $?
+check_grep "a non-archive is named" "'junk.tar.zst'" err
+
+# a file that changes while it is bundled (a training job still writing) fails the bundle
+mkdir -p live && head -c 100000000 /dev/urandom >live/epoch_1.pth
+( while [ ! -e stop ]; do printf x >>live/epoch_1.pth; sleep 0.01; done ) &
+writer=$!
+"$ENVLOCK" bundle -q live --lock "$lock" -o live.tar.zst >out 2>err
+st=$?
+touch stop
+wait "$writer"
+check_status "bundle of a file being written" 1 "$st"
+check_grep "the changing file is named" "live/epoch_1.pth': changed while being" err
+if ls | grep -q '^live.tar.zst'; then not_ok "no archive left after a change"; else ok "no archive left after a change"; fi
+rm -rf live stop
+
+# bad input to create
+"$ENVLOCK" bundle nowhere --lock "$lock" 2>err
+check_status "bundle of a missing work_dir" 1 $?
+check_grep "missing work_dir named" "envlock: bundle: 'nowhere'" err
+if [ -e nowhere.envlock.tar.zst ]; then not_ok "nothing written for a missing work_dir"; else ok "nothing written for a missing work_dir"; fi
+"$ENVLOCK" bundle exp1 --lock "$scratch/none.json" -o none.tar.zst 2>err
+check_status "a missing --lock" 1 $?
+check_eq "no partial archive left" "" "$(ls | grep 'none.tar.zst')"
+
+# round trip through envlock's own extraction
+if "$ENVLOCK" bundle extract exp1.envlock.tar.zst back >out 2>err; then
+	ok "bundle extract"
+	check_eq "extracted tree equals the work_dir" "" "$(diff -r exp1 back/exp1 2>&1)"
+	check_eq "the symlink comes back as a symlink" "epoch_2.pth" "$(readlink back/exp1/latest.pth)"
+	"$ENVLOCK" bundle extract exp1.envlock.tar.zst back 2>err
+	check_status "extract into an existing folder without --force" 1 $?
+	"$ENVLOCK" bundle extract --force exp1.envlock.tar.zst back 2>err
+	check_status "extract into an existing folder with --force" 0 $?
+else
+	not_ok "bundle extract"; sed 's/^/#   /' err
+fi

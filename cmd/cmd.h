@@ -27,6 +27,9 @@ int cmd_bundle(int argc, char **argv);
 /* Print "envlock: <subject>: <why>" style errors on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Append arg to a growable list of borrowed strings (repeatable options). */
+void cmd_push_arg(const char ***list, size_t *n, const char *arg);
+
 /*
  * The lock a read-only command works on: the one lockfile left in
  * argv[optind..argc) or, with none, this machine (or opts->root) probed.

@@ -25,18 +25,6 @@ static void usage(FILE *out)
 	      "verify exits 0 only when every digest, the lock id and the entry list match.\n", out);
 }
 
-static void push_arg(const char ***list, size_t *n, const char *arg)
-{
-	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
-
-	if (!grown) {
-		cmd_error("out of memory");
-		exit(CMD_USAGE);
-	}
-	grown[(*n)++] = arg;
-	*list = grown;
-}
-
 /* "runs/exp1/" -> "exp1.envlock.tar.zst" */
 static char *default_output(const char *work_dir)
 {
@@ -84,7 +72,7 @@ static int bundle_create(int argc, char **argv)
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'l': opts.lock_path = optarg; break;
-		case 'x': push_arg(&excludes, &opts.exclude_count, optarg); break;
+		case 'x': cmd_push_arg(&excludes, &opts.exclude_count, optarg); break;
 		case 'c':
 			if (strcmp(optarg, "hash") != 0 && strcmp(optarg, "include") != 0) {
 				cmd_error("bundle: --checkpoints takes include or hash, not '%s'", optarg);

@@ -45,19 +45,6 @@ static void print_json_summary(const envlock_lock *lock, const char *path)
 	       n, st.files, st.cached, st.bytes_read);
 }
 
-/* Append arg to a growable list of borrowed strings. */
-static void push_arg(const char ***list, size_t *n, const char *arg)
-{
-	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
-
-	if (!grown) {
-		cmd_error("out of memory");
-		exit(CMD_USAGE);
-	}
-	grown[(*n)++] = arg;
-	*list = grown;
-}
-
 int cmd_save(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -95,9 +82,9 @@ int cmd_save(int argc, char **argv)
 		case 'c': opts.conda_prefix = optarg; break;
 		case 'p': opts.python = optarg; break;
 		case 'n': opts.no_cache = 1; break;
-		case 'k': push_arg(&checkpoints, &opts.checkpoint_count, optarg); break;
-		case 'C': push_arg(&configs, &opts.config_count, optarg); break;
-		case 'R': push_arg(&repos, &opts.repo_count, optarg); break;
+		case 'k': cmd_push_arg(&checkpoints, &opts.checkpoint_count, optarg); break;
+		case 'C': cmd_push_arg(&configs, &opts.config_count, optarg); break;
+		case 'R': cmd_push_arg(&repos, &opts.repo_count, optarg); break;
 		case 'N': opts.default_repo = 0; break;
 		case 'P': opts.no_patch = 1; break;
 		case 'j': json = 1; break;

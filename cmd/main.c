@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -31,6 +32,18 @@ void cmd_warning(const char *msg, void *data)
 {
 	(void)data;
 	fprintf(stderr, "envlock: warning: %s\n", msg);
+}
+
+void cmd_push_arg(const char ***list, size_t *n, const char *arg)
+{
+	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+
+	if (!grown) {
+		cmd_error("out of memory");
+		exit(CMD_USAGE);
+	}
+	grown[(*n)++] = arg;
+	*list = grown;
 }
 
 int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,

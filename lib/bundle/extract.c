@@ -24,6 +24,7 @@
 
 #include "bundle.h"
 #include "lock/model.h"
+#include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -265,22 +266,6 @@ static const char *type_name(mode_t type)
 	}
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Make a file (link_target NULL: *fd open for writing) or a symlink at name in dfd. */
 static int make_at(int dfd, const char *name, const char *link_target, int *fd)
 {
@@ -441,7 +426,7 @@ static int put_blob(extractor *x, const char *name, const el_buf *b, struct time
 
 	if (create_at(x, x->root_fd, name, NULL, tmp, &fd) != 0)
 		return entry_error(x, ENVLOCK_EIO, name, "%s", el_strerror(errno));
-	if (write_all(fd, b->data ? b->data : "", b->len) != 0) {
+	if (el_write_all(fd, b->data ? b->data : "", b->len) != 0) {
 		int rc = entry_error(x, ENVLOCK_EIO, name, "%s", el_strerror(errno));
 
 		close(fd);
@@ -489,7 +474,7 @@ static int put_file(extractor *x, const char *path, struct archive_entry *e, con
 			break;
 		}
 		el_sha256_update(h, x->buf, (size_t)n);
-		if (write_all(fd, x->buf, (size_t)n) != 0) {
+		if (el_write_all(fd, x->buf, (size_t)n) != 0) {
 			rc = entry_error(x, ENVLOCK_EIO, path, "%s", el_strerror(errno));
 			break;
 		}

@@ -11,7 +11,7 @@
 #include "root.h"
 #include "xalloc.h"
 
-static int write_all(int fd, const char *p, size_t len)
+int el_write_all(int fd, const char *p, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, p, len);
@@ -37,7 +37,7 @@ static int write_special(envlock_ctx *ctx, const char *path, const void *data, s
 
 	if (fd < 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
-	if (write_all(fd, data, len) != 0)
+	if (el_write_all(fd, data, len) != 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", path, el_strerror(errno));
 	if (close(fd) != 0 && rc == 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
@@ -66,7 +66,7 @@ int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 				  path, dir, el_strerror(errno));
 		goto done;
 	}
-	if (fchmod(fd, mode & ~mask) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, mode & ~mask) != 0 || el_write_all(fd, data, len) != 0 || fsync(fd) != 0) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", path, el_strerror(errno));
 		close(fd);
 		unlink(tmp);

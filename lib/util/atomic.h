@@ -15,6 +15,9 @@
 int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 		    size_t len, mode_t mode);
 
+/* write(2) all of p, retrying short writes and EINTR; 0 or -1 (errno set). */
+int el_write_all(int fd, const char *p, size_t len);
+
 /* mkdir -p for dir with mode; 0 or ENVLOCK_EIO. */
 int el_mkdir_p(const char *dir, mode_t mode);
 

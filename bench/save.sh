@@ -17,11 +17,24 @@ export XDG_CACHE_HOME="$PWD/$out/cache"
 rm -rf "$XDG_CACHE_HOME"
 cold=$( { /usr/bin/time -f '%e %M' "$ENVLOCK" save -q -o /dev/null ; } 2>&1 | tail -n 1)
 
-/usr/bin/python3 bench/median.py "$N" \
-	"envlock save -o /dev/null (this machine, digest cache warm)" -- "$ENVLOCK" save -q -o /dev/null --- \
+# The machine probe is measured from a folder outside any git repository:
+# pip freeze records no code, and save records the repository holding the
+# current directory; the same save inside this repository is measured too.
+ENVLOCK_ABS=$(cd "$(dirname "$ENVLOCK")" && pwd)/$(basename "$ENVLOCK")
+bench_root_abs=$(cd "$bench_root" && pwd)
+away=$(mktemp -d)
+here=$PWD
+cd "$away"
+/usr/bin/python3 "$here/bench/median.py" "$N" \
+	"envlock save -o /dev/null (this machine, digest cache warm)" -- "$ENVLOCK_ABS" save -q -o /dev/null --- \
 	"python3 -m pip freeze" -- python3 -m pip freeze --- \
-	"envlock save --root bench-800 -o /dev/null (500 conda + 300 pip)" -- "$ENVLOCK" save -q --root "$bench_root" -o /dev/null \
-	>"$out/save.tsv"
+	"envlock save --root bench-800 -o /dev/null (500 conda + 300 pip)" -- "$ENVLOCK_ABS" save -q --root "$bench_root_abs" -o /dev/null \
+	>"$here/$out/save.tsv"
+cd "$here"
+rmdir "$away"
+/usr/bin/python3 bench/median.py "$N" \
+	"envlock save -o /dev/null inside this git repository (records it too)" -- "$ENVLOCK" save -q -o /dev/null \
+	>>"$out/save.tsv"
 
 echo "cold save (s, max RSS KiB): $cold" >>"$out/save.tsv"
 /usr/bin/time -f 'warm save max RSS KiB: %M' "$ENVLOCK" save -q -o /dev/null 2>>"$out/save.tsv"

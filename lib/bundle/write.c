@@ -288,6 +288,7 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 		free(configs);
 	}
 	if (rc == 0) {
+		el_lock_settle(lock);
 		snprintf(id, idlen, "%s", envlock_lock_id(lock));
 		if (el_json_write(lock->doc, out, 2) != 0)
 			rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the lockfile is larger than 64 MiB");

@@ -344,3 +344,17 @@ void el_lock_update_id(envlock_lock *lock)
 	el_lock_compute_id(lock);
 	el_jset_str(lock->doc, "id", lock->id);
 }
+
+void el_lock_touch(envlock_lock *lock)
+{
+	lock->id_ready = 0;
+	lock->doc_id_stale = 1;
+}
+
+void el_lock_settle(envlock_lock *lock)
+{
+	if (lock->doc_id_stale) {
+		el_lock_update_id(lock);
+		lock->doc_id_stale = 0;
+	}
+}

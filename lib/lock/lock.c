@@ -109,7 +109,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_root_thread_done();
 	el_root_release(&p.root);
 
-	el_lock_update_id(lock);
+	el_lock_touch(lock); /* its id is computed when written or asked for */
 	*out = lock;
 	return 0;
 }
@@ -180,6 +180,9 @@ int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *p
 	el_buf b = EL_BUF_INIT((size_t)1 << 30);
 	int rc;
 
+	/* settling the id caches it; the lock's content does not change */
+	el_lock_settle((envlock_lock *)lock);
+
 	if (el_json_write(lock->doc, &b, 2) != 0) {
 		el_buf_release(&b);
 		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': lockfile larger than 1 GiB", path);
@@ -197,7 +200,9 @@ int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *p
 const char *envlock_lock_id(const envlock_lock *lock)
 {
 	/* a cache inside an otherwise unchanged lock: computing it changes nothing observable */
-	if (!lock->id_ready)
+	if (((envlock_lock *)lock)->doc_id_stale)
+		el_lock_settle((envlock_lock *)lock);
+	else if (!lock->id_ready)
 		el_lock_compute_id((envlock_lock *)lock);
 	return lock->id;
 }

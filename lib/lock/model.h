@@ -16,6 +16,7 @@ struct envlock_lock {
 	cJSON *doc;
 	char id[8 + EL_SHA256_HEX]; /* "sha256:" + hex, once computed */
 	int id_ready;               /* id is computed lazily: loading a lock does not need it */
+	int doc_id_stale;           /* the document changed since its "id" was set (a probe, checks) */
 	cJSON *errors;              /* request errors (strings); not part of the document */
 	envlock_hash_stats stats;
 };
@@ -52,5 +53,11 @@ void el_lock_compute_id(envlock_lock *lock);
 
 /* Compute lock->id and store it as the document's "id". */
 void el_lock_update_id(envlock_lock *lock);
+
+/* The document changed: its id is recomputed when next needed (once, however many changes). */
+void el_lock_touch(envlock_lock *lock);
+
+/* Make the document's "id" current before it is written out. */
+void el_lock_settle(envlock_lock *lock);
 
 #endif

@@ -219,7 +219,7 @@ int envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx, const envlo
 	el_jset_int(checks, "risky", (long long)count[ENVLOCK_SEV_RISKY]);
 	el_jset_int(checks, "info", (long long)count[ENVLOCK_SEV_INFO]);
 	envlock_findings_free(f);
-	el_lock_update_id(lock);
+	el_lock_touch(lock);
 	return 0;
 }
 

@@ -26,7 +26,7 @@ for root in ubuntu1604-mmdet mmpose-container cuda92-cudnn7 no-nvidia broken; do
 	out=$scratch/$root.lock.json
 	runner=
 	[ "$root" = broken ] && runner=as_user
-	if [ "$root" = broken ] && [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$dir/etc/hostname"; then
+	if [ "$root" = broken ] && [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$dir/etc/hostname" -a -x "$ENVLOCK"; then
 		skip "$root: saved as an unprivileged user" "user nobody cannot read $dir"
 		continue
 	fi

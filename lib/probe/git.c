@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lock/model.h"
 #include "probe.h"
@@ -733,6 +734,36 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strs *seen)
 	git_repository_free(repo);
 }
 
+/*
+ * Could the current directory be inside a git repository: is there a
+ * ".git" (folder or gitfile) in it or a folder above it, or a GIT_DIR?
+ * Starting libgit2 costs milliseconds; without a ".git" on the way up
+ * there is nothing for it to find.
+ */
+static bool cwd_may_be_in_repo(void)
+{
+	char *dir = getcwd(NULL, 0);
+	bool found = getenv("GIT_DIR") != NULL;
+
+	while (dir && !found) {
+		char *git = el_path_join(dir, ".git");
+		struct stat st;
+
+		found = lstat(git, &st) == 0;
+		free(git);
+		if (strcmp(dir, "/") == 0)
+			break;
+		{
+			char *up = el_path_dir(dir);
+
+			free(dir);
+			dir = up;
+		}
+	}
+	free(dir);
+	return found;
+}
+
 void el_probe_repos(el_probe *p)
 {
 	cJSON *sec = el_probe_section(p, "repos");
@@ -740,7 +771,7 @@ void el_probe_repos(el_probe *p)
 	const envlock_probe_opts *o = p->opts;
 	el_strs seen = { 0 };
 
-	if (o->repo_count || (o->default_repo && p->root.live)) {
+	if (o->repo_count || (o->default_repo && p->root.live && cwd_may_be_in_repo())) {
 		if (git_libgit2_init() < 0) {
 			el_probe_warn(p, "repositories: %s", lg_reason());
 		} else {

@@ -169,14 +169,11 @@ static int entry_error(extractor *x, int code, const char *path, const char *fmt
 /* libarchive's own message, converted once: lowercase, with the entry it stopped at. */
 static int archive_fail(extractor *x, const char *where, const char *path)
 {
-	const char *msg = archive_error_string(x->a);
 	char text[512], name[320];
 	/* libarchive reports a malformed archive as EILSEQ (its private ARCHIVE_ERRNO_FILE_FORMAT) */
 	int code = archive_errno(x->a) == EILSEQ ? ENVLOCK_EPARSE : ENVLOCK_EIO;
 
-	snprintf(text, sizeof(text), "%s", msg && *msg ? msg : "cannot be read");
-	if (text[0] >= 'A' && text[0] <= 'Z' && !(text[1] >= 'A' && text[1] <= 'Z'))
-		text[0] = (char)(text[0] - 'A' + 'a');
+	snprintf(text, sizeof(text), "%s", el_archive_reason(x->a));
 	if (path)
 		return el_error_set(x->ctx, code, "'%s': %s (%s '%s')", x->archive, text, where,
 				    shown(path, name, sizeof(name)));

@@ -26,7 +26,7 @@ static int open_reader(envlock_ctx *ctx, reader *r, const char *path)
 	archive_read_support_format_tar(r->a);
 	if (archive_read_open_filename(r->a, path, EL_BUNDLE_CHUNK) != ARCHIVE_OK) {
 		int rc = el_error_set(ctx, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "'%s': %s", path,
-				      archive_error_string(r->a) ? archive_error_string(r->a) : "cannot be opened");
+				      el_archive_reason(r->a));
 
 		archive_read_free(r->a);
 		r->a = NULL;
@@ -49,7 +49,7 @@ static int read_meta(envlock_ctx *ctx, reader *r, const char *name, el_buf *out)
 		if (el_buf_put(out, chunk, (size_t)n) != 0)
 			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB", r->path, name);
 	if (n < 0)
-		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", r->path, archive_error_string(r->a));
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", r->path, el_archive_reason(r->a));
 	return 0;
 }
 
@@ -157,7 +157,7 @@ int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envl
 			}
 			el_sha256_end(h, hex);
 			if (n < 0) {
-				rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s: %s", archive, path, archive_error_string(r.a));
+				rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': entry '%s': %s", archive, path, el_archive_reason(r.a));
 				goto done_seen;
 			}
 			if (!el_jget_bool(want, "stored", true))
@@ -176,7 +176,7 @@ int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envl
 	}
 	if (st != ARCHIVE_EOF) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", archive,
-				  archive_error_string(r.a) ? archive_error_string(r.a) : "cannot be read to the end");
+				  el_archive_reason(r.a));
 		goto done_seen;
 	}
 	cJSON_ArrayForEach(f, el_jget(manifest, "files")) {

@@ -80,16 +80,6 @@ static bool excluded(const walk *w, const char *rel)
 	return false;
 }
 
-static bool is_weights(const char *name)
-{
-	static const char *const suffixes[] = { ".pth", ".pt", ".ckpt", ".safetensors", ".bin", NULL };
-
-	for (const char *const *s = suffixes; *s; s++)
-		if (el_ends_with(name, *s))
-			return true;
-	return false;
-}
-
 /* Does a symlink at rel pointing to target stay inside the work_dir? */
 static bool link_inside(const char *rel, const char *target)
 {
@@ -206,7 +196,7 @@ static void collect(walk *w, const char *rel)
 			e.size = (uint64_t)st.st_size;
 			e.mode = st.st_mode & 0111 ? 0755 : 0644;
 			e.mtime = st.st_mtime;
-			e.stored = !(w->opts->checkpoints_hash_only && is_weights(names[i]));
+			e.stored = !(w->opts->checkpoints_hash_only && el_is_checkpoint_name(names[i]));
 			push(w, &e);
 			r = NULL;
 		} else {
@@ -270,7 +260,7 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 				configs[nconf++] = el_path_join(w->top, w->v[i].rel);
 			}
 		for (size_t i = 0; i < w->n; i++)
-			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && is_weights(w->v[i].rel))
+			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && el_is_checkpoint_name(w->v[i].rel))
 				po.checkpoint_count = 1;
 		po.checkpoints = ckpt;
 		po.configs = configs;
@@ -355,7 +345,7 @@ static int put_blob(envlock_ctx *ctx, struct archive *a, const char *name, const
 	int rc = 0;
 
 	if (archive_write_header(a, e) != ARCHIVE_OK || archive_write_data(a, data, len) != (la_ssize_t)len)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "writing %s: %s", name, archive_error_string(a));
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing %s: %s", name, el_archive_reason(a));
 	archive_entry_free(e);
 	return rc;
 }
@@ -393,7 +383,7 @@ static int put_file(envlock_ctx *ctx, struct archive *a, const walk *w, const en
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	e = new_entry(path, AE_IFREG, x->mode, t, (int64_t)x->size);
 	if (archive_write_header(a, e) != ARCHIVE_OK)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, archive_error_string(a));
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
 	archive_entry_free(e);
 	while (rc == 0 && done < x->size) {
 		ssize_t n = read(fd, buf, EL_BUNDLE_CHUNK);
@@ -405,7 +395,7 @@ static int put_file(envlock_ctx *ctx, struct archive *a, const walk *w, const en
 			break;
 		}
 		if (archive_write_data(a, buf, (size_t)n) != n)
-			rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, archive_error_string(a));
+			rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
 		done += (uint64_t)n;
 		el_progress_add((uint64_t)n, bar);
 	}
@@ -452,7 +442,7 @@ static int write_archive(envlock_ctx *ctx, const walk *w, const char *tmp, const
 		archive_write_set_filter_option(a, "zstd", "threads", opt);
 	}
 	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, archive_error_string(a));
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, el_archive_reason(a));
 		goto done;
 	}
 	bar = el_progress_start("bundling", total, w->opts->progress);
@@ -467,14 +457,14 @@ static int write_archive(envlock_ctx *ctx, const walk *w, const char *tmp, const
 			struct archive_entry *e = new_entry(path, AE_IFDIR, 0755, t, 0);
 
 			if (archive_write_header(a, e) != ARCHIVE_OK)
-				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, archive_error_string(a));
+				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
 			archive_entry_free(e);
 		} else if (x->type == ENT_LINK) {
 			struct archive_entry *e = new_entry(path, AE_IFLNK, 0777, t, 0);
 
 			archive_entry_set_symlink(e, x->target);
 			if (archive_write_header(a, e) != ARCHIVE_OK)
-				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, archive_error_string(a));
+				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
 			archive_entry_free(e);
 		} else if (x->stored) {
 			rc = put_file(ctx, a, w, x, path, t, bar, buf);
@@ -483,7 +473,7 @@ static int write_archive(envlock_ctx *ctx, const walk *w, const char *tmp, const
 	}
 	el_progress_finish(bar);
 	if (archive_write_close(a) != ARCHIVE_OK && rc == 0)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, archive_error_string(a));
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, el_archive_reason(a));
 done:
 	archive_write_free(a);
 	free(buf);

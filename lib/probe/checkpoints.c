@@ -25,8 +25,6 @@
 
 #define EL_MAX_CHECKPOINTS 100000
 
-static const char *const weight_suffixes[] = { ".pth", ".pt", ".ckpt", ".safetensors", ".bin", NULL };
-
 typedef struct {
 	char *path;   /* absolute, resolved */
 	uint64_t dev, ino;
@@ -45,14 +43,6 @@ typedef struct {
 	el_hashcache *hashes;
 	ckpt *files;
 } hash_job;
-
-static bool is_weights(const char *name)
-{
-	for (const char *const *s = weight_suffixes; *s; s++)
-		if (el_ends_with(name, *s))
-			return true;
-	return false;
-}
 
 /* Add the regular file at path (any form); false with a reason when it is not one. */
 static bool add_file(ckpt_list *l, const char *path, const char **why)
@@ -133,7 +123,7 @@ static void expand(el_probe *p, ckpt_list *l, const char *arg)
 			for (char **n = names; *n; n++) {
 				char *full;
 
-				if (!is_weights(*n))
+				if (!el_is_checkpoint_name(*n))
 					continue;
 				full = el_path_join(real, *n);
 				if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && add_file(l, full, &why))

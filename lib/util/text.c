@@ -336,3 +336,13 @@ char *el_url_strip_credentials(const char *url, bool conda_token)
 	el_buf_puts(&b, s);
 	return el_buf_detach(&b);
 }
+
+bool el_is_checkpoint_name(const char *name)
+{
+	static const char *const suffixes[] = { ".pth", ".pt", ".ckpt", ".safetensors", ".bin", NULL };
+
+	for (const char *const *s = suffixes; *s; s++)
+		if (el_ends_with(name, *s))
+			return true;
+	return false;
+}

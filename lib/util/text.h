@@ -49,6 +49,9 @@ char *el_py_assign_str(const char *text, size_t len, const char *name, bool *pre
 /* `debug = False`: 1 for True, 0 for False, -1 when not such a literal. */
 int el_py_assign_bool(const char *text, size_t len, const char *name);
 
+/* Is name a weights file by its suffix (.pth, .pt, .ckpt, .safetensors, .bin)? */
+bool el_is_checkpoint_name(const char *name);
+
 /* PEP 503's normal form of a distribution name (lowercase, runs of -_. as one -), malloc'd. */
 char *el_pep503_name(const char *name);
 

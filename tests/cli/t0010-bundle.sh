@@ -82,6 +82,9 @@ head -c 1000000 exp1.envlock.tar.zst >cut.tar.zst
 "$ENVLOCK" bundle verify cut.tar.zst >out 2>err
 check_status "verify of a truncated bundle" 1 $?
 check_eq "a truncated bundle: one line naming it" "1" "$(grep -c "'cut.tar.zst'" err)"
+"$ENVLOCK" bundle verify missing.tar.zst 2>err
+check_status "verify of a missing archive" 1 $?
+check_eq "a missing archive: one line" "envlock: bundle verify: 'missing.tar.zst': no such file or directory" "$(cat err)"
 printf 'not an archive' >junk.tar.zst
 "$ENVLOCK" bundle verify junk.tar.zst >out 2>err
 check_status "verify of a non-archive" 1 $?

@@ -1,0 +1,25 @@
+/* libarchive's error messages, converted once into envlock's style. */
+#include <archive.h>
+#include <stdio.h>
+#include <errno.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "util/error.h"
+
+const char *el_archive_reason(struct archive *a)
+{
+	static _Thread_local char buf[512];
+	const size_t n = sizeof(buf);
+	const char *msg = archive_error_string(a);
+	int e = archive_errno(a);
+
+	/* for a file that cannot be opened, the system's reason says it better than "Failed to open 'x'" */
+	if (e > 0 && e != EILSEQ && (!msg || strncmp(msg, "Failed to open", 14) == 0))
+		snprintf(buf, n, "%s", el_strerror(e));
+	else
+		snprintf(buf, n, "%s", msg && *msg ? msg : "cannot be read");
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	return buf;
+}

@@ -89,8 +89,12 @@ asan: deps
 	@$(MAKE) --no-print-directory check BUILD=build/asan \
 	  EXTRA_CFLAGS="-O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
-bench: all
+# every benchmark; each writes bench/out/ and bench/RESULTS.md quotes them
+bench: all fixtures
 	sh bench/save.sh
+	sh bench/hash.sh
+	sh bench/diff.sh
+	sh bench/bundle.sh
 
 clean:
 	rm -rf build tests/fixtures/roots

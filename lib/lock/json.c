@@ -319,22 +319,28 @@ int el_json_write(const cJSON *item, el_buf *out, int indent)
 	return rc;
 }
 
-void el_lock_compute_id(envlock_lock *lock)
+void el_lock_canonical(envlock_lock *lock, el_buf *out)
 {
-	el_buf b = EL_BUF_INIT((size_t)1 << 30);
 	cJSON *id = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "id");
 	cJSON *created = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "created");
-	char hex[EL_SHA256_HEX];
 
-	if (el_json_write(lock->doc, &b, 0) != 0)
+	if (el_json_write(lock->doc, out, 0) != 0)
 		el_oom();
-	el_sha256_buf(b.data, b.len, hex);
-	el_buf_release(&b);
 	/* the writer sorts keys, so where they go back does not matter */
 	if (created)
 		cJSON_AddItemToObject(lock->doc, "created", created);
 	if (id)
 		cJSON_AddItemToObject(lock->doc, "id", id);
+}
+
+void el_lock_compute_id(envlock_lock *lock)
+{
+	el_buf b = EL_BUF_INIT(EL_LOCK_CANONICAL_MAX);
+	char hex[EL_SHA256_HEX];
+
+	el_lock_canonical(lock, &b);
+	el_sha256_buf(b.data, b.len, hex);
+	el_buf_release(&b);
 	snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);
 	lock->id_ready = 1;
 }

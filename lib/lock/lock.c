@@ -15,8 +15,7 @@
 
 #define EL_LOCK_MAX_BYTES (64u << 20)
 
-/* "created": now, or SOURCE_DATE_EPOCH when set, for reproducible builds */
-static void set_created(cJSON *doc)
+void el_lock_set_created(cJSON *doc)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	time_t t = time(NULL);
@@ -65,7 +64,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	lock = el_xcalloc(1, sizeof(*lock));
 	lock->doc = p.doc = el_jnew_obj();
 	el_jset_int(p.doc, "envlock", ENVLOCK_FORMAT_VERSION);
-	set_created(p.doc);
+	el_lock_set_created(p.doc);
 	p.warnings = el_jset_arr(p.doc, "warnings");
 	lock->errors = p.errors = cJSON_CreateArray();
 	if (!p.errors)

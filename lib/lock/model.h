@@ -48,8 +48,23 @@ bool el_jget_bool(const cJSON *obj, const char *key, bool fallback);
  */
 int el_json_write(const cJSON *item, el_buf *out, int indent);
 
+/* The canonical form's size cap: a lock's document is at most this large. */
+#define EL_LOCK_CANONICAL_MAX ((size_t)1 << 30)
+
+/*
+ * Append the canonical form of the lock to out: the document without
+ * "id" and "created", keys sorted, compact (el_json_write with indent 0).
+ * These are the bytes the lock id is the SHA-256 of, and the bytes a
+ * signature covers; re-indenting or reordering the file does not change
+ * them, changing any value does. The document is unchanged afterwards.
+ */
+void el_lock_canonical(envlock_lock *lock, el_buf *out);
+
 /* Compute lock->id from the document (without "id" and "created"); the document is unchanged. */
 void el_lock_compute_id(envlock_lock *lock);
+
+/* Set "created": now, or SOURCE_DATE_EPOCH when set, for reproducible builds. */
+void el_lock_set_created(cJSON *doc);
 
 /* Compute lock->id and store it as the document's "id". */
 void el_lock_update_id(envlock_lock *lock);

@@ -44,8 +44,9 @@ static int write_special(envlock_ctx *ctx, const char *path, const void *data, s
 	return rc;
 }
 
-int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
-		    size_t len, mode_t mode)
+/* The temporary file, then rename(2) over path, or link(2) to it when it must not exist yet. */
+static int write_new(envlock_ctx *ctx, const char *path, const void *data, size_t len,
+		     mode_t mode, int replace)
 {
 	char *dir, *tmp, *real = NULL;
 	mode_t mask = umask(0);
@@ -53,10 +54,10 @@ int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 	int fd, dfd, rc = 0;
 
 	umask(mask);
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+	if (replace && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return write_special(ctx, path, data, len);
 	/* through a symlink, replace the file it names, not the link */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
+	if (replace && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
 		path = real;
 	dir = strchr(path, '/') ? el_path_dir(path) : el_xstrdup(".");
 	tmp = el_xasprintf("%s/.%s.XXXXXX", dir, el_path_base(path));
@@ -72,11 +73,16 @@ int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 		unlink(tmp);
 		goto done;
 	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
+	if (close(fd) != 0 || (replace ? rename(tmp, path) : link(tmp, path)) != 0) {
+		if (!replace && errno == EEXIST)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s' already exists", path);
+		else
+			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
 		unlink(tmp);
 		goto done;
 	}
+	if (!replace)
+		unlink(tmp);
 	/* make the rename itself durable */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
@@ -88,6 +94,18 @@ done:
 	free(dir);
 	free(real);
 	return rc;
+}
+
+int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
+		    size_t len, mode_t mode)
+{
+	return write_new(ctx, path, data, len, mode, 1);
+}
+
+int el_write_atomic_new(envlock_ctx *ctx, const char *path, const void *data,
+			size_t len, mode_t mode)
+{
+	return write_new(ctx, path, data, len, mode, 0);
 }
 
 int el_mkdir_p(const char *dir, mode_t mode)

@@ -15,6 +15,17 @@
 int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 		    size_t len, mode_t mode);
 
+/*
+ * Like el_write_atomic, but path must not exist: the complete file appears
+ * there at once (link(2) of the temporary file) or not at all, and an
+ * existing file, even one created meanwhile, is never replaced
+ * (ENVLOCK_EINVAL, "'<path>' already exists"). The temporary file is
+ * created with mode 0600 (mkstemp) before it is set to mode, so a 0600
+ * file is never readable by others, not even for a moment.
+ */
+int el_write_atomic_new(envlock_ctx *ctx, const char *path, const void *data,
+			size_t len, mode_t mode);
+
 /* write(2) all of p, retrying short writes and EINTR; 0 or -1 (errno set). */
 int el_write_all(int fd, const char *p, size_t len);
 

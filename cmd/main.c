@@ -14,6 +14,9 @@ static const cmd_entry commands[] = {
 	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
 	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
+	{ "sign", cmd_sign, "sign a lockfile with an Ed25519 key" },
+	{ "verify-sig", cmd_verify_sig, "check a lockfile's Ed25519 signature" },
+	{ "keygen", cmd_keygen, "make an Ed25519 key pair for signing lockfiles" },
 	{ NULL, NULL, NULL }
 };
 

@@ -1,0 +1,201 @@
+/* envlock sign, verify-sig, keygen: Ed25519 signatures of lockfiles. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static void usage_sign(FILE *out)
+{
+	fputs("usage: envlock sign LOCK --key KEY.pem [-o LOCK.sig]\n"
+	      "\n"
+	      "  -k, --key KEY.pem   Ed25519 private key (PEM, unencrypted; envlock keygen makes one)\n"
+	      "  -o, --output FILE   signature file to write (default LOCK.sig; - for stdout)\n"
+	      "\n"
+	      "Signs the lock's canonical form, the bytes its id is computed from: re-indenting\n"
+	      "the file keeps the signature valid, changing any value breaks it.\n", out);
+}
+
+static void usage_verify(FILE *out)
+{
+	fputs("usage: envlock verify-sig LOCK [--sig LOCK.sig] --pub PUB.pem\n"
+	      "\n"
+	      "  -s, --sig FILE      signature file (default LOCK.sig)\n"
+	      "  -p, --pub PUB.pem   the signer's Ed25519 public key (PEM)\n"
+	      "\n"
+	      "Exit status: 0 the signature is valid, 1 it is not, 2 an input cannot be read.\n", out);
+}
+
+static void usage_keygen(FILE *out)
+{
+	fputs("usage: envlock keygen [-o PREFIX] [--force]\n"
+	      "\n"
+	      "  -o, --output PREFIX  write PREFIX.key.pem (private, mode 0600) and PREFIX.pub.pem\n"
+	      "                       (default prefix: envlock)\n"
+	      "      --force          replace an existing key pair\n", out);
+}
+
+/* getopt_long over options; unknown options print usage and return CMD_USAGE. */
+static int bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
+{
+	cmd_error("%s: unknown or incomplete option '%s'", cmd, argv[optind - 1]);
+	usage(stderr);
+	return CMD_USAGE;
+}
+
+int cmd_sign(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *key = NULL, *output = NULL;
+	envlock_sign_result res;
+	envlock_lock *lock = NULL;
+	envlock_ctx *ctx = NULL;
+	char *def = NULL;
+	int c, rc = CMD_USAGE;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "k:o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'k': key = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': usage_sign(stdout); return CMD_OK;
+		default: return bad_option("sign", argv, usage_sign);
+		}
+	}
+	if (argc - optind != 1 || !key) {
+		cmd_error("sign: expected one LOCK and --key KEY.pem");
+		usage_sign(stderr);
+		return CMD_USAGE;
+	}
+	if (!output && asprintf(&def, "%s.sig", argv[optind]) < 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		goto done;
+	}
+	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0 ||
+	    envlock_sign(ctx, lock, key, output ? output : def, &res) != 0) {
+		cmd_error("sign: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+		goto done;
+	}
+	if (!output || strcmp(output, "-") != 0)
+		printf("signed %s\nkey %s\nwrote %s\n", res.lock_id, res.fingerprint, output ? output : def);
+	rc = CMD_OK;
+done:
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+	free(def);
+	return rc;
+}
+
+int cmd_verify_sig(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "sig", required_argument, NULL, 's' },
+		{ "pub", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *sig = NULL, *pub = NULL;
+	envlock_sig_report rep;
+	envlock_lock *lock = NULL;
+	envlock_ctx *ctx = NULL;
+	char *def = NULL;
+	int c, rc = CMD_USAGE;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:p:h", options, NULL)) != -1) {
+		switch (c) {
+		case 's': sig = optarg; break;
+		case 'p': pub = optarg; break;
+		case 'h': usage_verify(stdout); return CMD_OK;
+		default: return bad_option("verify-sig", argv, usage_verify);
+		}
+	}
+	if (argc - optind != 1 || !pub) {
+		cmd_error("verify-sig: expected one LOCK and --pub PUB.pem");
+		usage_verify(stderr);
+		return CMD_USAGE;
+	}
+	if (!sig && asprintf(&def, "%s.sig", argv[optind]) < 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		goto done;
+	}
+	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0 ||
+	    envlock_verify_sig(ctx, lock, sig ? sig : def, pub, &rep) != 0) {
+		cmd_error("verify-sig: %s", envlock_error_last(ctx));
+		goto done;
+	}
+	if (rep.valid) {
+		printf("ok: %s is signed by key %s\n", rep.lock_id, rep.fingerprint);
+		rc = CMD_OK;
+	} else {
+		cmd_error("verify-sig: '%s': %s", argv[optind], rep.reason);
+		rc = CMD_FAIL;
+	}
+done:
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+	free(def);
+	return rc;
+}
+
+int cmd_keygen(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *prefix = "envlock";
+	envlock_keygen_result res;
+	envlock_ctx *ctx = NULL;
+	int c, force = 0, rc = CMD_USAGE;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o': prefix = optarg; break;
+		case 'f': force = 1; break;
+		case 'h': usage_keygen(stdout); return CMD_OK;
+		default: return bad_option("keygen", argv, usage_keygen);
+		}
+	}
+	if (optind != argc) {
+		cmd_error("keygen: unexpected argument '%s'", argv[optind]);
+		usage_keygen(stderr);
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	if (envlock_keygen(ctx, prefix, force, &res) != 0) {
+		cmd_error("keygen: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+	} else {
+		printf("private key %s (keep it to yourself)\npublic key  %s\nfingerprint %s\n",
+		       res.private_path, res.public_path, res.fingerprint);
+		envlock_keygen_result_release(&res);
+		rc = CMD_OK;
+	}
+	envlock_ctx_free(ctx);
+	return rc;
+}

@@ -1,0 +1,36 @@
+/* Ed25519 keys and signature files, inside lib/sign. */
+#ifndef EL_SIGN_INTERNAL_H
+#define EL_SIGN_INTERNAL_H
+
+#include <openssl/evp.h>
+
+#include "envlock/sign.h"
+
+#define EL_ED25519_SIG_LEN 64
+#define EL_ED25519_KEY_LEN 32
+/* Key and signature files are a few hundred bytes; this is generous. */
+#define EL_SIGN_FILE_MAX ((size_t)1 << 20)
+
+/* One line for the OpenSSL error queue's last entry (queue cleared), e.g. "bad end line". */
+const char *el_ssl_reason(void);
+
+/* Read an Ed25519 private key (want_private) or public key from a PEM file the user named. */
+int el_key_read(envlock_ctx *ctx, const char *path, int want_private, EVP_PKEY **out);
+
+/* "sha256:<hex>" of the raw 32-byte public key of pkey. */
+int el_key_fingerprint(envlock_ctx *ctx, EVP_PKEY *pkey, char out[ENVLOCK_SIGN_ID_SIZE]);
+
+/* A parsed signature file. */
+typedef struct {
+	char lock_id[ENVLOCK_SIGN_ID_SIZE];
+	char key_sha256[65];
+	unsigned char sig[EL_ED25519_SIG_LEN];
+} el_sigfile;
+
+/* Read and check a signature file the user named. */
+int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out);
+
+/* Serialise a signature file (2-space JSON, final newline); malloc'd. */
+char *el_sigfile_format(const el_sigfile *s, size_t *len);
+
+#endif

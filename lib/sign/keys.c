@@ -1,0 +1,210 @@
+/* Ed25519 keys: make a pair, read one from PEM, name it by its digest. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+
+#include "internal.h"
+#include "util/atomic.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/userpath.h"
+#include "util/xalloc.h"
+
+const char *el_ssl_reason(void)
+{
+	static _Thread_local char buf[160];
+	unsigned long e = ERR_peek_last_error();
+	const char *r = e ? ERR_reason_error_string(e) : NULL;
+
+	snprintf(buf, sizeof(buf), "%s", r ? r : "unknown OpenSSL error");
+	ERR_clear_error();
+	for (char *p = buf; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return buf;
+}
+
+/* Never prompt on the terminal for a passphrase: an encrypted key is an error. */
+static int no_passphrase(char *buf, int size, int rwflag, void *data)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)data;
+	return -1;
+}
+
+/* "RSA", "EC", "ED448": what kind of key pkey is, for messages. */
+static const char *key_type_name(EVP_PKEY *pkey)
+{
+	int id = EVP_PKEY_get_base_id(pkey);
+	const char *n = EVP_PKEY_get0_type_name(pkey);
+
+	if (!n && id != NID_undef)
+		n = OBJ_nid2sn(id);
+	return n ? n : "unknown";
+}
+
+/* Why the PEM text in b is not the key wanted, from its armour lines. */
+static int not_a_key(envlock_ctx *ctx, const char *path, const el_buf *b, int want_private)
+{
+	const char *t = el_buf_cstr(b), *why = el_ssl_reason();
+
+	if (want_private && strstr(t, "-----BEGIN PUBLIC KEY-----"))
+		return el_error_set(ctx, ENVLOCK_EPARSE,
+				    "'%s': a public key; signing needs the private key (<prefix>.key.pem)", path);
+	if (!want_private && strstr(t, "PRIVATE KEY-----"))
+		return el_error_set(ctx, ENVLOCK_EPARSE,
+				    "'%s': a private key; verify-sig takes the public key (<prefix>.pub.pem)", path);
+	if (want_private && (strstr(t, "-----BEGIN ENCRYPTED PRIVATE KEY-----") || strstr(t, "Proc-Type: 4,ENCRYPTED")))
+		return el_error_set(ctx, ENVLOCK_EPARSE,
+				    "'%s': an encrypted private key; envlock reads unencrypted PKCS#8 keys", path);
+	if (!strstr(t, "-----BEGIN "))
+		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not a PEM key file", path);
+	if (!strstr(t, "-----END "))
+		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': a truncated PEM file (no END line)", path);
+	return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not a readable PEM %s key (OpenSSL: %s)", path,
+			    want_private ? "private" : "public", why);
+}
+
+int el_key_read(envlock_ctx *ctx, const char *path, int want_private, EVP_PKEY **out)
+{
+	el_buf b = EL_BUF_INIT(EL_SIGN_FILE_MAX);
+	EVP_PKEY *pkey = NULL;
+	BIO *bio;
+	int rc;
+
+	*out = NULL;
+	if ((rc = el_userpath_read(ctx, path, &b, "key file")) != 0)
+		goto done;
+	ERR_clear_error();
+	bio = BIO_new_mem_buf(b.data ? b.data : "", (int)b.len);
+	if (!bio)
+		el_oom();
+	pkey = want_private ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL)
+			    : PEM_read_bio_PUBKEY(bio, NULL, no_passphrase, NULL);
+	BIO_free(bio);
+	if (!pkey) {
+		rc = not_a_key(ctx, path, &b, want_private);
+		goto done;
+	}
+	if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_ED25519) {
+		rc = el_error_set(ctx, ENVLOCK_EPARSE,
+				  "'%s': an %s key; envlock signs with Ed25519 keys (envlock keygen makes a pair)",
+				  path, key_type_name(pkey));
+		EVP_PKEY_free(pkey);
+		goto done;
+	}
+	*out = pkey;
+done:
+	if (b.data)
+		OPENSSL_cleanse(b.data, b.len);
+	el_buf_release(&b);
+	return rc;
+}
+
+int el_key_fingerprint(envlock_ctx *ctx, EVP_PKEY *pkey, char out[ENVLOCK_SIGN_ID_SIZE])
+{
+	unsigned char raw[EL_ED25519_KEY_LEN];
+	size_t len = sizeof(raw);
+	char hex[EL_SHA256_HEX];
+
+	if (EVP_PKEY_get_raw_public_key(pkey, raw, &len) != 1 || len != sizeof(raw))
+		return el_error_set(ctx, ENVLOCK_ERROR, "cannot read the raw public key: %s", el_ssl_reason());
+	el_sha256_buf(raw, len, hex);
+	snprintf(out, ENVLOCK_SIGN_ID_SIZE, "sha256:%s", hex);
+	return 0;
+}
+
+/* The PEM text of pkey's private (PKCS#8) or public (SubjectPublicKeyInfo) half, malloc'd. */
+static char *pem_of(EVP_PKEY *pkey, int private_half, size_t *len)
+{
+	BIO *bio = BIO_new(BIO_s_mem());
+	char *data = NULL, *copy;
+	long n;
+	int ok;
+
+	if (!bio)
+		el_oom();
+	ok = private_half ? PEM_write_bio_PrivateKey(bio, pkey, NULL, NULL, 0, NULL, NULL)
+			  : PEM_write_bio_PUBKEY(bio, pkey);
+	n = BIO_get_mem_data(bio, &data);
+	if (ok != 1 || n <= 0) {
+		BIO_free(bio);
+		return NULL;
+	}
+	copy = el_xmalloc((size_t)n);
+	memcpy(copy, data, (size_t)n);
+	*len = (size_t)n;
+	/* the memory BIO's copy of a private key is wiped before it is freed */
+	OPENSSL_cleanse(data, (size_t)n);
+	BIO_free(bio);
+	return copy;
+}
+
+int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keygen_result *out)
+{
+	EVP_PKEY_CTX *kctx = NULL;
+	EVP_PKEY *pkey = NULL;
+	char *priv = NULL, *pub = NULL;
+	size_t priv_len = 0, pub_len = 0;
+	struct stat st;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!prefix || !*prefix)
+		return el_error_set(ctx, ENVLOCK_EINVAL, "keygen: empty file prefix");
+	out->private_path = el_xasprintf("%s.key.pem", prefix);
+	out->public_path = el_xasprintf("%s.pub.pem", prefix);
+	/* refuse before writing either file, so a refusal leaves no half pair */
+	if (!force && (lstat(out->private_path, &st) == 0 || lstat(out->public_path, &st) == 0)) {
+		rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s' already exists; --force replaces the key pair",
+				  lstat(out->private_path, &st) == 0 ? out->private_path : out->public_path);
+		goto done;
+	}
+	ERR_clear_error();
+	kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+	if (!kctx || EVP_PKEY_keygen_init(kctx) != 1 || EVP_PKEY_keygen(kctx, &pkey) != 1) {
+		rc = el_error_set(ctx, ENVLOCK_ERROR, "keygen: %s", el_ssl_reason());
+		goto done;
+	}
+	priv = pem_of(pkey, 1, &priv_len);
+	pub = pem_of(pkey, 0, &pub_len);
+	if (!priv || !pub) {
+		rc = el_error_set(ctx, ENVLOCK_ERROR, "keygen: cannot write PEM: %s", el_ssl_reason());
+		goto done;
+	}
+	if ((rc = el_key_fingerprint(ctx, pkey, out->fingerprint)) != 0)
+		goto done;
+	rc = force ? el_write_atomic(ctx, out->private_path, priv, priv_len, 0600)
+		   : el_write_atomic_new(ctx, out->private_path, priv, priv_len, 0600);
+	if (rc == 0)
+		rc = force ? el_write_atomic(ctx, out->public_path, pub, pub_len, 0644)
+			   : el_write_atomic_new(ctx, out->public_path, pub, pub_len, 0644);
+done:
+	if (priv)
+		OPENSSL_cleanse(priv, priv_len);
+	free(priv);
+	free(pub);
+	EVP_PKEY_free(pkey);
+	EVP_PKEY_CTX_free(kctx);
+	if (rc)
+		envlock_keygen_result_release(out);
+	return rc;
+}
+
+void envlock_keygen_result_release(envlock_keygen_result *r)
+{
+	if (!r)
+		return;
+	free(r->private_path);
+	free(r->public_path);
+	r->private_path = r->public_path = NULL;
+}

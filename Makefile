@@ -42,8 +42,9 @@ $(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# the rules file is compiled into the library
+# the rules file and the nvidia/cuda tag list are compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
+$(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@

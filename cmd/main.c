@@ -17,6 +17,8 @@ static const cmd_entry commands[] = {
 	{ "sign", cmd_sign, "sign a lockfile with an Ed25519 key" },
 	{ "verify-sig", cmd_verify_sig, "check a lockfile's Ed25519 signature" },
 	{ "keygen", cmd_keygen, "make an Ed25519 key pair for signing lockfiles" },
+	{ "export", cmd_export, "write a lock as conda, pip, environment.yml or Dockerfile input" },
+	{ "import", cmd_import, "make a partial lock from conda list --explicit or pip freeze output" },
 	{ NULL, NULL, NULL }
 };
 

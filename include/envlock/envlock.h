@@ -11,5 +11,6 @@
 #include "bundle.h"
 #include "diff.h"
 #include "sign.h"
+#include "export.h"
 
 #endif

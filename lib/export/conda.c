@@ -1,0 +1,261 @@
+/* The conda exports: `conda list --explicit --md5` and `conda env export` forms. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lock/model.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+const cJSON *el_conda_packages(const cJSON *doc)
+{
+	const cJSON *conda = el_jget(doc, "conda"), *pkgs = el_jget(conda, "packages");
+	const char *status = el_jget_str(conda, "status");
+
+	if ((status && strcmp(status, "present") != 0) || !cJSON_IsArray(pkgs) || !pkgs->child)
+		return NULL;
+	return pkgs;
+}
+
+const char *el_conda_platform(const cJSON *doc)
+{
+	const cJSON *p;
+	const char *arch = el_jget_str(el_jget(doc, "system"), "arch");
+
+	cJSON_ArrayForEach(p, el_conda_packages(doc)) {
+		const char *sub = el_jget_str(p, "subdir");
+
+		if (sub && strcmp(sub, "noarch") != 0)
+			return sub;
+	}
+	if (!arch)
+		return NULL;
+	if (strcmp(arch, "x86_64") == 0)
+		return "linux-64";
+	if (strcmp(arch, "aarch64") == 0)
+		return "linux-aarch64";
+	if (strcmp(arch, "ppc64le") == 0)
+		return "linux-ppc64le";
+	return NULL;
+}
+
+static bool is_md5(const char *s)
+{
+	if (!s || strlen(s) != 32)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
+void el_write_conda_explicit(el_export *e)
+{
+	const char *platform = el_conda_platform(e->doc);
+	const cJSON *p;
+
+	/* conda's own header (conda/cli/main_list.py, print_export_header) */
+	el_buf_puts(e->out, "# This file may be used to create an environment using:\n"
+			    "# $ conda create --name <env> --file <this file>\n");
+	if (platform)
+		el_buf_printf(e->out, "# platform: %s\n", platform);
+	el_buf_printf(e->out, "# created-by: envlock export of lock %s\n@EXPLICIT\n", e->lock_id);
+	cJSON_ArrayForEach(p, el_conda_packages(e->doc)) {
+		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
+		const char *name = el_jget_str(p, "name"), *version = el_jget_str(p, "version");
+		const char *build = el_jget_str(p, "build");
+
+		if (!el_export_word(name) || !el_export_word(version) || (build && !el_export_word(build))) {
+			el_export_warn(e, "conda: a package with spaces or control characters in its name or version was left out");
+			continue;
+		}
+		if (!el_export_word(url)) {
+			/* conda's words for a record without a URL */
+			el_buf_printf(e->out, "# no URL for: %s-%s-%s\n", name ? name : "?",
+				      version ? version : "?", build ? build : "?");
+			el_export_warn(e, "conda: %s %s has no URL in the lock; conda create cannot install it",
+				       name ? name : "?", version ? version : "?");
+			continue;
+		}
+		if (is_md5(md5))
+			el_buf_printf(e->out, "%s#%s\n", url, md5);
+		else
+			el_buf_printf(e->out, "%s\n", url);
+	}
+}
+
+int el_export_conda_explicit(el_export *e)
+{
+	if (!el_conda_packages(e->doc))
+		return ENVLOCK_EINVAL;
+	el_write_conda_explicit(e);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ environment.yml */
+
+/* A YAML scalar: plain when nothing in it means something to YAML, else double-quoted. */
+static void yaml_scalar(el_buf *out, const char *s)
+{
+	static const char *const words[] = { "true", "false", "yes", "no", "on", "off", "null", "y", "n", "~", NULL };
+	bool plain = *s && strchr("-?:,[]{}#&*!|>'\"%@`", s[0]) == NULL;
+
+	for (const char *p = s; plain && *p; p++)
+		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			strchr("._=+!<>~@/,-", *p) != NULL;
+	for (int i = 0; plain && words[i]; i++)
+		plain = strcasecmp(s, words[i]) != 0;
+	if (plain) {
+		el_buf_puts(out, s);
+		return;
+	}
+	el_buf_putc(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			el_buf_printf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			el_buf_printf(out, "\\x%02x", *p);
+		else
+			el_buf_putc(out, (char)*p);
+	}
+	el_buf_putc(out, '"');
+}
+
+/* The channel as conda env export names it: "defaults", "conda-forge", or the URL without the subdir. */
+static char *channel_name(const cJSON *pkg)
+{
+	const char *ch = el_jget_str(pkg, "channel"), *sub = el_jget_str(pkg, "subdir");
+	size_t len;
+
+	if (!ch || !*ch)
+		return NULL;
+	len = strlen(ch);
+	while (len && ch[len - 1] == '/')
+		len--;
+	if (sub && *sub && len > strlen(sub) && ch[len - strlen(sub) - 1] == '/' &&
+	    strncmp(ch + len - strlen(sub), sub, strlen(sub)) == 0)
+		len -= strlen(sub) + 1;
+	/* pkgs/main, pkgs/r, pkgs/free and pkgs/msys2 of repo.anaconda.com make up "defaults" */
+	if (el_starts_with(ch, "https://repo.anaconda.com/pkgs/") || el_starts_with(ch, "http://repo.anaconda.com/pkgs/"))
+		return el_xstrdup("defaults");
+	if (el_starts_with(ch, "https://conda.anaconda.org/") && len > 27)
+		return el_xstrndup(ch + 27, len - 27);
+	return el_xstrndup(ch, len);
+}
+
+static bool pip_owned(const el_pip_req *r)
+{
+	return r->owner == EL_OWNER_PIP;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int el_export_environment_yml(el_export *e)
+{
+	const cJSON *pkgs = el_conda_packages(e->doc), *p;
+	const char *envname = el_jget_str(el_jget(e->doc, "conda"), "name");
+	const char *pyver = el_jget_str(el_jget(e->doc, "python"), "version");
+	char **channels = NULL;
+	size_t nch = 0, npip = 0, n;
+	bool defaults = false;
+	el_pip_req *reqs;
+
+	el_pip_reqs(e->doc, &reqs, &n);
+	for (size_t i = 0; i < n; i++)
+		npip += pip_owned(&reqs[i]) && !reqs[i].unsafe;
+	el_buf_printf(e->out, "# conda environment of envlock lock %s\n"
+			      "# conda env create -f <this file>; the lock does not record channel priority\n",
+		      e->lock_id);
+	el_buf_puts(e->out, "name: ");
+	/* conda reserves "base" for its own environment: conda env create cannot make one */
+	yaml_scalar(e->out, envname && strcmp(envname, "base") != 0 ? envname : "envlock");
+	el_buf_puts(e->out, "\nchannels:\n");
+	cJSON_ArrayForEach(p, pkgs) {
+		char *c = el_export_word(el_jget_str(p, "channel")) ? channel_name(p) : NULL;
+		bool seen = false;
+
+		if (!c)
+			continue;
+		if (strcmp(c, "defaults") == 0) {
+			defaults = true;
+			free(c);
+			continue;
+		}
+		for (size_t i = 0; i < nch && !seen; i++)
+			seen = strcmp(channels[i], c) == 0;
+		if (seen) {
+			free(c);
+			continue;
+		}
+		channels = el_xrealloc(channels, (nch + 1) * sizeof(*channels));
+		channels[nch++] = c;
+	}
+	if (nch)
+		qsort(channels, nch, sizeof(*channels), cmp_str);
+	/* like conda env export: named channels first, defaults last */
+	for (size_t i = 0; i < nch; i++) {
+		el_buf_puts(e->out, "  - ");
+		yaml_scalar(e->out, channels[i]);
+		el_buf_putc(e->out, '\n');
+		free(channels[i]);
+	}
+	free(channels);
+	if (defaults || !nch)
+		el_buf_puts(e->out, "  - defaults\n");
+	el_buf_puts(e->out, "dependencies:\n");
+	if (pkgs) {
+		bool has_pip = false;
+
+		cJSON_ArrayForEach(p, pkgs) {
+			const char *name = el_jget_str(p, "name"), *version = el_jget_str(p, "version");
+			const char *build = el_jget_str(p, "build");
+			char *spec;
+
+			if (!el_export_word(name) || !el_export_word(version) || (build && !el_export_word(build)))
+				continue;
+			spec = build ? el_xasprintf("%s=%s=%s", name, version, build) : el_xasprintf("%s=%s", name, version);
+			el_buf_puts(e->out, "  - ");
+			yaml_scalar(e->out, spec);
+			el_buf_putc(e->out, '\n');
+			free(spec);
+			has_pip |= strcmp(name, "pip") == 0;
+		}
+		if (npip && !has_pip)
+			el_buf_puts(e->out, "  - pip  # not among the lock's conda packages; the pip: section needs it\n");
+	} else {
+		/* no conda environment was saved: a conda Python of the same version, and pip */
+		if (pyver) {
+			char *spec = el_xasprintf("python=%s", pyver);
+
+			el_buf_puts(e->out, "  - ");
+			yaml_scalar(e->out, spec);
+			el_buf_putc(e->out, '\n');
+			free(spec);
+		}
+		el_buf_puts(e->out, "  - pip\n");
+	}
+	if (npip) {
+		el_buf_puts(e->out, "  - pip:\n");
+		for (size_t i = 0; i < n; i++) {
+			el_pip_req *r = &reqs[i];
+
+			if (!pip_owned(r) || r->unsafe)
+				continue;
+			if (!r->req) {
+				el_buf_printf(e->out, "      # %s: no version or source recorded\n", r->name);
+				continue;
+			}
+			if (r->comment)
+				el_buf_printf(e->out, "      %s\n", r->comment);
+			el_buf_puts(e->out, "      - ");
+			yaml_scalar(e->out, r->req);
+			el_buf_putc(e->out, '\n');
+		}
+	}
+	el_pip_reqs_free(reqs, n);
+	return 0;
+}

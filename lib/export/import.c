@@ -418,7 +418,7 @@ int envlock_import(envlock_lock **out, envlock_ctx *ctx, const char *path, envlo
 			goto done;
 		}
 		if (!el_is_text(line, len)) {
-			rc = fail(&im, ENVLOCK_EPARSE, "not UTF-8 text");
+			rc = fail(&im, ENVLOCK_EPARSE, "not text: control characters or bytes that are not UTF-8");
 			goto done;
 		}
 		el_trim(&line, &len);

@@ -1,0 +1,155 @@
+#!/bin/sh
+# envlock keygen, sign, verify-sig: key files and modes, valid and broken
+# signatures, hostile inputs, and interop with the openssl CLI both ways.
+. "$(dirname "$0")/lib.sh"
+
+cd "$scratch" || exit 1
+cp "$GOLDEN/ubuntu1604-mmdet.lock.json" lock.json
+
+# keygen: a private key nobody else can read, even with an open umask
+(umask 000 && "$ENVLOCK" keygen -o alice >out 2>err)
+check_status "keygen" 0 $?
+check_eq "private key mode 0600 under umask 000" "600" "$(stat -c %a alice.key.pem)"
+check_eq "public key mode 0644" "644" "$(stat -c %a alice.pub.pem)"
+check_eq "openssl reads the private key as ED25519" "ED25519 Private-Key:" \
+	"$(openssl pkey -in alice.key.pem -noout -text 2>/dev/null | head -n 1 | sed 's/ *$//')"
+fp=$(openssl pkey -pubin -in alice.pub.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)
+check_eq "fingerprint = sha256 of the raw 32-byte public key (openssl's DER, last 32 bytes)" \
+	"fingerprint sha256:$fp" "$(grep fingerprint out)"
+cp alice.key.pem before.pem
+"$ENVLOCK" keygen -o alice >out 2>err
+check_status "keygen over an existing pair" 1 $?
+check_eq "it says why" "envlock: keygen: 'alice.key.pem' already exists; --force replaces the key pair" "$(cat err)"
+if cmp -s before.pem alice.key.pem; then ok "the existing private key is untouched"; else not_ok "the existing private key is untouched"; fi
+ln -s nowhere bob.pub.pem
+"$ENVLOCK" keygen -o bob >out 2>err
+check_status "keygen onto a dangling symlink" 1 $?
+check_eq "no private key is left behind when the public name is taken" "no" "$(test -e bob.key.pem && echo yes || echo no)"
+"$ENVLOCK" keygen -o alice --force >/dev/null 2>&1
+check_status "keygen --force" 0 $?
+if cmp -s before.pem alice.key.pem; then not_ok "--force made a new key"; else ok "--force made a new key"; fi
+check_eq "--force keeps mode 0600" "600" "$(stat -c %a alice.key.pem)"
+"$ENVLOCK" keygen -o mallory >/dev/null 2>&1
+
+# sign and verify
+"$ENVLOCK" sign lock.json --key alice.key.pem >out 2>err
+check_status "sign" 0 $?
+check_eq "sign names the lock it signed" "signed $(jget lock.json id)" "$(head -n 1 out)"
+if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.sig.schema.json" lock.json.sig >v 2>&1; then
+	ok "the signature file is valid against its schema"
+else
+	not_ok "the signature file is valid against its schema"; sed 's/^/#   /' v
+fi
+"$ENVLOCK" verify-sig lock.json --pub alice.pub.pem >out 2>err
+check_status "verify-sig of the signed lock" 0 $?
+check_eq "verify-sig says which lock and key" "ok: $(jget lock.json id) is signed by key sha256:$(openssl pkey -pubin -in alice.pub.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" "$(cat out)"
+
+# re-indented, keys reordered, unicode escaped: the same canonical form
+"$PYTHON" -c 'import json,sys; d=json.load(open("lock.json")); d=dict(reversed(list(d.items()))); json.dump(d, open("reindented.json","w"), indent=7, ensure_ascii=True)'
+cp lock.json.sig reindented.json.sig
+"$ENVLOCK" verify-sig reindented.json --pub alice.pub.pem >/dev/null 2>err
+check_status "re-indented, reordered lock still verifies" 0 $?
+
+# one changed value
+sed '0,/"version": "2.25.1"/s//"version": "2.25.2"/' lock.json >changed.json
+check_eq "the change is one line" "1" "$(diff lock.json changed.json | grep -c '^>')"
+cp lock.json.sig changed.json.sig
+"$ENVLOCK" verify-sig changed.json --pub alice.pub.pem >out 2>err
+check_status "a changed value fails" 1 $?
+check_grep "it says the content changed" "the signature is for lock $(jget lock.json id); this lock's content is sha256:" err
+# a changed "id" line: not covered by the signature, but it is what a paper cites
+"$PYTHON" -c 'import json; d=json.load(open("lock.json")); d["id"]="sha256:"+"0"*64; json.dump(d, open("idedit.json","w"), indent=2)'
+cp lock.json.sig idedit.json.sig
+"$ENVLOCK" verify-sig idedit.json --pub alice.pub.pem >out 2>err
+check_status "an edited id fails" 1 $?
+check_grep "it says the recorded id is wrong" "the lock records id sha256:0000" err
+# the wrong key
+"$ENVLOCK" verify-sig lock.json --pub mallory.pub.pem >out 2>err
+check_status "another key fails" 1 $?
+check_grep "it says another key signed" "signed by another key" err
+# a flipped signature byte, with the file otherwise well-formed
+"$PYTHON" - lock.json.sig flipped.sig <<'PY'
+import base64, json, sys
+s = json.load(open(sys.argv[1])); raw = bytearray(base64.b64decode(s["signature"])); raw[10] ^= 1
+s["signature"] = base64.b64encode(bytes(raw)).decode(); json.dump(s, open(sys.argv[2], "w"))
+PY
+"$ENVLOCK" verify-sig lock.json --sig flipped.sig --pub alice.pub.pem >out 2>err
+check_status "a flipped signature bit fails" 1 $?
+check_grep "it says the signature does not match" "the signature does not match this lock's content and key" err
+
+# malformed signature files: one clear line each, exit 2
+bad_sig() { # WHAT CONTENT EXPECTED-MESSAGE
+	printf '%s' "$2" >bad.sig
+	"$ENVLOCK" verify-sig lock.json --sig bad.sig --pub alice.pub.pem >out 2>err
+	check_status "$1" 2 $?
+	check_eq "$1: message" "envlock: verify-sig: 'bad.sig': $3" "$(cat err)"
+}
+good=$(cat lock.json.sig)
+bad_sig "not JSON" "not json" "not an envlock signature file: not a JSON object"
+bad_sig "no format number" '{"algorithm": "ed25519"}' 'not an envlock signature file: no "envlock_signature" format number'
+bad_sig "a future format" '{"envlock_signature": 2}' "signature format 2 is not supported (this envlock reads 1)"
+bad_sig "another algorithm" "$(echo "$good" | sed 's/"ed25519"/"rsa-pss"/')" "algorithm 'rsa-pss' is not supported (envlock signs with ed25519)"
+bad_sig "a short signature" "$(echo "$good" | sed 's/"signature": "..../"signature": "/')" 'not an envlock signature file: "signature" is not the base64 of a 64-byte Ed25519 signature'
+bad_sig "a lock id that is not one" "$(echo "$good" | sed 's/"lock_id": "sha256:/"lock_id": "md5:/')" 'not an envlock signature file: "lock_id" is not "sha256:" and 64 hex digits'
+bad_sig "an unexpected member" "$(echo "$good" | sed 's/"algorithm"/"comment": "x", "algorithm"/')" 'not an envlock signature file: unexpected member "comment"'
+head -c 2000000 /dev/zero | tr '\0' ' ' >big.sig
+"$ENVLOCK" verify-sig lock.json --sig big.sig --pub alice.pub.pem >out 2>err
+check_status "a 2 MB signature file" 2 $?
+check_eq "it is refused by size" "envlock: verify-sig: 'big.sig': larger than 1 MiB, not a signature file" "$(cat err)"
+
+# keys that are not what is expected, made by the real openssl
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.pem 2>/dev/null
+"$ENVLOCK" sign lock.json --key rsa.pem -o x.sig >out 2>err
+check_status "an RSA key" 1 $?
+check_eq "it says RSA, and what to use" "envlock: sign: 'rsa.pem': an RSA key; envlock signs with Ed25519 keys (envlock keygen makes a pair)" "$(cat err)"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec.pem 2>/dev/null
+"$ENVLOCK" sign lock.json --key ec.pem -o x.sig >out 2>err
+check_eq "an EC key is named too" "envlock: sign: 'ec.pem': an EC key; envlock signs with Ed25519 keys (envlock keygen makes a pair)" "$(cat err)"
+openssl pkey -in rsa.pem -pubout -out rsa.pub.pem 2>/dev/null
+"$ENVLOCK" verify-sig lock.json --pub rsa.pub.pem >out 2>err
+check_status "an RSA public key to verify-sig" 2 $?
+check_grep "verify-sig names it RSA" "'rsa.pub.pem': an RSA key" err
+head -c 60 alice.key.pem >truncated.pem
+"$ENVLOCK" sign lock.json --key truncated.pem -o x.sig >out 2>err
+check_status "a truncated key" 1 $?
+check_eq "it says truncated" "envlock: sign: 'truncated.pem': a truncated PEM file (no END line)" "$(cat err)"
+openssl pkey -in alice.key.pem -aes256 -passout pass:secret -out encrypted.pem 2>/dev/null
+"$ENVLOCK" sign lock.json --key encrypted.pem -o x.sig >out 2>err </dev/null
+check_status "an encrypted key (no passphrase prompt)" 1 $?
+check_eq "it says encrypted" "envlock: sign: 'encrypted.pem': an encrypted private key; envlock reads unencrypted PKCS#8 keys" "$(cat err)"
+"$ENVLOCK" sign lock.json --key alice.pub.pem -o x.sig >out 2>err
+check_eq "a public key to sign" "envlock: sign: 'alice.pub.pem': a public key; signing needs the private key (<prefix>.key.pem)" "$(cat err)"
+"$ENVLOCK" verify-sig lock.json --pub alice.key.pem >out 2>err
+check_eq "a private key to verify-sig" "envlock: verify-sig: 'alice.key.pem': a private key; verify-sig takes the public key (<prefix>.pub.pem)" "$(cat err)"
+"$ENVLOCK" sign lock.json >out 2>err
+check_status "sign without --key" 2 $?
+
+# the canonical bytes, rebuilt independently: Python's json, sorted, compact, without id and created
+"$PYTHON" - lock.json canon.bin <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d.pop("id"); d.pop("created")
+open(sys.argv[2], "wb").write(json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+PY
+check_eq "sha256 of Python's canonical bytes = the lock id" "$(jget lock.json id)" "sha256:$(sha256sum canon.bin | cut -d' ' -f1)"
+"$PYTHON" -c 'import base64,json,sys; open("sig.bin","wb").write(base64.b64decode(json.load(open("lock.json.sig"))["signature"]))'
+if openssl pkeyutl -help 2>&1 | grep -q -- -rawin; then
+	openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in canon.bin -sigfile sig.bin >out 2>&1
+	check_status "openssl pkeyutl -verify -rawin accepts envlock's signature" 0 $?
+	# and the other way: openssl signs, envlock verifies
+	openssl pkeyutl -sign -inkey alice.key.pem -rawin -in canon.bin -out osig.bin 2>/dev/null
+	"$PYTHON" - osig.bin lock.json.sig openssl.sig <<'PY'
+import base64, json, sys
+s = json.load(open(sys.argv[2])); s["signature"] = base64.b64encode(open(sys.argv[1], "rb").read()).decode()
+json.dump(s, open(sys.argv[3], "w"), indent=2)
+PY
+	"$ENVLOCK" verify-sig lock.json --sig openssl.sig --pub alice.pub.pem >out 2>err
+	check_status "envlock accepts a signature made by openssl pkeyutl -sign -rawin" 0 $?
+else
+	skip "openssl pkeyutl interop" "this openssl has no -rawin (OpenSSL 3.0 added it)"
+	skip "openssl signs, envlock verifies" "this openssl has no -rawin (OpenSSL 3.0 added it)"
+fi
+
+# -o - writes the signature file to stdout
+"$ENVLOCK" sign lock.json --key alice.key.pem -o - >stdout.sig 2>err
+check_status "sign -o -" 0 $?
+check_eq "the same signature (Ed25519 is deterministic)" "$(jget lock.json.sig signature)" "$(jget stdout.sig signature)"

@@ -75,7 +75,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: envlock <command> [options]\n\ncommands:\n", out);
 	for (const cmd_entry *c = commands; c->name; c++)
-		fprintf(out, "  %-8s %s\n", c->name, c->summary);
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fputs("\nRun 'envlock <command> --help' for a command's options.\n", out);
 }
 

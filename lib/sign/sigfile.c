@@ -83,6 +83,15 @@ int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out)
 
 		for (int i = 0; members[i]; i++)
 			known |= m->string && strcmp(m->string, members[i]) == 0;
+		/* JSON allows a name twice; a reader might then see another value than envlock did */
+		for (const cJSON *o = doc->child; known && o != m; o = o->next)
+			if (strcmp(o->string, m->string) == 0) {
+				char what[160];
+
+				snprintf(what, sizeof(what), "\"%.100s\" appears twice", m->string);
+				rc = bad(ctx, path, what);
+				goto done;
+			}
 		if (!known) {
 			char what[160];
 

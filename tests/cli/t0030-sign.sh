@@ -92,6 +92,7 @@ bad_sig "another algorithm" "$(echo "$good" | sed 's/"ed25519"/"rsa-pss"/')" "al
 bad_sig "a short signature" "$(echo "$good" | sed 's/"signature": "..../"signature": "/')" 'not an envlock signature file: "signature" is not the base64 of a 64-byte Ed25519 signature'
 bad_sig "a lock id that is not one" "$(echo "$good" | sed 's/"lock_id": "sha256:/"lock_id": "md5:/')" 'not an envlock signature file: "lock_id" is not "sha256:" and 64 hex digits'
 bad_sig "an unexpected member" "$(echo "$good" | sed 's/"algorithm"/"comment": "x", "algorithm"/')" 'not an envlock signature file: unexpected member "comment"'
+bad_sig "a member twice" "$(echo "$good" | sed 's/"algorithm"/"lock_id": "sha256:'"$(printf '%064d' 0)"'", "algorithm"/')" 'not an envlock signature file: "lock_id" appears twice'
 head -c 2000000 /dev/zero | tr '\0' ' ' >big.sig
 "$ENVLOCK" verify-sig lock.json --sig big.sig --pub alice.pub.pem >out 2>err
 check_status "a 2 MB signature file" 2 $?

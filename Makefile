@@ -44,6 +44,7 @@ $(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
 
 # the rules file is compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
+$(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@

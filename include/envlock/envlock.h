@@ -9,6 +9,7 @@
 #include "show.h"
 #include "check.h"
 #include "bundle.h"
+#include "restore.h"
 #include "diff.h"
 
 #endif

@@ -14,7 +14,7 @@ static void usage(FILE *out)
 	fputs("usage: envlock restore FILE [--dry-run] [--yes] [--only STEP]... [--skip STEP]...\n"
 	      "                        [--root DIR] [--python EXE] [--cuda-runfile FILE]\n"
 	      "                        [--cudnn-archive FILE] [--wheels DIR] [--conda-exe EXE]\n"
-	      "                        [--prefix DIR] [--force] [--dest DIR] [--state-dir DIR] [--json]\n"
+	      "                        [--prefix DIR | --name NAME] [--force] [--dest DIR] [--state-dir DIR] [--json]\n"
 	      "\n"
 	      "Compare the lockfile with this machine, print the steps (ok, do, manual),\n"
 	      "then do the 'do' ones. Steps, in order: driver, cuda, cudnn, conda, pip,\n"
@@ -31,6 +31,7 @@ static void usage(FILE *out)
 	      "  --wheels DIR         pip installs from this folder only (--no-index --find-links)\n"
 	      "  --conda-exe EXE      create the conda environment with this program\n"
 	      "  --prefix DIR         create the conda environment here instead of the locked prefix\n"
+	      "  --name NAME          create it as NAME in the locked conda install (<root>/envs/NAME)\n"
 	      "  --force              replace a conda environment that differs (it is moved aside)\n"
 	      "  --dest DIR           restore configs, checkpoints and repositories under DIR (default .)\n"
 	      "  --state-dir DIR      journal, log and generated spec files (default .envlock)\n"
@@ -41,7 +42,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
-       OPT_CONDA_EXE, OPT_PREFIX, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY };
+       OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY };
 
 static int confirm(size_t n)
 {
@@ -68,6 +69,7 @@ int cmd_restore(int argc, char **argv)
 		{ "wheels", required_argument, NULL, OPT_WHEELS },
 		{ "conda-exe", required_argument, NULL, OPT_CONDA_EXE },
 		{ "prefix", required_argument, NULL, OPT_PREFIX },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "dest", required_argument, NULL, OPT_DEST },
 		{ "state-dir", required_argument, NULL, OPT_STATE },
@@ -97,6 +99,7 @@ int cmd_restore(int argc, char **argv)
 		case OPT_WHEELS: opts.wheels = optarg; break;
 		case OPT_CONDA_EXE: opts.conda_exe = optarg; break;
 		case OPT_PREFIX: opts.conda_target = optarg; break;
+		case OPT_NAME: opts.conda_name = optarg; break;
 		case OPT_FORCE: opts.force = 1; break;
 		case OPT_DEST: opts.dest = optarg; break;
 		case OPT_STATE: opts.state_dir = optarg; break;

@@ -52,6 +52,8 @@ typedef struct {
 	const char *conda_exe;
 	/** Create the conda environment here instead of the locked prefix. */
 	const char *conda_target;
+	/** Or under this name in the locked conda install (<root_prefix>/envs/NAME). */
+	const char *conda_name;
 	/** Replace a conda environment that differs (the old one is moved aside). */
 	int force;
 	/** Where configs, checkpoints and repositories are restored; NULL: ".". */

@@ -24,19 +24,27 @@ static char *pkg_key(const cJSON *p)
 			    el_jget_str(p, "build") ?: "");
 }
 
-static bool has_key(const cJSON *pkgs, const char *key)
+static int cmp_str(const void *a, const void *b)
 {
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted identities of pkgs, for has_key (a NULL-terminated vector). */
+static char **key_set(const cJSON *pkgs, size_t *n)
+{
+	char **v = el_xcalloc((size_t)cJSON_GetArraySize(pkgs) + 1, sizeof(*v));
 	const cJSON *p;
 
-	cJSON_ArrayForEach(p, pkgs) {
-		char *k = pkg_key(p);
-		bool same = strcmp(k, key) == 0;
+	*n = 0;
+	cJSON_ArrayForEach(p, pkgs)
+		v[(*n)++] = pkg_key(p);
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
 
-		free(k);
-		if (same)
-			return true;
-	}
-	return false;
+static bool has_key(char **set, size_t n, const char *key)
+{
+	return bsearch(&key, set, n, sizeof(*set), cmp_str) != NULL;
 }
 
 /* The conda-compatible program: --conda-exe, the locked install's bin/, then PATH. */
@@ -123,6 +131,8 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 	const char *subdir = NULL;
 	size_t total = 0, differ = 0, extra = 0;
 	bool here, exists, ours;
+	char **live_keys = NULL;
+	size_t n_live = 0;
 	char *host = NULL;
 	struct stat st;
 	el_item *it;
@@ -133,6 +143,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		goto done;
 	}
 	here = live_prefix && strcmp(live_prefix, target) == 0;
+	live_keys = key_set(here ? live_pkgs : NULL, &n_live);
 	exists = el_root_stat(&r->root, target, &st) == 0;
 	cJSON_ArrayForEach(p, pkgs) {
 		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
@@ -140,7 +151,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		char *key = pkg_key(p);
 
 		total++;
-		if (!here || !has_key(live_pkgs, key)) {
+		if (!here || !has_key(live_keys, n_live, key)) {
 			if (differ++ < 5)
 				el_buf_printf(&diff, "%s%s", diff.len ? ", " : "", key);
 		}
@@ -158,13 +169,12 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 			el_buf_printf(&spec, "%s#sha256:%s\n", url, sha);
 	}
 	if (here) {
-		cJSON_ArrayForEach(p, live_pkgs) {
-			char *key = pkg_key(p);
+		size_t n_locked;
+		char **locked = key_set(pkgs, &n_locked);
 
-			if (!has_key(pkgs, key))
-				extra++;
-			free(key);
-		}
+		for (size_t i = 0; i < n_live; i++)
+			extra += !has_key(locked, n_locked, live_keys[i]);
+		el_strv_free(locked);
 	}
 	if (here && differ == 0 && extra == 0) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "conda environment %s: %zu packages as locked", target, total);
@@ -221,6 +231,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		free(exe);
 	}
 done:
+	el_strv_free(live_keys);
 	free(host);
 	el_buf_release(&spec);
 	el_buf_release(&diff);

@@ -21,20 +21,38 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
-/* The live distribution with the same PEP 503 name, or NULL. */
-static const cJSON *live_dist(const cJSON *dists, const char *norm)
+typedef struct {
+	char *norm;          /* PEP 503 name */
+	const cJSON *dist;
+} named_dist;
+
+static int cmp_named(const void *a, const void *b)
 {
+	return strcmp(((const named_dist *)a)->norm, ((const named_dist *)b)->norm);
+}
+
+/* The live distributions sorted by PEP 503 name, for live_dist. */
+static named_dist *index_dists(const cJSON *dists, size_t *n)
+{
+	named_dist *v = el_xcalloc((size_t)cJSON_GetArraySize(dists) + 1, sizeof(*v));
 	const cJSON *d;
 
+	*n = 0;
 	cJSON_ArrayForEach(d, dists) {
-		char *n = el_pep503_name(el_jget_str(d, "name") ?: "");
-		bool same = strcmp(n, norm) == 0;
-
-		free(n);
-		if (same)
-			return d;
+		v[*n].norm = el_pep503_name(el_jget_str(d, "name") ?: "");
+		v[(*n)++].dist = d;
 	}
-	return NULL;
+	qsort(v, *n, sizeof(*v), cmp_named);
+	return v;
+}
+
+/* The live distribution with the same PEP 503 name, or NULL. */
+static const cJSON *live_dist(const named_dist *index, size_t n, const char *norm)
+{
+	named_dist key = { (char *)norm, NULL };
+	const named_dist *hit = bsearch(&key, index, n, sizeof(*index), cmp_named);
+
+	return hit ? hit->dist : NULL;
 }
 
 /* The sha256 the lock has for the distribution's archive, or NULL. */
@@ -140,6 +158,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	bool mmcv_pending = false, same_env;
 	char *python = NULL;
 	el_buf with_hash = EL_BUF_INIT(64u << 20);
+	named_dist *index = NULL;
+	size_t n_index = 0;
 
 	if (!cJSON_GetArraySize(dists)) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "no pip distributions locked");
@@ -165,6 +185,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		el_item_note(it, "rerun with --python EXE to install them into that Python");
 		goto done;
 	}
+	index = index_dists(live, &n_index);
 	cJSON_ArrayForEach(d, dists) {
 		const char *name = el_jget_str(d, "name"), *version = el_jget_str(d, "version");
 		const char *installer = el_jget_str(d, "installer");
@@ -181,7 +202,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			continue;
 		}
 		norm = el_pep503_name(name);
-		have = same_env ? live_dist(live, norm) : NULL;
+		have = same_env ? live_dist(index, n_index, norm) : NULL;
 		if (have && strcmp(el_jget_str(have, "version") ?: "", version) == 0 &&
 		    el_jget_bool(have, "editable", false) == is_editable) {
 			n_ok++;
@@ -279,6 +300,9 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			    n_editable == 1 ? "editable install" : "editable installs", "editable.txt", false,
 			    mmcv_pending && !n_pinned);
 done:
+	for (size_t i = 0; i < n_index; i++)
+		free(index[i].norm);
+	free(index);
 	free(python);
 	el_buf_release(&pinned);
 	el_buf_release(&editable);

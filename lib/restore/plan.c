@@ -252,6 +252,19 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	r = el_xcalloc(1, sizeof(*r));
 	r->lock = lock->doc;
 	r->opts = *opts;
+	if (opts->conda_name) {
+		const char *root_prefix = el_jget_str(el_jget(lock->doc, "conda"), "root_prefix");
+		const char *why = el_bad_name(opts->conda_name);
+
+		if (why || !root_prefix || opts->conda_target) {
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "--name '%s': %s", opts->conda_name,
+					  why ? why : opts->conda_target ? "give --name or --prefix, not both"
+									 : "the lock names no conda install to put it in");
+			goto fail;
+		}
+		r->named_target = el_xasprintf("%s/envs/%s", root_prefix, opts->conda_name);
+		r->opts.conda_target = r->named_target;
+	}
 	r->id = el_xstrdup(envlock_lock_id(lock));
 	r->short_id = el_xstrndup(r->id + strlen("sha256:"), 12);
 	r->state_dir = el_xstrdup(opts->state_dir ? opts->state_dir : ".envlock");
@@ -279,12 +292,12 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	conda = el_jget(lock->doc, "conda");
 	python = el_jget(lock->doc, "python");
 	if (!popts.conda_prefix) {
-		const char *prefix = opts->conda_target ? opts->conda_target : el_jget_str(conda, "prefix");
+		const char *prefix = r->opts.conda_target ? r->opts.conda_target : el_jget_str(conda, "prefix");
 
 		if (exists_under(&r->root, prefix))
 			popts.conda_prefix = prefix;
 	}
-	if (!popts.python && !opts->conda_target && exists_under(&r->root, el_jget_str(python, "executable")))
+	if (!popts.python && !r->opts.conda_target && exists_under(&r->root, el_jget_str(python, "executable")))
 		popts.python = el_jget_str(python, "executable");
 	/* and the locked repositories that are there, to compare their commits and changes */
 	repos = el_strv_new(NULL);
@@ -373,6 +386,7 @@ void envlock_restore_free(envlock_restore *r)
 		el_hashcache_free(r->hashes);
 	}
 	free(r->dest);
+	free(r->named_target);
 	free(r->id);
 	free(r->short_id);
 	free(r->state_dir);

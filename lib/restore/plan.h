@@ -63,6 +63,7 @@ struct envlock_restore {
 	envlock_lock *live;       /* this machine, probed */
 	envlock_restore_opts opts;
 	el_root root;             /* what the live probe read */
+	char *named_target;       /* <root_prefix>/envs/<--name>, when given */
 	char *dest;               /* host folder configs, checkpoints and repos go under */
 	el_root dest_root;
 	el_hashcache *hashes;

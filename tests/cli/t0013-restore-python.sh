@@ -116,3 +116,15 @@ mkdir N
 check_status "no --yes without a terminal" 2 $?
 check_grep "says why" "refusing to change this machine without --yes" err
 check_eq "nothing created" "" "$(ls N)"
+
+# --name: the same environment under another name in the locked install
+mkdir M
+"$ENVLOCK" restore "$lock" --root M --only conda --conda-exe "$PWD/bin/conda" --name mmdet-copy --yes >out 2>err
+check_status "--name" 0 $?
+check_eq "created under envs/NAME" "29" "$(ls M/home/alice/miniconda3/envs/mmdet-copy/conda-meta/*.json | wc -l)"
+"$ENVLOCK" restore "$lock" --root M --name 'x;y' --dry-run >out 2>err
+check_status "--name with a shell metacharacter" 2 $?
+check_eq "says why" "envlock: restore: '$lock': --name 'x;y': contains a shell metacharacter or space" "$(cat err)"
+"$ENVLOCK" restore "$lock" --only nothing --dry-run >out 2>err
+check_status "an unknown step" 2 $?
+check_grep "names the steps" "--only 'nothing': no such step (steps: driver, cuda" err

@@ -14,6 +14,7 @@ static const cmd_entry commands[] = {
 	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
 	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
+	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ NULL, NULL, NULL }
 };
 

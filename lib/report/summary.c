@@ -117,6 +117,8 @@ static char *human_size(long long bytes)
 	double v = (double)bytes;
 	int u = -1;
 
+	if (bytes < 0)
+		bytes = 0, v = 0;
 	if (bytes < 1024)
 		return el_xasprintf("%lld byte%s", bytes, bytes == 1 ? "" : "s");
 	while (v >= 1024 && u < 3) {
@@ -496,6 +498,8 @@ static void code_rows(el_report *r)
 		parts p = PARTS_INIT;
 		char *version;
 
+		if (!cJSON_IsObject(repo))
+			continue;
 		part(&p, "%s", or(el_jget_str(repo, "path"), "?"));
 		if (strcmp(status, "present") != 0) {
 			add_row(r, EL_RG_CODE, "code", strcmp(status, "not_a_repository") == 0 ? "not a repository" : status,
@@ -536,9 +540,12 @@ static void file_rows(el_report *r)
 	if (is_present(el_jget(r->doc, "configs")))
 		cJSON_ArrayForEach(f, el_jget(el_jget(r->doc, "configs"), "files")) {
 			const char *err = el_jget_str(f, "error");
-			char *d = err ? el_xstrdup("unreadable") : short_digest(el_jget_str(f, "sha256"));
+			char *d;
 			parts p = PARTS_INIT;
 
+			if (!cJSON_IsObject(f))
+				continue;
+			d = err ? el_xstrdup("unreadable") : short_digest(el_jget_str(f, "sha256"));
 			part(&p, "%s", or(el_jget_str(f, "path"), "?"));
 			if (!el_jget_bool(f, "requested", true))
 				part(&p, "_base_");
@@ -550,10 +557,13 @@ static void file_rows(el_report *r)
 	if (is_present(el_jget(r->doc, "checkpoints")))
 		cJSON_ArrayForEach(f, el_jget(el_jget(r->doc, "checkpoints"), "files")) {
 			const char *err = el_jget_str(f, "error");
-			char *d = err ? el_xstrdup("unreadable") : short_digest(el_jget_str(f, "sha256"));
-			char *size = human_size(int_of(el_jget(f, "size"), 0));
+			char *d, *size;
 			parts p = PARTS_INIT;
 
+			if (!cJSON_IsObject(f))
+				continue;
+			d = err ? el_xstrdup("unreadable") : short_digest(el_jget_str(f, "sha256"));
+			size = human_size(int_of(el_jget(f, "size"), 0));
 			part(&p, "%s", or(el_jget_str(f, "path"), "?"));
 			part(&p, "%s", err ? err : size);
 			add_row(r, EL_RG_CHECKPOINTS, "checkpoint", d, parts_take(&p));

@@ -175,6 +175,11 @@ check_eq "the warning names both ids" \
 	"$(cat err)"
 check_eq "the report's id is the content's" "$content" "$(jget edited.json id)"
 check_eq "the stored id is kept apart" "$stored" "$(jget edited.json stored_id)"
+"$ENVLOCK" report edited.lock.json --format html 2>/dev/null >edited.html
+check_grep "the page says the lock was edited, with both ids" \
+	"<p class=\"warn\">The lockfile says its id is $stored, but its content is $content: it was edited after it was saved." edited.html
+"$ENVLOCK" report edited.lock.json --format md 2>/dev/null >edited.md
+check_grep "the table has the stored id apart" "^| stored id | $stored | differs from the content: the file was edited after it was saved |$" edited.md
 "$ENVLOCK" report edited.lock.json --short 2>/dev/null >short
 check_grep "the citation cites the content's id" "envlock $(echo "$content" | cut -c1-19)… — CUDA 10.2.89, cuDNN 8.9.7," short
 

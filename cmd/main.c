@@ -15,6 +15,7 @@ static const cmd_entry commands[] = {
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
 	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
 	{ "restore", cmd_restore, "make this machine match a lockfile: plan, then apply" },
+	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ NULL, NULL, NULL }
 };
 

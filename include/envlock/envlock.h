@@ -11,5 +11,6 @@
 #include "bundle.h"
 #include "restore.h"
 #include "diff.h"
+#include "report.h"
 
 #endif

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """Time commands: run each N times (after one warm-up) and print the median
-wall time in milliseconds. Output is discarded; a failing run aborts.
+wall time in milliseconds. Output is discarded; a failing run aborts
+(MEDIAN_OK="0 1" accepts those exit statuses, for commands like
+`envlock restore --dry-run` whose status 1 means "something to do").
 
 usage: median.py N LABEL -- CMD [ARG...] [--- LABEL -- CMD...]
 """
+import os
 import statistics
 import subprocess
 import sys
@@ -29,11 +32,14 @@ def parse(argv):
 
 def main():
     runs, jobs = parse(sys.argv[1:])
+    ok = {int(x) for x in os.environ.get('MEDIAN_OK', '0').split()}
     for job in jobs:
         times = []
         for i in range(runs + 1):
             t0 = time.perf_counter()
-            subprocess.run(job['cmd'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            rc = subprocess.run(job['cmd'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+            if rc not in ok:
+                sys.exit("median.py: %s exited %d" % (job['label'], rc))
             if i:  # the first run warms caches
                 times.append((time.perf_counter() - t0) * 1000)
         print(f"{job['label']}\t{statistics.median(times):.2f}\t{min(times):.2f}\t{max(times):.2f}")

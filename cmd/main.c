@@ -19,6 +19,8 @@ static const cmd_entry commands[] = {
 	{ "keygen", cmd_keygen, "make an Ed25519 key pair for signing lockfiles" },
 	{ "export", cmd_export, "write a lock as conda, pip, environment.yml or Dockerfile input" },
 	{ "import", cmd_import, "make a partial lock from conda list --explicit or pip freeze output" },
+	{ "restore", cmd_restore, "make this machine match a lockfile: plan, then apply" },
+	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ NULL, NULL, NULL }
 };
 

@@ -9,8 +9,10 @@
 #include "show.h"
 #include "check.h"
 #include "bundle.h"
+#include "restore.h"
 #include "diff.h"
 #include "sign.h"
 #include "export.h"
+#include "report.h"
 
 #endif

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 
 #include "envlock/common.h"
 #include "spawn.h"
+#include "xalloc.h"
 
 extern char **environ;
 
@@ -86,5 +88,75 @@ int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_st
 		return ENVLOCK_ENOTFOUND;
 	if (!out->data)
 		el_buf_put(out, "", 0);
+	return 0;
+}
+
+/* environ with each KEY=VALUE of extra replacing or adding its key (malloc'd array). */
+static char **merged_environ(const char *const extra[])
+{
+	size_t n = 0, k = 0, i, j;
+	char **env;
+
+	while (environ[n])
+		n++;
+	while (extra && extra[k])
+		k++;
+	env = el_xcalloc(n + k + 1, sizeof(*env));
+	for (i = 0, j = 0; i < n; i++) {
+		size_t key = strcspn(environ[i], "=");
+		int replaced = 0;
+
+		for (size_t e = 0; e < k; e++)
+			if (strncmp(extra[e], environ[i], key + 1) == 0)
+				replaced = 1;
+		if (!replaced)
+			env[j++] = environ[i];
+	}
+	for (size_t e = 0; e < k; e++)
+		env[j++] = (char *)extra[e];
+	return env;
+}
+
+int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd,
+		    int timeout_ms, int *exit_status)
+{
+	posix_spawn_file_actions_t fa;
+	long deadline = now_ms() + timeout_ms;
+	char **env = merged_environ(envv);
+	int status = 0, rc;
+	pid_t pid, done;
+
+	*exit_status = -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	if (rc != 0)
+		return ENVLOCK_ENOTFOUND;
+	for (;;) {
+		done = waitpid(pid, &status, timeout_ms > 0 ? WNOHANG : 0);
+		if (done == pid)
+			break;
+		if (done < 0 && errno != EINTR)
+			return ENVLOCK_EIO;
+		if (timeout_ms > 0 && done == 0) {
+			struct timespec pause = { 0, 20 * 1000000L };
+
+			if (now_ms() >= deadline) {
+				kill(pid, SIGKILL);
+				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+					;
+				return ENVLOCK_ETIMEOUT;
+			}
+			nanosleep(&pause, NULL);
+		}
+	}
+	if (WIFEXITED(status))
+		*exit_status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		*exit_status = 128 + WTERMSIG(status);
 	return 0;
 }

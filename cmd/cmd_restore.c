@@ -1,0 +1,204 @@
+/* envlock restore: plan, then apply, the steps that make this machine match a lockfile. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "envlock/restore.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: envlock restore FILE [--dry-run] [--yes] [--only STEP]... [--skip STEP]...\n"
+	      "                        [--root DIR] [--python EXE] [--cuda-runfile FILE]\n"
+	      "                        [--cudnn-archive FILE] [--wheels DIR] [--conda-exe EXE]\n"
+	      "                        [--prefix DIR | --name NAME] [--force] [--dest DIR] [--state-dir DIR] [--json]\n"
+	      "\n"
+	      "Compare the lockfile with this machine, print the steps (ok, do, manual),\n"
+	      "then do the 'do' ones. Steps, in order: driver, cuda, cudnn, conda, pip,\n"
+	      "repos, configs, checkpoints.\n"
+	      "\n"
+	      "  --dry-run            print the plan and stop\n"
+	      "  --yes                apply without asking (required when stdin is not a terminal)\n"
+	      "  --only STEP          plan only these steps (repeatable)\n"
+	      "  --skip STEP          leave these steps out (repeatable)\n"
+	      "  --root DIR           restore the tree under DIR instead of this machine\n"
+	      "  --python EXE         install pip packages into this Python (absolute path)\n"
+	      "  --cuda-runfile FILE  install a missing CUDA toolkit from NVIDIA's runfile (toolkit only)\n"
+	      "  --cudnn-archive FILE install missing cuDNN files from NVIDIA's archive (.tgz, .tar.xz)\n"
+	      "  --wheels DIR         pip installs from this folder only (--no-index --find-links)\n"
+	      "  --conda-exe EXE      create the conda environment with this program\n"
+	      "  --prefix DIR         create the conda environment here instead of the locked prefix\n"
+	      "  --name NAME          create it as NAME in the locked conda install (<root>/envs/NAME)\n"
+	      "  --force              replace a conda environment that differs (it is moved aside)\n"
+	      "  --dest DIR           restore configs, checkpoints and repositories under DIR (default .)\n"
+	      "  --state-dir DIR      journal, log and generated spec files (default .envlock)\n"
+	      "  --json               print the plan as JSON\n"
+	      "\n"
+	      "Exit status: 0 when nothing is left to do, 1 when a step failed or needs you\n"
+	      "(or, with --dry-run, when there is something to do), 2 on error.\n", out);
+}
+
+enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
+       OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY };
+
+static int confirm(size_t n)
+{
+	char answer[16];
+
+	fprintf(stderr, "Apply %zu change%s to this machine? [y/N] ", n, n == 1 ? "" : "s");
+	fflush(stderr);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return 0;
+	return answer[0] == 'y' || answer[0] == 'Y';
+}
+
+int cmd_restore(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dry-run", no_argument, NULL, OPT_DRY },
+		{ "yes", no_argument, NULL, 'y' },
+		{ "only", required_argument, NULL, OPT_ONLY },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "python", required_argument, NULL, OPT_PYTHON },
+		{ "cuda-runfile", required_argument, NULL, OPT_RUNFILE },
+		{ "cudnn-archive", required_argument, NULL, OPT_CUDNN },
+		{ "wheels", required_argument, NULL, OPT_WHEELS },
+		{ "conda-exe", required_argument, NULL, OPT_CONDA_EXE },
+		{ "prefix", required_argument, NULL, OPT_PREFIX },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "dest", required_argument, NULL, OPT_DEST },
+		{ "state-dir", required_argument, NULL, OPT_STATE },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	envlock_restore_opts opts = { 0 };
+	const char **only = NULL, **skip = NULL;
+	size_t n_only = 0, n_skip = 0, breaking = 0;
+	envlock_restore *plan = NULL;
+	envlock_lock *lock = NULL;
+	envlock_ctx *ctx = NULL;
+	int c, rc = CMD_USAGE, dry = 0, yes = 0, json = 0;
+	unsigned flags = 0;
+
+	while ((c = getopt_long(argc, argv, "yh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DRY: dry = 1; break;
+		case 'y': yes = 1; break;
+		case OPT_ONLY: cmd_push_arg(&only, &n_only, optarg); break;
+		case OPT_SKIP: cmd_push_arg(&skip, &n_skip, optarg); break;
+		case OPT_ROOT: opts.probe.root = optarg; break;
+		case OPT_PYTHON: opts.probe.python = optarg; break;
+		case OPT_RUNFILE: opts.cuda_runfile = optarg; break;
+		case OPT_CUDNN: opts.cudnn_archive = optarg; break;
+		case OPT_WHEELS: opts.wheels = optarg; break;
+		case OPT_CONDA_EXE: opts.conda_exe = optarg; break;
+		case OPT_PREFIX: opts.conda_target = optarg; break;
+		case OPT_NAME: opts.conda_name = optarg; break;
+		case OPT_FORCE: opts.force = 1; break;
+		case OPT_DEST: opts.dest = optarg; break;
+		case OPT_STATE: opts.state_dir = optarg; break;
+		case OPT_JSON: json = 1; break;
+		case 'h': usage(stdout); rc = CMD_OK; goto out;
+		default: usage(stderr); goto out;
+		}
+	}
+	if (argc - optind != 1) {
+		cmd_error("restore: expected one lockfile, got %d", argc - optind);
+		goto out;
+	}
+	/* files the user named must exist now, not halfway through an apply */
+	{
+		const char *const named[] = { opts.cuda_runfile, opts.cudnn_archive, opts.wheels };
+		const char *const flag[] = { "--cuda-runfile", "--cudnn-archive", "--wheels" };
+
+		for (size_t i = 0; i < 3; i++) {
+			if (named[i] && access(named[i], R_OK) != 0) {
+				cmd_error("restore: %s '%s': %s", flag[i], named[i], strerror(errno));
+				goto out;
+			}
+		}
+		if (opts.conda_target && opts.conda_target[0] != '/') {
+			cmd_error("restore: --prefix '%s': must be an absolute path", opts.conda_target);
+			goto out;
+		}
+	}
+	opts.only = only;
+	opts.only_count = n_only;
+	opts.skip = skip;
+	opts.skip_count = n_skip;
+	if (isatty(STDOUT_FILENO) && !getenv("NO_COLOR"))
+		flags |= ENVLOCK_PRINT_COLOR;
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		goto out;
+	}
+	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
+		cmd_error("restore: %s", envlock_error_last(ctx));
+		goto out;
+	}
+	if (envlock_restore_plan(&plan, ctx, lock, &opts) != 0) {
+		cmd_error("restore: '%s': %s", argv[optind], envlock_error_last(ctx));
+		goto out;
+	}
+	if (envlock_restore_interrupted(plan))
+		fprintf(stderr, "envlock: restore: the last apply of this lock stopped during step '%s'; planning again from what is there now\n",
+			envlock_restore_interrupted(plan));
+	if (json) {
+		if (envlock_restore_print_json(plan, ctx, stdout) != 0) {
+			cmd_error("restore: %s", envlock_error_last(ctx));
+			goto out;
+		}
+	} else {
+		envlock_restore_print(plan, stdout, flags);
+	}
+	if (dry || envlock_restore_count(plan, ENVLOCK_ITEM_DO) == 0) {
+		rc = envlock_restore_count(plan, ENVLOCK_ITEM_DO) || envlock_restore_count(plan, ENVLOCK_ITEM_MANUAL)
+			     ? CMD_FAIL : CMD_OK;
+		goto out;
+	}
+	if (!yes) {
+		if (!isatty(STDIN_FILENO)) {
+			cmd_error("restore: refusing to change this machine without --yes (standard input is not a terminal)");
+			goto out;
+		}
+		if (!confirm(envlock_restore_count(plan, ENVLOCK_ITEM_DO))) {
+			fputs("envlock: restore: nothing changed\n", stderr);
+			rc = CMD_FAIL;
+			goto out;
+		}
+	}
+	fflush(stdout);
+	if (envlock_restore_apply(plan, ctx, stderr) != 0 && envlock_restore_count(plan, ENVLOCK_ITEM_FAILED) == 0) {
+		cmd_error("restore: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+		goto out;
+	}
+	fputc('\n', stdout);
+	if (!json)
+		envlock_restore_print(plan, stdout, flags);
+	if (envlock_restore_count(plan, ENVLOCK_ITEM_FAILED)) {
+		fprintf(stderr, "envlock: restore: a step failed; the journal and log are in %s (rerun to resume)\n",
+			opts.state_dir ? opts.state_dir : ".envlock");
+		rc = CMD_FAIL;
+		goto out;
+	}
+	if (envlock_restore_remaining(plan, ctx, lock, stdout, flags, &breaking) != 0) {
+		cmd_error("restore: checking the result: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+		goto out;
+	}
+	rc = breaking || envlock_restore_count(plan, ENVLOCK_ITEM_MANUAL) ? CMD_FAIL : CMD_OK;
+out:
+	envlock_restore_free(plan);
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+	free(only);
+	free(skip);
+	return rc;
+}

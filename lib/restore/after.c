@@ -1,0 +1,59 @@
+/*
+ * After apply: probe this machine again and compare it with the lock the
+ * way `envlock diff` does, over the sections restore works on. What is
+ * left is printed; a breaking difference means the restore is not done.
+ */
+#include <stdio.h>
+
+#include "envlock/check.h"
+#include "envlock/diff.h"
+#include "plan.h"
+
+int envlock_restore_remaining(envlock_restore *r, envlock_ctx *ctx, const envlock_lock *lock,
+			      FILE *out, unsigned flags, size_t *breaking)
+{
+	static const char *const sections[] = { "gpu", "cuda", "cudnn", "python", "conda", "pip", "frameworks" };
+	envlock_probe_opts popts = r->opts.probe;
+	envlock_diff_opts dopts = { 0 };
+	envlock_rules *rules = NULL;
+	envlock_lock *live = NULL;
+	envlock_diff *d = NULL;
+	size_t shown = 0;
+	int rc;
+
+	*breaking = 0;
+	popts.checkpoints = popts.configs = popts.repos = NULL;
+	popts.checkpoint_count = popts.config_count = popts.repo_count = 0;
+	popts.default_repo = 0;
+	popts.on_warning = NULL;
+	if (!popts.conda_prefix)
+		popts.conda_prefix = r->opts.conda_target;
+	dopts.only = sections;
+	dopts.only_count = sizeof(sections) / sizeof(sections[0]);
+	if ((rc = envlock_rules_load_default(&rules, ctx)) != 0 ||
+	    (rc = envlock_lock_probe(&live, ctx, &popts)) != 0)
+		goto done;
+	dopts.rules = rules;
+	if ((rc = envlock_diff_locks(&d, ctx, lock, "lock", live, "this machine", &dopts)) != 0)
+		goto done;
+	*breaking = envlock_diff_tally(d, ENVLOCK_SEV_BREAKING);
+	for (size_t i = 0; i < envlock_diff_count(d); i++) {
+		const envlock_diff_entry *e = envlock_diff_get(d, i);
+
+		if (e->change == ENVLOCK_DIFF_SAME || e->severity < ENVLOCK_SEV_RISKY)
+			continue;
+		if (!shown++)
+			fputs("\nStill different from the lock:\n", out);
+		fprintf(out, "  %s%-8s%s %s %s: %s -> %s%s%s\n",
+			(flags & ENVLOCK_PRINT_COLOR) ? (e->severity == ENVLOCK_SEV_BREAKING ? "\033[31m" : "\033[33m") : "",
+			envlock_severity_name(e->severity), (flags & ENVLOCK_PRINT_COLOR) ? "\033[0m" : "",
+			e->section, e->key, e->a ? e->a : "(none)", e->b ? e->b : "(none)",
+			e->reason ? " — " : "", e->reason ? e->reason : "");
+	}
+	fprintf(out, "%sthis machine against the lock: %s\n", shown ? "" : "\n", envlock_diff_verdict(d));
+done:
+	envlock_diff_free(d);
+	envlock_lock_free(live);
+	envlock_rules_free(rules);
+	return rc;
+}

@@ -1,0 +1,275 @@
+/*
+ * Apply a restore plan: the "do" items in order, a journal line as each
+ * step starts and ends (so a rerun can say where the last one stopped),
+ * every program's output in the log, and nothing deleted — what would be
+ * replaced is moved aside (or copied, for files rewritten in place) to
+ * NAME.envlock-bak-<time> first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "util/atomic.h"
+#include "util/error.h"
+#include "util/spawn.h"
+#include "util/xalloc.h"
+
+void el_item_fail(el_item *it, const char *fmt, ...)
+{
+	va_list ap;
+	char *note;
+
+	va_start(ap, fmt);
+	if (vasprintf(&note, fmt, ap) < 0)
+		el_oom();
+	va_end(ap);
+	free(it->note);
+	it->note = note;
+	it->state = ENVLOCK_ITEM_FAILED;
+}
+
+static void now_iso(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void write_line(int fd, const char *fmt, va_list ap)
+{
+	char *line;
+	int n = vasprintf(&line, fmt, ap);
+
+	if (n < 0)
+		el_oom();
+	if (fd >= 0)
+		(void)el_write_all(fd, line, (size_t)n);
+	free(line);
+}
+
+void el_apply_log(el_apply *ap, const char *fmt, ...)
+{
+	char when[32];
+	va_list va;
+
+	now_iso(when, sizeof(when));
+	dprintf(ap->log_fd, "[%s] ", when);
+	va_start(va, fmt);
+	write_line(ap->log_fd, fmt, va);
+	va_end(va);
+	(void)el_write_all(ap->log_fd, "\n", 1);
+}
+
+void el_apply_journal(el_apply *ap, const char *fmt, ...)
+{
+	char when[32];
+	va_list va;
+
+	now_iso(when, sizeof(when));
+	dprintf(ap->journal_fd, "%s ", when);
+	va_start(va, fmt);
+	write_line(ap->journal_fd, fmt, va);
+	va_end(va);
+	(void)el_write_all(ap->journal_fd, "\n", 1);
+	fsync(ap->journal_fd);
+}
+
+/* A free name host_path.envlock-bak-<time>[.N] (malloc'd). */
+static char *backup_name(el_apply *ap, const char *host_path)
+{
+	struct stat st;
+	char *name = el_xasprintf("%s.envlock-bak-%s", host_path, ap->stamp);
+
+	for (int n = 1; lstat(name, &st) == 0; n++) {
+		free(name);
+		name = el_xasprintf("%s.envlock-bak-%s.%d", host_path, ap->stamp, n);
+	}
+	return name;
+}
+
+int el_apply_aside(el_apply *ap, el_item *it, const char *host_path, char **aside)
+{
+	char *name = backup_name(ap, host_path);
+
+	if (rename(host_path, name) != 0) {
+		el_item_fail(it, "'%s': cannot move it aside: %s", host_path, el_strerror(errno));
+		free(name);
+		return -1;
+	}
+	el_apply_log(ap, "moved '%s' aside to '%s'", host_path, name);
+	el_apply_journal(ap, "aside %s %s", host_path, name);
+	if (aside)
+		*aside = name;
+	else
+		free(name);
+	return 0;
+}
+
+int el_apply_backup_copy(el_apply *ap, el_item *it, const char *host_path)
+{
+	char *name = backup_name(ap, host_path);
+	int rc = 0;
+
+	/* a hard link keeps the old contents: the new file replaces the name by rename */
+	if (link(host_path, name) != 0) {
+		int in = open(host_path, O_RDONLY | O_CLOEXEC), out;
+		char chunk[65536];
+		ssize_t n;
+
+		out = in < 0 ? -1 : open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		while (out >= 0 && (n = read(in, chunk, sizeof(chunk))) > 0)
+			if (el_write_all(out, chunk, (size_t)n) != 0)
+				break;
+		if (in < 0 || out < 0 || fsync(out) != 0) {
+			el_item_fail(it, "'%s': cannot keep a copy: %s", host_path, el_strerror(errno));
+			rc = -1;
+		}
+		if (in >= 0)
+			close(in);
+		if (out >= 0)
+			close(out);
+	}
+	if (rc == 0) {
+		el_apply_log(ap, "kept a copy of '%s' as '%s'", host_path, name);
+		el_apply_journal(ap, "backup %s %s", host_path, name);
+	}
+	free(name);
+	return rc;
+}
+
+int el_apply_run_argv(el_item *it, el_apply *ap)
+{
+	int status = -1, rc;
+
+	el_apply_log(ap, "run:");
+	for (char **a = it->argv; *a; a++)
+		dprintf(ap->log_fd, " '%s'", *a);
+	for (char **e = it->envv; e && *e; e++)
+		dprintf(ap->log_fd, " [env %s]", *e);
+	dprintf(ap->log_fd, "\n");
+	rc = el_spawn_logged((const char *const *)it->argv, (const char *const *)it->envv,
+			     ap->log_fd, 0, &status);
+	if (rc == ENVLOCK_ENOTFOUND) {
+		el_item_fail(it, "'%s': cannot be started", it->argv[0]);
+		return -1;
+	}
+	if (rc != 0 || status != 0) {
+		el_item_fail(it, "'%s' exited with status %d (its output is in %s)", it->argv[0], status,
+			     ap->r->log_path);
+		return -1;
+	}
+	el_apply_log(ap, "'%s' exited 0", it->argv[0]);
+	return 0;
+}
+
+int el_apply_symlink(el_item *it, el_apply *ap)
+{
+	struct stat st;
+
+	if (lstat(it->path, &st) == 0 && el_apply_aside(ap, it, it->path, NULL) != 0)
+		return -1;
+	if (symlink(it->target, it->path) != 0) {
+		el_item_fail(it, "'%s': cannot create the link: %s", it->path, el_strerror(errno));
+		return -1;
+	}
+	el_apply_log(ap, "linked '%s' -> '%s'", it->path, it->target);
+	return 0;
+}
+
+int el_apply_write(el_item *it, el_apply *ap)
+{
+	struct stat st;
+	char *dir = el_path_dir(it->path);
+	int rc;
+
+	if (el_mkdir_p(dir, 0755) != 0) {
+		el_item_fail(it, "'%s': cannot create the folder: %s", dir, el_strerror(errno));
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	if (lstat(it->path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			if (el_apply_aside(ap, it, it->path, NULL) != 0)
+				return -1;
+		} else if (el_apply_backup_copy(ap, it, it->path) != 0) {
+			return -1;
+		}
+	}
+	rc = el_write_atomic(ap->ctx, it->path, it->data ? it->data : "", it->data_len, it->mode);
+	if (rc != 0) {
+		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+		return -1;
+	}
+	el_apply_log(ap, "wrote '%s' (%zu bytes)", it->path, it->data_len);
+	return 0;
+}
+
+int envlock_restore_apply(envlock_restore *r, envlock_ctx *ctx, FILE *progress)
+{
+	el_apply ap = { r, ctx, progress, -1, -1, NULL, "" };
+	time_t t = time(NULL);
+	struct tm tm;
+	int failed = 0;
+
+	gmtime_r(&t, &tm);
+	strftime(ap.stamp, sizeof(ap.stamp), "%Y%m%dT%H%M%SZ", &tm);
+	if (el_mkdir_p(r->state_dir, 0700) != 0)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", r->state_dir, el_strerror(errno));
+	ap.log_fd = open(r->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	ap.journal_fd = open(r->journal_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (ap.log_fd < 0 || ap.journal_fd < 0) {
+		int e = errno;
+
+		if (ap.log_fd >= 0)
+			close(ap.log_fd);
+		if (ap.journal_fd >= 0)
+			close(ap.journal_fd);
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s",
+				    ap.log_fd < 0 ? r->log_path : r->journal_path, el_strerror(e));
+	}
+	el_apply_log(&ap, "envlock %s: restore of %s", envlock_version(), r->id);
+	el_apply_journal(&ap, "begin %s", r->id);
+	for (int i = 0; i < EL_STEP_COUNT && !failed; i++) {
+		el_step *s = &r->steps[i];
+		bool started = false;
+
+		for (size_t k = 0; k < s->n && !failed; k++) {
+			el_item *it = &s->items[k];
+
+			if (it->state != ENVLOCK_ITEM_DO || !it->run)
+				continue;
+			if (!started) {
+				el_apply_journal(&ap, "start %s", s->name);
+				started = true;
+			}
+			ap.step = s->name;
+			if (progress)
+				fprintf(progress, "envlock: %s: %s\n", s->name, it->text), fflush(progress);
+			el_apply_log(&ap, "%s: %s", s->name, it->text);
+			if (it->run(it, &ap) != 0) {
+				if (it->state != ENVLOCK_ITEM_FAILED)
+					el_item_fail(it, "failed");
+				el_apply_log(&ap, "%s: failed: %s", s->name, it->note);
+				failed = 1;
+			} else {
+				it->state = ENVLOCK_ITEM_DONE;
+			}
+		}
+		if (started)
+			el_apply_journal(&ap, "end %s %s", s->name, failed ? "failed" : "ok");
+	}
+	el_apply_journal(&ap, failed ? "stopped %s" : "complete %s", r->id);
+	close(ap.log_fd);
+	close(ap.journal_fd);
+	return failed ? el_error_set(ctx, ENVLOCK_ERROR, "a step failed") : 0;
+}

@@ -1,0 +1,262 @@
+/*
+ * What a lock may say before restore uses it. A lock comes from another
+ * machine and is untrusted: every name, version, URL and path that will
+ * reach a program's argv, a spec file or the file system is checked here
+ * first, and one bad value stops the whole plan before anything runs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+#define EL_MAX_NAME 200
+#define EL_MAX_VERSION 128
+#define EL_MAX_URL 4096
+#define EL_MAX_PATH 4096
+
+static const char *bad_chars(const char *v, const char *allowed_extra, size_t max)
+{
+	size_t n = strlen(v);
+
+	if (n == 0)
+		return "is empty";
+	if (n > max)
+		return "is too long";
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			return "contains a control character";
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+			continue;
+		if (!strchr(allowed_extra, *p))
+			return strchr(";&|`$<>\\\"'*?(){}[]!~ \t", *p) ? "contains a shell metacharacter or space"
+								   : "contains a character not allowed here";
+	}
+	return NULL;
+}
+
+const char *el_bad_name(const char *v)
+{
+	const char *why = bad_chars(v, "._+-", EL_MAX_NAME);
+
+	if (!why && (v[0] == '-' || v[0] == '.'))
+		why = "starts with '-' or '.'";
+	return why;
+}
+
+const char *el_bad_version(const char *v)
+{
+	const char *why = bad_chars(v, "._+!-", EL_MAX_VERSION);
+
+	if (!why && v[0] == '-')
+		why = "starts with '-'";
+	return why;
+}
+
+static const char *bad_components(const char *v)
+{
+	const char *p = v;
+
+	while (*p) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return "has a '..' component";
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	return NULL;
+}
+
+const char *el_bad_abs_path(const char *v)
+{
+	const char *why = bad_chars(v, "/._+-@=,:%~ ", EL_MAX_PATH);
+
+	if (why)
+		return why;
+	if (v[0] != '/')
+		return "is not an absolute path";
+	return bad_components(v);
+}
+
+const char *el_bad_rel_path(const char *v)
+{
+	const char *why = bad_chars(v, "/._+-@=,:%~ ", EL_MAX_PATH);
+
+	if (why)
+		return why;
+	if (v[0] == '-')
+		return "starts with '-'";
+	return bad_components(v);
+}
+
+const char *el_bad_url(const char *v)
+{
+	static const char *const schemes[] = { "https://", "http://", "file://", "ssh://", "git://",
+					       "git+https://", "git+http://", "git+ssh://",
+					       "git+file://", NULL };
+	const char *why = bad_chars(v, "/._+-@=,:%~#", EL_MAX_URL);
+
+	if (why)
+		return why;
+	for (size_t i = 0; schemes[i]; i++)
+		if (strncmp(v, schemes[i], strlen(schemes[i])) == 0)
+			return NULL;
+	/* scp-like "git@host:path" and plain local paths (repository remotes) */
+	if (v[0] == '/')
+		return bad_components(v);
+	if (v[0] != '-' && strchr(v, '@') && strchr(v, ':') && strchr(v, '@') < strchr(v, ':'))
+		return NULL;
+	return "is not an http(s), file, ssh or git URL";
+}
+
+const char *el_bad_hex(const char *v, size_t len)
+{
+	if (strlen(v) != len)
+		return "is not a hex digest of the expected length";
+	for (; *v; v++)
+		if (!strchr("0123456789abcdef", *v))
+			return "is not a lowercase hex digest";
+	return NULL;
+}
+
+static const char *bad_sha256(const char *v) { return el_bad_hex(v, 64); }
+static const char *bad_md5(const char *v) { return el_bad_hex(v, 32); }
+static const char *bad_commit(const char *v)
+{
+	return strlen(v) == 64 ? el_bad_hex(v, 64) : el_bad_hex(v, 40);
+}
+
+const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const char *key,
+			el_check_fn bad, const char *fmt, ...)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const char *why = NULL;
+	char field[256];
+	va_list ap;
+
+	if (!item)
+		return NULL;
+	if (!cJSON_IsString(item))
+		why = "is not a string";
+	else if (bad)
+		why = bad(item->valuestring);
+	if (!why)
+		return item->valuestring;
+	va_start(ap, fmt);
+	vsnprintf(field, sizeof(field), fmt, ap);
+	va_end(ap);
+	if (!*failed) {
+		/* show a bounded, printable excerpt of what was refused */
+		char shown[48];
+		size_t i = 0;
+
+		for (const char *p = cJSON_IsString(item) ? item->valuestring : ""; *p && i + 4 < sizeof(shown); p++)
+			shown[i++] = (unsigned char)*p < 0x20 ? '?' : *p;
+		shown[i] = '\0';
+		el_error_set(ctx, ENVLOCK_EPARSE, "%s.%s%s%s%s: %s", field, key,
+			     cJSON_IsString(item) ? " '" : "", shown,
+			     cJSON_IsString(item) ? (strlen(item->valuestring) > i ? "...'" : "'") : "", why);
+	}
+	*failed = 1;
+	return NULL;
+}
+
+/* each element of obj[key] (an array of objects), with its index */
+#define EACH(arr, i, el) \
+	for (i = 0, el = cJSON_IsArray(arr) ? (arr)->child : NULL; el; el = el->next, i++)
+
+int el_restore_check_lock(envlock_ctx *ctx, const cJSON *lock)
+{
+	const cJSON *sec, *arr, *el, *sub, *sub_el;
+	int failed = 0, i, j;
+
+	/* cuDNN: the files to unpack and the links to make */
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "cudnn");
+	el_lock_str(ctx, &failed, sec, "header", el_bad_abs_path, "cudnn");
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "libraries");
+	EACH(arr, i, el) {
+		el_lock_str(ctx, &failed, el, "path", el_bad_abs_path, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "name", el_bad_name, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "soname", el_bad_name, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "cudnn.libraries[%d]", i);
+		sub = cJSON_GetObjectItemCaseSensitive(el, "links");
+		EACH(sub, j, sub_el) {
+			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
+			el_lock_str(ctx, &failed, sub_el, "target", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
+		}
+	}
+	/* CUDA: where the toolkit goes */
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "cuda");
+	el_lock_str(ctx, &failed, sec, "default", el_bad_abs_path, "cuda");
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "toolkits");
+	EACH(arr, i, el) {
+		el_lock_str(ctx, &failed, el, "home", el_bad_abs_path, "cuda.toolkits[%d]", i);
+		el_lock_str(ctx, &failed, el, "version", el_bad_version, "cuda.toolkits[%d]", i);
+	}
+	/* conda: the explicit spec and the prefix */
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "conda");
+	el_lock_str(ctx, &failed, sec, "prefix", el_bad_abs_path, "conda");
+	el_lock_str(ctx, &failed, sec, "root_prefix", el_bad_abs_path, "conda");
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "packages");
+	EACH(arr, i, el) {
+		el_lock_str(ctx, &failed, el, "name", el_bad_name, "conda.packages[%d]", i);
+		el_lock_str(ctx, &failed, el, "version", el_bad_version, "conda.packages[%d]", i);
+		el_lock_str(ctx, &failed, el, "build", el_bad_name, "conda.packages[%d]", i);
+		el_lock_str(ctx, &failed, el, "url", el_bad_url, "conda.packages[%d]", i);
+		el_lock_str(ctx, &failed, el, "md5", bad_md5, "conda.packages[%d]", i);
+		el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "conda.packages[%d]", i);
+	}
+	/* pip: requirement lines */
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "python");
+	el_lock_str(ctx, &failed, sec, "executable", el_bad_abs_path, "python");
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "pip");
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "distributions");
+	EACH(arr, i, el) {
+		el_lock_str(ctx, &failed, el, "name", el_bad_name, "pip.distributions[%d]", i);
+		el_lock_str(ctx, &failed, el, "version", el_bad_version, "pip.distributions[%d]", i);
+		el_lock_str(ctx, &failed, el, "source", el_bad_abs_path, "pip.distributions[%d]", i);
+		sub = cJSON_GetObjectItemCaseSensitive(el, "direct_url");
+		el_lock_str(ctx, &failed, sub, "url", el_bad_url, "pip.distributions[%d].direct_url", i);
+		el_lock_str(ctx, &failed, sub, "vcs", el_bad_name, "pip.distributions[%d].direct_url", i);
+		el_lock_str(ctx, &failed, sub, "commit_id", el_bad_name, "pip.distributions[%d].direct_url", i);
+	}
+	/* repositories: where they go, where from, which commit */
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "repos");
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "repositories");
+	EACH(arr, i, el) {
+		const char *path = el_lock_str(ctx, &failed, el, "path", NULL, "repos.repositories[%d]", i);
+
+		if (path)
+			el_lock_str(ctx, &failed, el, "path", path[0] == '/' ? el_bad_abs_path : el_bad_rel_path,
+				    "repos.repositories[%d]", i);
+		sub = cJSON_GetObjectItemCaseSensitive(el, "head");
+		el_lock_str(ctx, &failed, sub, "commit", bad_commit, "repos.repositories[%d].head", i);
+		el_lock_str(ctx, &failed, sub, "branch", el_bad_rel_path, "repos.repositories[%d].head", i);
+		sub = cJSON_GetObjectItemCaseSensitive(el, "remotes");
+		EACH(sub, j, sub_el) {
+			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "repos.repositories[%d].remotes[%d]", i, j);
+			el_lock_str(ctx, &failed, sub_el, "url", el_bad_url, "repos.repositories[%d].remotes[%d]", i, j);
+		}
+	}
+	/* configs and checkpoints: where they go */
+	static const char *const file_sections[] = { "configs", "checkpoints" };
+	for (size_t s = 0; s < 2; s++) {
+		sec = cJSON_GetObjectItemCaseSensitive(lock, file_sections[s]);
+		arr = cJSON_GetObjectItemCaseSensitive(sec, "files");
+		EACH(arr, i, el) {
+			const char *path = el_lock_str(ctx, &failed, el, "path", NULL, "%s.files[%d]",
+						       file_sections[s], i);
+
+			if (path)
+				el_lock_str(ctx, &failed, el, "path",
+					    path[0] == '/' ? el_bad_abs_path : el_bad_rel_path,
+					    "%s.files[%d]", file_sections[s], i);
+			el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "%s.files[%d]", file_sections[s], i);
+		}
+	}
+	return failed ? ENVLOCK_EPARSE : 0;
+}

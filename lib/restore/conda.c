@@ -1,0 +1,239 @@
+/*
+ * Restore step 4: the conda environment, created from an @EXPLICIT spec
+ * (one package URL per line with its digest, in the locked order) by the
+ * first of micromamba, mamba or conda found — the same spec
+ * `conda list --explicit --md5` writes and `conda create --file` reads,
+ * so no solver runs and nothing but the locked builds is installed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lock/model.h"
+#include "plan.h"
+#include "util/atomic.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+/* "name version build" of a conda-meta record, the identity compared. */
+static char *pkg_key(const cJSON *p)
+{
+	return el_xasprintf("%s %s %s", el_jget_str(p, "name") ?: "?", el_jget_str(p, "version") ?: "?",
+			    el_jget_str(p, "build") ?: "");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted identities of pkgs, for has_key (a NULL-terminated vector). */
+static char **key_set(const cJSON *pkgs, size_t *n)
+{
+	char **v = el_xcalloc((size_t)cJSON_GetArraySize(pkgs) + 1, sizeof(*v));
+	const cJSON *p;
+
+	*n = 0;
+	cJSON_ArrayForEach(p, pkgs)
+		v[(*n)++] = pkg_key(p);
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+static bool has_key(char **set, size_t n, const char *key)
+{
+	return bsearch(&key, set, n, sizeof(*set), cmp_str) != NULL;
+}
+
+/* The conda-compatible program: --conda-exe, the locked install's bin/, then PATH. */
+static char *find_conda(envlock_restore *r)
+{
+	static const char *const names[] = { "micromamba", "mamba", "conda" };
+	const char *root_prefix = el_jget_str(el_jget(r->lock, "conda"), "root_prefix");
+	const char *path = getenv("PATH");
+
+	if (r->opts.conda_exe)
+		return el_xstrdup(r->opts.conda_exe);
+	for (size_t i = 0; i < 3; i++) {
+		if (root_prefix) {
+			char *abs = el_xasprintf("%s/bin/%s", root_prefix, names[i]);
+			char *host = el_restore_host(&r->root, abs);
+
+			free(abs);
+			if (access(host, X_OK) == 0)
+				return host;
+			free(host);
+		}
+		for (const char *p = path; p && *p;) {
+			size_t len = strcspn(p, ":");
+			char *dir = el_xstrndup(p, len), *abs, *host;
+
+			p += len + (p[len] == ':');
+			if (dir[0] != '/') {
+				free(dir);
+				continue;
+			}
+			abs = el_path_join(dir, names[i]);
+			host = r->root.live ? el_xstrdup(abs) : el_restore_host(&r->root, abs);
+			free(abs);
+			free(dir);
+			if (access(host, X_OK) == 0)
+				return host;
+			free(host);
+		}
+	}
+	return NULL;
+}
+
+typedef struct {
+	char *spec_path; /* where the spec is written before the program runs */
+	bool replace;    /* move the existing prefix aside first */
+} create_job;
+
+static void create_free(void *p)
+{
+	create_job *j = p;
+
+	if (j)
+		free(j->spec_path);
+	free(j);
+}
+
+static int create_env(el_item *it, el_apply *ap)
+{
+	create_job *j = it->extra;
+	struct stat st;
+
+	if (j->replace && lstat(it->path, &st) == 0 && el_apply_aside(ap, it, it->path, NULL) != 0)
+		return -1;
+	if (el_write_atomic(ap->ctx, j->spec_path, it->data, it->data_len, 0644) != 0) {
+		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+		return -1;
+	}
+	el_apply_log(ap, "wrote the explicit spec '%s'", j->spec_path);
+	el_apply_journal(ap, "creating %s", it->path);
+	if (el_apply_run_argv(it, ap) != 0)
+		return -1;
+	el_apply_journal(ap, "created %s", it->path);
+	return 0;
+}
+
+void el_plan_conda(envlock_restore *r, el_step *s)
+{
+	const cJSON *conda = el_jget(r->lock, "conda"), *pkgs = el_jget(conda, "packages"), *p;
+	const cJSON *live = el_jget(r->live->doc, "conda");
+	const char *target = r->opts.conda_target ? r->opts.conda_target : el_jget_str(conda, "prefix");
+	const char *live_prefix = el_jget_str(live, "prefix");
+	const cJSON *live_pkgs = el_jget(live, "packages");
+	el_buf spec = EL_BUF_INIT(64u << 20), diff = EL_BUF_INIT(4096), nourl = EL_BUF_INIT(4096);
+	const char *subdir = NULL;
+	size_t total = 0, differ = 0, extra = 0;
+	bool here, exists, ours;
+	char **live_keys = NULL;
+	size_t n_live = 0;
+	char *host = NULL;
+	struct stat st;
+	el_item *it;
+	char *exe;
+
+	if (!target || !cJSON_GetArraySize(pkgs)) {
+		el_step_add(s, ENVLOCK_ITEM_OK, "no conda environment locked");
+		goto done;
+	}
+	here = live_prefix && strcmp(live_prefix, target) == 0;
+	live_keys = key_set(here ? live_pkgs : NULL, &n_live);
+	exists = el_root_stat(&r->root, target, &st) == 0;
+	cJSON_ArrayForEach(p, pkgs) {
+		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
+		const char *sha = el_jget_str(p, "sha256"), *sd = el_jget_str(p, "subdir");
+		char *key = pkg_key(p);
+
+		total++;
+		if (!here || !has_key(live_keys, n_live, key)) {
+			if (differ++ < 5)
+				el_buf_printf(&diff, "%s%s", diff.len ? ", " : "", key);
+		}
+		free(key);
+		if (!url || (!md5 && !sha)) {
+			el_buf_printf(&nourl, "%s%s", nourl.len ? ", " : "", el_jget_str(p, "name"));
+			continue;
+		}
+		if (!subdir && sd && strcmp(sd, "noarch") != 0)
+			subdir = sd;
+		/* conda's own explicit format: url#md5; sha256 only where the lock has no md5 */
+		if (md5)
+			el_buf_printf(&spec, "%s#%s\n", url, md5);
+		else
+			el_buf_printf(&spec, "%s#sha256:%s\n", url, sha);
+	}
+	if (here) {
+		size_t n_locked;
+		char **locked = key_set(pkgs, &n_locked);
+
+		for (size_t i = 0; i < n_live; i++)
+			extra += !has_key(locked, n_locked, live_keys[i]);
+		el_strv_free(locked);
+	}
+	if (here && differ == 0 && extra == 0) {
+		el_step_add(s, ENVLOCK_ITEM_OK, "conda environment %s: %zu packages as locked", target, total);
+		goto done;
+	}
+	if (nourl.len) {
+		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s cannot be recreated exactly", target);
+		el_item_note(it, "the lock has no URL and digest for: %s (saved from a conda that did not record them)",
+			     el_buf_cstr(&nourl));
+		goto done;
+	}
+	host = el_restore_host(&r->root, target);
+	ours = exists && el_restore_created(r, host);
+	if (exists && !r->opts.force && !ours) {
+		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s differs: %zu of %zu locked packages %s%s%s",
+				 target, differ, total, differ ? "missing or different (" : "as locked",
+				 differ ? el_buf_cstr(&diff) : "", differ > 5 ? ", ...)" : differ ? ")" : "");
+		el_item_note(it, "%s%srerun with --force to replace it (the old one is moved aside, not deleted), or --conda-target DIR to create it elsewhere",
+			     extra ? "it also has packages the lock does not; " : "", "");
+		goto done;
+	}
+	exe = find_conda(r);
+	if (!exe) {
+		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "create conda environment %s (%zu packages)", target, total);
+		el_item_note(it, "no micromamba, mamba or conda found: install one (Miniforge provides conda and mamba) or pass --conda-exe");
+		goto done;
+	}
+	{
+		create_job *j = el_xcalloc(1, sizeof(*j));
+		el_buf head = EL_BUF_INIT(64u << 20);
+
+		el_buf_printf(&head, "# This file may be used to create an environment using:\n"
+				     "# $ conda create --name <env> --file <this file>\n"
+				     "# written by envlock restore from %s\n"
+				     "# platform: %s\n@EXPLICIT\n",
+			      r->id, subdir ? subdir : "linux-64");
+		el_buf_put(&head, spec.data, spec.len);
+		j->spec_path = el_xasprintf("%s/restore-%s.conda-explicit.txt", r->state_dir, r->short_id);
+		j->replace = exists;
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with %s (%zu packages, explicit URLs and digests)",
+				 exists ? "replace" : "create", target, el_path_base(exe), total);
+		if (ours)
+			el_item_note(it, "an earlier restore began it and was interrupted: that one is moved aside first");
+		else if (exists)
+			el_item_note(it, "the existing one is moved aside first (%zu packages differ)", differ);
+		it->path = host;
+		host = NULL;
+		it->data_len = head.len;
+		it->data = el_buf_detach(&head);
+		it->argv = el_strv_new(exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
+		it->extra = j;
+		it->free_extra = create_free;
+		it->run = create_env;
+		free(exe);
+	}
+done:
+	el_strv_free(live_keys);
+	free(host);
+	el_buf_release(&spec);
+	el_buf_release(&diff);
+	el_buf_release(&nourl);
+}

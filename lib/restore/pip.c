@@ -1,0 +1,311 @@
+/*
+ * Restore step 5: the pip-installed distributions, into the locked
+ * environment's Python: exact pins, --no-deps (the lock already lists
+ * every dependency), hashes with --require-hashes when the lock has one
+ * for every pin, --no-index --find-links with --wheels; editable and VCS
+ * installs from their recorded source. mmcv-full with compiled ops is
+ * rebuilt with MMCV_WITH_OPS=1 FORCE_CUDA=1 in pip's environment.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lock/model.h"
+#include "plan.h"
+#include "util/atomic.h"
+#include "util/error.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+typedef struct {
+	char *norm;          /* PEP 503 name */
+	const cJSON *dist;
+} named_dist;
+
+static int cmp_named(const void *a, const void *b)
+{
+	return strcmp(((const named_dist *)a)->norm, ((const named_dist *)b)->norm);
+}
+
+/* The live distributions sorted by PEP 503 name, for live_dist. */
+static named_dist *index_dists(const cJSON *dists, size_t *n)
+{
+	named_dist *v = el_xcalloc((size_t)cJSON_GetArraySize(dists) + 1, sizeof(*v));
+	const cJSON *d;
+
+	*n = 0;
+	cJSON_ArrayForEach(d, dists) {
+		v[*n].norm = el_pep503_name(el_jget_str(d, "name") ?: "");
+		v[(*n)++].dist = d;
+	}
+	qsort(v, *n, sizeof(*v), cmp_named);
+	return v;
+}
+
+/* The live distribution with the same PEP 503 name, or NULL. */
+static const cJSON *live_dist(const named_dist *index, size_t n, const char *norm)
+{
+	named_dist key = { (char *)norm, NULL };
+	const named_dist *hit = bsearch(&key, index, n, sizeof(*index), cmp_named);
+
+	return hit ? hit->dist : NULL;
+}
+
+/* The sha256 the lock has for the distribution's archive, or NULL. */
+static const char *archive_sha256(const cJSON *d)
+{
+	const char *h = el_jget_str(el_jget(d, "direct_url"), "archive_hash");
+
+	if (h && strncmp(h, "sha256=", 7) == 0 && !el_bad_hex(h + 7, 64))
+		return h + 7;
+	return NULL;
+}
+
+/* The wheel for name-version in dir (host path, malloc'd), or NULL. */
+static char *find_wheel(const char *dir, const char *name, const char *version)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *prefix, *found = NULL;
+
+	if (!d)
+		return NULL;
+	/* wheel file names escape '-' in the name as '_' (PEP 427) */
+	prefix = el_xasprintf("%s-%s-", name, version);
+	for (char *p = prefix; p < prefix + strlen(name); p++)
+		if (*p == '-' || *p == '.')
+			*p = '_';
+	while (!found && (e = readdir(d)) != NULL)
+		if (strncasecmp(e->d_name, prefix, strlen(prefix)) == 0 && el_ends_with(e->d_name, ".whl"))
+			found = el_xasprintf("%s/%s", dir, e->d_name);
+	closedir(d);
+	free(prefix);
+	return found;
+}
+
+typedef struct {
+	char *req_path; /* requirements file written before pip runs */
+} pip_job;
+
+static void pip_free(void *p)
+{
+	pip_job *j = p;
+
+	if (j)
+		free(j->req_path);
+	free(j);
+}
+
+static int pip_install(el_item *it, el_apply *ap)
+{
+	pip_job *j = it->extra;
+
+	if (el_write_atomic(ap->ctx, j->req_path, it->data, it->data_len, 0644) != 0) {
+		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+		return -1;
+	}
+	el_apply_log(ap, "wrote '%s':\n%.*s", j->req_path, (int)it->data_len, it->data);
+	return el_apply_run_argv(it, ap);
+}
+
+static el_item *add_install(envlock_restore *r, el_step *s, const char *python, el_buf *reqs,
+			    size_t count, const char *what, const char *file, bool hashes, bool mmcv_ops)
+{
+	pip_job *j = el_xcalloc(1, sizeof(*j));
+	el_item *it = el_step_add(s, ENVLOCK_ITEM_DO, "pip install %zu %s into %s%s", count, what, python,
+				  hashes ? " (hash-checked)" : "");
+
+	j->req_path = el_xasprintf("%s/restore-%s.%s", r->state_dir, r->short_id, file);
+	it->argv = el_strv_new(python, "-m", "pip", "install", "--no-deps", "--no-input",
+			       "--disable-pip-version-check", NULL);
+	if (hashes)
+		el_strv_push(&it->argv, "--require-hashes");
+	if (r->opts.wheels) {
+		el_strv_push(&it->argv, "--no-index");
+		el_strv_push(&it->argv, "--find-links");
+		el_strv_push(&it->argv, r->opts.wheels);
+	}
+	el_strv_push(&it->argv, "-r");
+	el_strv_push(&it->argv, j->req_path);
+	if (mmcv_ops) {
+		it->envv = el_strv_new("MMCV_WITH_OPS=1", "FORCE_CUDA=1", NULL);
+		el_item_note(it, "mmcv-full is built with its CUDA ops (MMCV_WITH_OPS=1 FORCE_CUDA=1)");
+	}
+	it->data_len = reqs->len;
+	it->data = el_buf_detach(reqs);
+	it->extra = j;
+	it->free_extra = pip_free;
+	it->run = pip_install;
+	return it;
+}
+
+void el_plan_pip(envlock_restore *r, el_step *s)
+{
+	const cJSON *dists = el_jget(el_jget(r->lock, "pip"), "distributions"), *d;
+	const cJSON *live = el_jget(el_jget(r->live->doc, "pip"), "distributions");
+	const char *lock_prefix = el_jget_str(el_jget(r->lock, "python"), "prefix");
+	const char *live_prefix = el_jget_str(el_jget(r->live->doc, "python"), "prefix");
+	const char *conda_prefix = el_jget_str(el_jget(r->lock, "conda"), "prefix");
+	const char *exe = el_jget_str(el_jget(r->lock, "python"), "executable");
+	el_buf pinned = EL_BUF_INIT(64u << 20), editable = EL_BUF_INIT(64u << 20);
+	el_buf refused = EL_BUF_INIT(1u << 20);
+	size_t n_ok = 0, n_pinned = 0, n_hashed = 0, n_editable = 0, n_conda = 0;
+	bool mmcv_ops = el_jget_bool(el_jget(el_jget(r->lock, "frameworks"), "mmcv"), "ops", false);
+	bool mmcv_pending = false, same_env;
+	char *python = NULL;
+	el_buf with_hash = EL_BUF_INIT(64u << 20);
+	named_dist *index = NULL;
+	size_t n_index = 0;
+
+	if (!cJSON_GetArraySize(dists)) {
+		el_step_add(s, ENVLOCK_ITEM_OK, "no pip distributions locked");
+		goto done;
+	}
+	/* the Python to install with: --python, else the locked one (moved with --conda-target) */
+	if (r->opts.probe.python) {
+		python = el_restore_host(&r->root, r->opts.probe.python);
+		same_env = true;
+	} else if (exe) {
+		if (r->opts.conda_target && conda_prefix && el_starts_with(exe, conda_prefix) &&
+		    exe[strlen(conda_prefix)] == '/') {
+			char *moved = el_xasprintf("%s%s", r->opts.conda_target, exe + strlen(conda_prefix));
+
+			python = el_restore_host(&r->root, moved);
+			free(moved);
+		} else {
+			python = el_restore_host(&r->root, exe);
+		}
+		same_env = live_prefix && lock_prefix && !r->opts.conda_target && strcmp(live_prefix, lock_prefix) == 0;
+	} else {
+		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip distributions: the lock names no Python");
+		el_item_note(it, "rerun with --python EXE to install them into that Python");
+		goto done;
+	}
+	index = index_dists(live, &n_index);
+	cJSON_ArrayForEach(d, dists) {
+		const char *name = el_jget_str(d, "name"), *version = el_jget_str(d, "version");
+		const char *installer = el_jget_str(d, "installer");
+		const cJSON *du = el_jget(d, "direct_url"), *have;
+		const char *url = el_jget_str(du, "url"), *vcs = el_jget_str(du, "vcs");
+		const char *commit = el_jget_str(du, "commit_id"), *sha = archive_sha256(d);
+		bool is_editable = el_jget_bool(d, "editable", false);
+		char *norm;
+
+		if (!name || !version)
+			continue;
+		if ((installer && strcmp(installer, "conda") == 0) || el_jget_bool(d, "also_conda", false)) {
+			n_conda++;
+			continue;
+		}
+		norm = el_pep503_name(name);
+		have = same_env ? live_dist(index, n_index, norm) : NULL;
+		if (have && strcmp(el_jget_str(have, "version") ?: "", version) == 0 &&
+		    el_jget_bool(have, "editable", false) == is_editable) {
+			n_ok++;
+			free(norm);
+			continue;
+		}
+		if (strcmp(norm, "mmcv-full") == 0 || strcmp(norm, "mmcv") == 0)
+			mmcv_pending = mmcv_ops;
+		if (is_editable) {
+			const char *src = el_jget_str(d, "source");
+
+			struct stat st;
+
+			if (vcs && url && commit) {
+				el_buf_printf(&editable, "-e %s+%s@%s#egg=%s\n", vcs, url, commit, name);
+			} else if (src && el_root_stat(&r->root, src, &st) != 0) {
+				el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "editable %s %s: its source %s is missing",
+							  name, version, src);
+				el_item_note(it, "put the source tree back (record it with `envlock save --repo %s` to have restore clone it)", src);
+				free(norm);
+				continue;
+			} else if (src) {
+				char *host = el_restore_host(&r->root, src);
+
+				el_buf_printf(&editable, "-e %s\n", host);
+				free(host);
+			}
+			else if (url && el_starts_with(url, "file://"))
+				el_buf_printf(&editable, "-e %s\n", url + 7);
+			else
+				el_buf_printf(&refused, "%s%s (editable, no source recorded)", refused.len ? ", " : "", name);
+			n_editable++;
+		} else if (vcs && url && commit) {
+			el_buf_printf(&pinned, "%s @ %s+%s@%s\n", name, vcs, url, commit);
+			el_buf_printf(&with_hash, "%s @ %s+%s@%s\n", name, vcs, url, commit);
+			n_pinned++;
+		} else {
+			el_buf_printf(&pinned, "%s==%s\n", name, version);
+			if (sha) {
+				el_buf_printf(&with_hash, "%s==%s --hash=sha256:%s\n", name, version, sha);
+				n_hashed++;
+			}
+			n_pinned++;
+			/* a wheel in --wheels that is not the locked file is refused before pip runs */
+			if (sha && r->opts.wheels) {
+				char *whl = find_wheel(r->opts.wheels, name, version), hex[EL_SHA256_HEX];
+				uint64_t size;
+				int e = 0;
+
+				if (whl && el_hashcache_file(r->hashes, whl, hex, &size, &e) == 0 && strcmp(hex, sha) != 0)
+					el_buf_printf(&refused, "%s%s has sha256 %.12s..., the lock recorded %.12s...",
+						      refused.len ? "; " : "", el_path_base(whl), hex, sha);
+				free(whl);
+			}
+		}
+		free(norm);
+	}
+	if (n_ok)
+		el_step_add(s, ENVLOCK_ITEM_OK, "%zu distributions as locked", n_ok);
+	if (n_conda)
+		el_step_add(s, ENVLOCK_ITEM_OK, "%zu distributions come with the conda packages (conda step)", n_conda);
+	if (refused.len) {
+		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip install refused: the lock and the files disagree");
+		el_item_note(it, "%s", el_buf_cstr(&refused));
+		goto done;
+	}
+	if ((n_pinned || n_editable) && access(python, X_OK) != 0) {
+		const el_step *conda = &r->steps[EL_STEP_CONDA];
+		bool created = false;
+
+		for (size_t k = 0; k < conda->n; k++)
+			created |= conda->items[k].state == ENVLOCK_ITEM_DO;
+		if (!created) {
+			el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip install %zu distributions: no Python at %s",
+						  n_pinned + n_editable, python);
+			el_item_note(it, "create the environment first (conda step), or rerun with --python EXE");
+			goto done;
+		}
+	}
+	if (n_pinned) {
+		/* hash-checking mode needs a hash for every pin, so hashes go in only when all have one */
+		bool hashes = n_hashed == n_pinned;
+		el_item *it = add_install(r, s, python, hashes ? &with_hash : &pinned, n_pinned,
+					  n_pinned == 1 ? "pinned distribution" : "pinned distributions",
+					  "requirements.txt", hashes, mmcv_pending);
+
+		if (!hashes && n_hashed == 0 && !it->note)
+			el_item_note(it, "the lock has no archive hashes for them: pinned by exact version only");
+		else if (!hashes && !it->note)
+			el_item_note(it, "only %zu of %zu have an archive hash in the lock: pinned by exact version only",
+				     n_hashed, n_pinned);
+	}
+	if (n_editable)
+		add_install(r, s, python, &editable, n_editable,
+			    n_editable == 1 ? "editable install" : "editable installs", "editable.txt", false,
+			    mmcv_pending && !n_pinned);
+done:
+	for (size_t i = 0; i < n_index; i++)
+		free(index[i].norm);
+	free(index);
+	free(python);
+	el_buf_release(&pinned);
+	el_buf_release(&editable);
+	el_buf_release(&with_hash);
+	el_buf_release(&refused);
+}

@@ -1,0 +1,398 @@
+/*
+ * The restore planner: validate the lock, probe this machine the way
+ * `save` does, and let each step's planner list its items.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lock/model.h"
+#include "plan.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+static const char *const step_names[EL_STEP_COUNT] = {
+	"driver", "cuda", "cudnn", "conda", "pip", "repos", "configs", "checkpoints"
+};
+
+static void (*const planners[EL_STEP_COUNT])(envlock_restore *, el_step *) = {
+	el_plan_driver, el_plan_cuda, el_plan_cudnn, el_plan_conda,
+	el_plan_pip, el_plan_repos, el_plan_configs, el_plan_checkpoints
+};
+
+size_t envlock_restore_step_count(void)
+{
+	return EL_STEP_COUNT;
+}
+
+const char *envlock_restore_step_name(size_t i)
+{
+	return i < EL_STEP_COUNT ? step_names[i] : NULL;
+}
+
+const char *envlock_item_state_name(envlock_item_state s)
+{
+	static const char *const names[] = { "ok", "do", "manual", "done", "failed" };
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
+{
+	el_item *it;
+	va_list ap;
+	char *text;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 8;
+		s->items = el_xrealloc(s->items, s->cap * sizeof(*s->items));
+	}
+	it = &s->items[s->n++];
+	memset(it, 0, sizeof(*it));
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		el_oom();
+	va_end(ap);
+	it->state = state;
+	it->text = text;
+	it->mode = 0644;
+	return it;
+}
+
+void el_item_note(el_item *it, const char *fmt, ...)
+{
+	va_list ap;
+	char *note;
+
+	va_start(ap, fmt);
+	if (vasprintf(&note, fmt, ap) < 0)
+		el_oom();
+	va_end(ap);
+	free(it->note);
+	it->note = note;
+}
+
+char **el_strv_new(const char *first, ...)
+{
+	char **v = el_xcalloc(1, sizeof(*v));
+	va_list ap;
+
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *))
+		el_strv_push(&v, s);
+	va_end(ap);
+	return v;
+}
+
+void el_strv_push(char ***v, const char *s)
+{
+	size_t n = 0;
+
+	while ((*v)[n])
+		n++;
+	*v = el_xrealloc(*v, (n + 2) * sizeof(**v));
+	(*v)[n] = el_xstrdup(s);
+	(*v)[n + 1] = NULL;
+}
+
+char *el_restore_host_real(const el_root *root, const char *abs)
+{
+	char *dir, *real = NULL, *host;
+	int e = 0;
+
+	if (el_root_realpath(root, abs, &real, &e) == 0) {
+		host = el_xasprintf("%s%s", root->prefix, strcmp(real, "/") == 0 ? "" : real);
+		free(real);
+		return host[0] ? host : (free(host), el_xstrdup("/"));
+	}
+	if (strcmp(abs, "/") == 0)
+		return el_xstrdup(root->prefix[0] ? root->prefix : "/");
+	/* not there (yet): its resolved parent, then the name */
+	dir = el_path_dir(abs);
+	real = el_restore_host_real(root, dir);
+	host = el_xasprintf("%s/%s", strcmp(real, "/") == 0 ? "" : real, el_path_base(abs));
+	free(real);
+	free(dir);
+	return host;
+}
+
+char *el_restore_host(const el_root *root, const char *abs)
+{
+	char *dir, *parent, *host;
+
+	if (strcmp(abs, "/") == 0)
+		return el_xstrdup(root->prefix[0] ? root->prefix : "/");
+	dir = el_path_dir(abs);
+	parent = el_restore_host_real(root, dir);
+	host = el_xasprintf("%s/%s", strcmp(parent, "/") == 0 ? "" : parent, el_path_base(abs));
+	free(parent);
+	free(dir);
+	return host;
+}
+
+/*
+ * What the journal of an earlier apply of this lock says: the step it
+ * started and never ended, and what it began to create but never
+ * finished (an environment half made by a killed run is replaced without
+ * --force: it was never the user's).
+ */
+static void read_journal(envlock_restore *r)
+{
+	FILE *f = fopen(r->journal_path, "r");
+	char line[8192];
+
+	r->created = el_strv_new(NULL);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *what, *arg;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!(what = strchr(line, ' ')))
+			continue;
+		what++;
+		arg = strchr(what, ' ');
+		if (!arg)
+			continue;
+		*arg++ = '\0';
+		if (strcmp(what, "start") == 0) {
+			free(r->interrupted);
+			r->interrupted = el_xstrdup(arg);
+		} else if (strcmp(what, "end") == 0 && r->interrupted &&
+			   strncmp(arg, r->interrupted, strlen(r->interrupted)) == 0 &&
+			   arg[strlen(r->interrupted)] == ' ') {
+			free(r->interrupted);
+			r->interrupted = NULL;
+		} else if (strcmp(what, "creating") == 0) {
+			el_strv_push(&r->created, arg);
+		} else if (strcmp(what, "created") == 0) {
+			/* finished: from now on it is the user's, like any other */
+			size_t n = 0, k = 0;
+
+			for (; r->created[n]; n++) {
+				if (strcmp(r->created[n], arg) == 0)
+					free(r->created[n]);
+				else
+					r->created[k++] = r->created[n];
+			}
+			r->created[k] = NULL;
+		}
+	}
+	fclose(f);
+}
+
+bool el_restore_created(const envlock_restore *r, const char *host_path)
+{
+	for (char **c = r->created; c && *c; c++)
+		if (strcmp(*c, host_path) == 0)
+			return true;
+	return false;
+}
+
+static int step_index(const char *name)
+{
+	for (int i = 0; i < EL_STEP_COUNT; i++)
+		if (strcmp(step_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static int check_step_names(envlock_ctx *ctx, const char *flag, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (step_index(names[i]) < 0)
+			return el_error_set(ctx, ENVLOCK_EINVAL,
+					    "%s '%s': no such step (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints)",
+					    flag, names[i]);
+	return 0;
+}
+
+static bool step_wanted(const envlock_restore_opts *o, const char *name)
+{
+	bool wanted = o->only_count == 0;
+
+	for (size_t i = 0; i < o->only_count; i++)
+		if (strcmp(o->only[i], name) == 0)
+			wanted = true;
+	for (size_t i = 0; i < o->skip_count; i++)
+		if (strcmp(o->skip[i], name) == 0)
+			wanted = false;
+	return wanted;
+}
+
+/* Does the in-root path exist (after links)? */
+static bool exists_under(const el_root *root, const char *abs)
+{
+	struct stat st;
+
+	return abs && el_root_stat(root, abs, &st) == 0;
+}
+
+int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_lock *lock,
+			 const envlock_restore_opts *opts)
+{
+	envlock_probe_opts popts;
+	envlock_restore *r;
+	const cJSON *conda, *python, *repo;
+	char **repos;
+	char cwd[PATH_MAX], *warning = NULL;
+	const char *dest;
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_step_names(ctx, "--only", opts->only, opts->only_count)) != 0 ||
+	    (rc = check_step_names(ctx, "--skip", opts->skip, opts->skip_count)) != 0)
+		return rc;
+	if ((rc = el_restore_check_lock(ctx, lock->doc)) != 0)
+		return rc;
+
+	r = el_xcalloc(1, sizeof(*r));
+	r->lock = lock->doc;
+	r->opts = *opts;
+	if (opts->conda_name) {
+		const char *root_prefix = el_jget_str(el_jget(lock->doc, "conda"), "root_prefix");
+		const char *why = el_bad_name(opts->conda_name);
+
+		if (why || !root_prefix || opts->conda_target) {
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "--name '%s': %s", opts->conda_name,
+					  why ? why : opts->conda_target ? "give --name or --prefix, not both"
+									 : "the lock names no conda install to put it in");
+			goto fail;
+		}
+		r->named_target = el_xasprintf("%s/envs/%s", root_prefix, opts->conda_name);
+		r->opts.conda_target = r->named_target;
+	}
+	r->id = el_xstrdup(envlock_lock_id(lock));
+	r->short_id = el_xstrndup(r->id + strlen("sha256:"), 12);
+	r->state_dir = el_xstrdup(opts->state_dir ? opts->state_dir : ".envlock");
+	r->journal_path = el_xasprintf("%s/restore-%s.journal", r->state_dir, r->short_id);
+	r->log_path = el_xasprintf("%s/restore-%s.log", r->state_dir, r->short_id);
+	read_journal(r);
+	for (int i = 0; i < EL_STEP_COUNT; i++)
+		r->steps[i].name = step_names[i];
+
+	if ((rc = el_root_init(&r->root, ctx, opts->probe.root)) != 0)
+		goto fail;
+	dest = opts->dest ? opts->dest : (getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	if ((rc = el_root_init(&r->dest_root, ctx, dest)) != 0)
+		goto fail;
+	r->dest = el_xstrdup(r->dest_root.prefix[0] ? r->dest_root.prefix : "/");
+	r->hashes = el_hashcache_open(opts->probe.no_cache, &warning);
+	free(warning);
+
+	/* probe the environment the lock describes: its conda prefix and Python, when there */
+	popts = opts->probe;
+	popts.checkpoints = popts.configs = popts.repos = NULL;
+	popts.checkpoint_count = popts.config_count = popts.repo_count = 0;
+	popts.default_repo = 0;
+	popts.on_warning = NULL;
+	conda = el_jget(lock->doc, "conda");
+	python = el_jget(lock->doc, "python");
+	if (!popts.conda_prefix) {
+		const char *prefix = r->opts.conda_target ? r->opts.conda_target : el_jget_str(conda, "prefix");
+
+		if (exists_under(&r->root, prefix))
+			popts.conda_prefix = prefix;
+	}
+	if (!popts.python && !r->opts.conda_target && exists_under(&r->root, el_jget_str(python, "executable")))
+		popts.python = el_jget_str(python, "executable");
+	/* and the locked repositories that are there, to compare their commits and changes */
+	repos = el_strv_new(NULL);
+	cJSON_ArrayForEach(repo, el_jget(el_jget(lock->doc, "repos"), "repositories")) {
+		const char *path = el_jget_str(repo, "path");
+		char *in = path ? el_restore_dest_path(r, path) : NULL, *host;
+		struct stat st;
+
+		if (!in)
+			continue;
+		host = el_restore_host(&r->dest_root, in);
+		if (stat(host, &st) == 0 && S_ISDIR(st.st_mode))
+			el_strv_push(&repos, host);
+		free(host);
+		free(in);
+	}
+	for (popts.repo_count = 0; repos[popts.repo_count]; popts.repo_count++)
+		;
+	popts.repos = (const char *const *)repos;
+	rc = envlock_lock_probe(&r->live, ctx, &popts);
+	el_strv_free(repos);
+	if (rc != 0)
+		goto fail;
+
+	for (int i = 0; i < EL_STEP_COUNT; i++) {
+		if (!step_wanted(opts, step_names[i])) {
+			r->steps[i].skipped = true;
+			continue;
+		}
+		planners[i](r, &r->steps[i]);
+	}
+	*out = r;
+	return 0;
+fail:
+	envlock_restore_free(r);
+	return rc;
+}
+
+size_t envlock_restore_count(const envlock_restore *r, envlock_item_state s)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < EL_STEP_COUNT; i++)
+		for (size_t k = 0; k < r->steps[i].n; k++)
+			n += r->steps[i].items[k].state == s;
+	return n;
+}
+
+const char *envlock_restore_log_path(const envlock_restore *r)
+{
+	return r->log_path;
+}
+
+const char *envlock_restore_interrupted(const envlock_restore *r)
+{
+	return r->interrupted;
+}
+
+void envlock_restore_free(envlock_restore *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < EL_STEP_COUNT; i++) {
+		el_step *s = &r->steps[i];
+
+		for (size_t k = 0; k < s->n; k++) {
+			el_item *it = &s->items[k];
+
+			free(it->text);
+			free(it->note);
+			free(it->path);
+			free(it->target);
+			free(it->data);
+			el_strv_free(it->argv);
+			el_strv_free(it->envv);
+			if (it->free_extra)
+				it->free_extra(it->extra);
+		}
+		free(s->items);
+	}
+	envlock_lock_free(r->live);
+	el_root_release(&r->root);
+	el_root_release(&r->dest_root);
+	if (r->hashes) {
+		el_hashcache_save(r->hashes);
+		el_hashcache_free(r->hashes);
+	}
+	free(r->dest);
+	free(r->named_target);
+	free(r->id);
+	free(r->short_id);
+	free(r->state_dir);
+	free(r->journal_path);
+	free(r->log_path);
+	free(r->interrupted);
+	el_strv_free(r->created);
+	free(r);
+}

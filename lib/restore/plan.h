@@ -1,0 +1,176 @@
+/*
+ * The restore plan inside the library: steps of items, each "do" item
+ * carrying the action apply performs. One planner file per subject
+ * (system.c: driver and CUDA; cudnn.c; conda.c; pip.c; repos.c;
+ * files.c: configs and checkpoints), apply.c runs the items, check.c
+ * validates what a lock says before anything uses it.
+ */
+#ifndef EL_RESTORE_PLAN_H
+#define EL_RESTORE_PLAN_H
+
+#include <cJSON.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "envlock/restore.h"
+#include "util/buf.h"
+#include "util/hashcache.h"
+#include "util/root.h"
+
+enum {
+	EL_STEP_DRIVER,
+	EL_STEP_CUDA,
+	EL_STEP_CUDNN,
+	EL_STEP_CONDA,
+	EL_STEP_PIP,
+	EL_STEP_REPOS,
+	EL_STEP_CONFIGS,
+	EL_STEP_CHECKPOINTS,
+	EL_STEP_COUNT
+};
+
+typedef struct el_item el_item;
+typedef struct el_apply el_apply;
+
+/* Perform a "do" item; on failure return nonzero after el_item_fail(). */
+typedef int (*el_item_fn)(el_item *it, el_apply *ap);
+
+struct el_item {
+	envlock_item_state state;
+	char *text;           /* what, one line */
+	char *note;           /* manual: why and what to do; failed: why; may be NULL */
+	el_item_fn run;       /* the action of a "do" item */
+	char *path;           /* host path the action works on */
+	char *target;         /* symlink target, archive, source URL ... */
+	char *data;           /* bytes to write */
+	size_t data_len;
+	mode_t mode;
+	char **argv;          /* program to run, NULL-terminated */
+	char **envv;          /* KEY=VALUE added to its environment, NULL-terminated */
+	void *extra;          /* action-specific data, freed with free_extra */
+	void (*free_extra)(void *extra);
+};
+
+typedef struct {
+	const char *name;
+	el_item *items;
+	size_t n, cap;
+	bool skipped;         /* left out by --only / --skip */
+} el_step;
+
+struct envlock_restore {
+	const cJSON *lock;        /* the lock's document (borrowed from the caller's lock) */
+	envlock_lock *live;       /* this machine, probed */
+	envlock_restore_opts opts;
+	el_root root;             /* what the live probe read */
+	char *named_target;       /* <root_prefix>/envs/<--name>, when given */
+	char *dest;               /* host folder configs, checkpoints and repos go under */
+	el_root dest_root;
+	el_hashcache *hashes;
+	el_step steps[EL_STEP_COUNT];
+	char *id;                 /* the lock's id */
+	char *short_id;           /* its first 12 hex digits, for file names */
+	char *state_dir;
+	char *journal_path;
+	char *log_path;
+	char *interrupted;        /* step an earlier apply stopped in, or NULL */
+	char **created;           /* host paths earlier applies of this lock left half made */
+};
+
+struct el_apply {
+	envlock_restore *r;
+	envlock_ctx *ctx;
+	FILE *progress;
+	int log_fd;
+	int journal_fd;
+	const char *step;
+	char stamp[32];           /* this run's time, for backup names */
+};
+
+/* Did an earlier apply of this lock begin to create host_path and never finish? */
+bool el_restore_created(const envlock_restore *r, const char *host_path);
+
+/* Planners: add the items of one step (lock and live documents). */
+void el_plan_driver(envlock_restore *r, el_step *s);
+void el_plan_cuda(envlock_restore *r, el_step *s);
+void el_plan_cudnn(envlock_restore *r, el_step *s);
+void el_plan_conda(envlock_restore *r, el_step *s);
+void el_plan_pip(envlock_restore *r, el_step *s);
+void el_plan_repos(envlock_restore *r, el_step *s);
+void el_plan_configs(envlock_restore *r, el_step *s);
+void el_plan_checkpoints(envlock_restore *r, el_step *s);
+
+/* Add an item with printf-style text; returns it for the action's fields. */
+el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Set (replace) an item's note. */
+void el_item_note(el_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A NULL-terminated malloc'd copy of the given strings (NULL ends the list). */
+char **el_strv_new(const char *first, ...);
+void el_strv_push(char ***v, const char *s);
+
+/*
+ * Validation of lock values (check.c). Each returns NULL when value is
+ * acceptable, else a static reason ("contains a shell metacharacter").
+ */
+const char *el_bad_name(const char *v);         /* package, distribution, soname */
+const char *el_bad_version(const char *v);
+const char *el_bad_url(const char *v);          /* http(s), file, git+..., ssh, scp-like */
+const char *el_bad_abs_path(const char *v);     /* absolute, no "..", no control chars */
+const char *el_bad_rel_path(const char *v);     /* relative, no "..", no control chars */
+const char *el_bad_hex(const char *v, size_t len);
+
+/*
+ * The string at key of obj, checked with bad (NULL: only a string); on a
+ * problem, record "<field>: <reason>" on r's ctx and return NULL. field
+ * is printf-formatted like "pip.distributions[3].name".
+ */
+typedef const char *(*el_check_fn)(const char *v);
+const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const char *key,
+			el_check_fn bad, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Validate every field of the lock restore would use; ENVLOCK_EPARSE naming the field. */
+int el_restore_check_lock(envlock_ctx *ctx, const cJSON *lock);
+
+/*
+ * A path the user recorded (config, checkpoint, repository) as an in-root
+ * path under the destination (malloc'd), or NULL when it is absolute and
+ * outside it (files.c).
+ */
+char *el_restore_dest_path(envlock_restore *r, const char *path);
+
+/*
+ * The host path of an in-root path, its folders resolved under the root
+ * but its last component left as it is: what an action creates or
+ * replaces, or a program run by that name (a venv's bin/python is a link
+ * that must not be followed). malloc'd.
+ */
+char *el_restore_host(const el_root *root, const char *abs);
+/* The same with the last component resolved too: a file to read. */
+char *el_restore_host_real(const el_root *root, const char *abs);
+
+/*
+ * The runfile flags of a toolkit-only, driver-free, non-interactive
+ * install (rules/cuda-runfiles.json cites them), without --toolkitpath.
+ */
+#define EL_RUNFILE_FLAGS "--silent --toolkit --override"
+/* Note on it which runfile installs CUDA version into home, and how (runfiles.c). */
+void el_restore_runfile_note(el_item *it, const char *version, const char *home);
+
+/* Apply helpers (apply.c). */
+void el_item_fail(el_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append a line to the journal (fsync'd): "<time> <what>". */
+void el_apply_journal(el_apply *ap, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append a line to the log. */
+void el_apply_log(el_apply *ap, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Rename host_path aside to host_path.envlock-bak-<time>; its new name in *aside (may be NULL). */
+int el_apply_aside(el_apply *ap, el_item *it, const char *host_path, char **aside);
+/* Keep a copy of host_path as host_path.envlock-bak-<time> (a hard link, else a copy). */
+int el_apply_backup_copy(el_apply *ap, el_item *it, const char *host_path);
+/* Run it->argv with it->envv added, output to the log, no time limit; 0 on exit 0. */
+int el_apply_run_argv(el_item *it, el_apply *ap);
+/* Generic actions: symlink it->path -> it->target (what is there moved aside first). */
+int el_apply_symlink(el_item *it, el_apply *ap);
+/* Write it->data to it->path (parents created; a different file there kept as a backup copy). */
+int el_apply_write(el_item *it, el_apply *ap);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * Restore step 6: code repositories, with libgit2. A missing one is
+ * cloned from its recorded remote; then the recorded commit is checked
+ * out (fetched first when the clone lacks it) and the recorded patch of
+ * uncommitted changes applied. A working tree with local changes is
+ * never touched: that is "manual".
+ */
+#include <errno.h>
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lock/model.h"
+#include "plan.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/xalloc.h"
+
+typedef struct {
+	char *url;     /* remote to clone or fetch from (NULL: none recorded) */
+	char *commit;  /* 40 (or 64) hex */
+	char *branch;  /* recorded branch, or NULL when HEAD was detached */
+	char *patch;   /* uncommitted changes to apply, or NULL */
+	bool clone;
+} repo_job;
+
+static void repo_free(void *p)
+{
+	repo_job *j = p;
+
+	if (!j)
+		return;
+	free(j->url);
+	free(j->commit);
+	free(j->branch);
+	free(j->patch);
+	free(j);
+}
+
+static const char *lg_reason(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "libgit2 failed";
+}
+
+static int repo_restore(el_item *it, el_apply *ap)
+{
+	repo_job *j = it->extra;
+	git_repository *repo = NULL;
+	git_remote *remote = NULL;
+	git_commit *commit = NULL;
+	git_reference *ref = NULL;
+	git_diff *diff = NULL;
+	git_oid oid;
+	int rc = -1;
+
+	git_libgit2_init();
+	if (j->clone) {
+		git_clone_options co;
+
+		git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
+		co.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
+		el_apply_log(ap, "clone '%s' into '%s'", j->url, it->path);
+		if (git_clone(&repo, j->url, it->path, &co) != 0) {
+			el_item_fail(it, "clone of '%s': %s", j->url, lg_reason());
+			goto done;
+		}
+	} else if (git_repository_open(&repo, it->path) != 0) {
+		el_item_fail(it, "'%s': %s", it->path, lg_reason());
+		goto done;
+	}
+	if (git_oid_fromstr(&oid, j->commit) != 0) {
+		el_item_fail(it, "commit %s: %s", j->commit, lg_reason());
+		goto done;
+	}
+	if (git_commit_lookup(&commit, repo, &oid) != 0) {
+		if (!j->url) {
+			el_item_fail(it, "commit %.12s is not in '%s' and no remote is recorded", j->commit, it->path);
+			goto done;
+		}
+		el_apply_log(ap, "fetch '%s' for commit %s", j->url, j->commit);
+		if (git_remote_create_anonymous(&remote, repo, j->url) != 0 ||
+		    git_remote_fetch(remote, NULL, NULL, NULL) != 0) {
+			el_item_fail(it, "fetch from '%s': %s", j->url, lg_reason());
+			goto done;
+		}
+		if (git_commit_lookup(&commit, repo, &oid) != 0) {
+			el_item_fail(it, "commit %.12s: not in '%s' after fetching", j->commit, j->url);
+			goto done;
+		}
+	}
+	{
+		git_checkout_options co;
+
+		git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+		/* safe: files with local changes make the checkout fail instead of being overwritten */
+		co.checkout_strategy = GIT_CHECKOUT_SAFE;
+		if (git_checkout_tree(repo, (const git_object *)commit, &co) != 0) {
+			el_item_fail(it, "checkout of %.12s: %s", j->commit, lg_reason());
+			goto done;
+		}
+	}
+	/* the recorded branch when it can point at the commit without moving anything else */
+	if (j->branch && git_branch_lookup(&ref, repo, j->branch, GIT_BRANCH_LOCAL) != 0) {
+		if (git_branch_create(&ref, repo, j->branch, commit, 0) == 0)
+			el_apply_log(ap, "created branch '%s' at %s", j->branch, j->commit);
+	}
+	if (ref && git_oid_equal(git_reference_target(ref), &oid)) {
+		if (git_repository_set_head(repo, git_reference_name(ref)) != 0) {
+			el_item_fail(it, "HEAD: %s", lg_reason());
+			goto done;
+		}
+	} else if (git_repository_set_head_detached(repo, &oid) != 0) {
+		el_item_fail(it, "HEAD: %s", lg_reason());
+		goto done;
+	}
+	el_apply_log(ap, "'%s' is at %s", it->path, j->commit);
+	if (j->patch) {
+		git_apply_options ao;
+
+		git_apply_options_init(&ao, GIT_APPLY_OPTIONS_VERSION);
+		if (git_diff_from_buffer(&diff, j->patch, strlen(j->patch)) != 0 ||
+		    git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, &ao) != 0) {
+			el_item_fail(it, "the recorded patch does not apply: %s", lg_reason());
+			goto done;
+		}
+		el_apply_log(ap, "applied the recorded patch (%zu bytes)", strlen(j->patch));
+	}
+	rc = 0;
+done:
+	git_diff_free(diff);
+	git_reference_free(ref);
+	git_commit_free(commit);
+	git_remote_free(remote);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	return rc;
+}
+
+/* The live entry probed for host path (its "requested"), or NULL. */
+static const cJSON *live_repo(envlock_restore *r, const char *host)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, el_jget(el_jget(r->live->doc, "repos"), "repositories")) {
+		const char *req = el_jget_str(e, "requested");
+
+		if (req && strcmp(req, host) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static bool has_local_changes(const cJSON *entry)
+{
+	const cJSON *ch = el_jget(entry, "changes");
+
+	return cJSON_GetArraySize(el_jget(ch, "staged")) || cJSON_GetArraySize(el_jget(ch, "modified")) ||
+	       cJSON_GetArraySize(el_jget(ch, "conflicted"));
+}
+
+static const char *first_remote(const cJSON *entry)
+{
+	const cJSON *rm;
+	const char *url = NULL;
+
+	cJSON_ArrayForEach(rm, el_jget(entry, "remotes")) {
+		const char *name = el_jget_str(rm, "name"), *u = el_jget_str(rm, "url");
+
+		if (u && (!url || (name && strcmp(name, "origin") == 0)))
+			url = u;
+	}
+	return url;
+}
+
+void el_plan_repos(envlock_restore *r, el_step *s)
+{
+	const cJSON *e;
+	size_t ok = 0;
+
+	cJSON_ArrayForEach(e, el_jget(el_jget(r->lock, "repos"), "repositories")) {
+		const char *path = el_jget_str(e, "path"), *status = el_jget_str(e, "status");
+		const cJSON *head = el_jget(e, "head"), *patch = el_jget(e, "patch"), *live;
+		const char *commit = el_jget_str(head, "commit"), *url = first_remote(e);
+		const char *patch_text = el_jget_str(patch, "text"), *patch_sha = el_jget_str(patch, "sha256");
+		bool want_patch = patch && el_jget_int(patch, "size", 0) > 0;
+		char *in, *host, hex[EL_SHA256_HEX];
+		struct stat st;
+		repo_job *j;
+		el_item *it;
+
+		if (!path || !status || strcmp(status, "present") != 0 || !commit)
+			continue;
+		if (!(in = el_restore_dest_path(r, path))) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: outside %s", path, r->dest);
+			el_item_note(it, "the lock recorded an absolute path; rerun with --dest / to restore it there");
+			continue;
+		}
+		host = el_restore_host(&r->dest_root, in);
+		free(in);
+		if (want_patch && patch_text) {
+			el_sha256_buf(patch_text, strlen(patch_text), hex);
+			if (!patch_sha || strcmp(hex, patch_sha) != 0) {
+				it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: the recorded patch does not match its digest", path);
+				el_item_note(it, "the lock was edited after it was saved; nothing done");
+				free(host);
+				continue;
+			}
+		}
+		if (want_patch && !patch_text) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: uncommitted changes were not recorded", path);
+			el_item_note(it, "the lock has only the patch's digest (sha256 %s; saved with --no-patch, or over the size limit): check out %.12s and apply the changes from your own copy",
+				     patch_sha ? patch_sha : "?", commit);
+			free(host);
+			continue;
+		}
+		live = live_repo(r, host);
+		if (stat(host, &st) == 0 && (!live || strcmp(el_jget_str(live, "status") ?: "", "present") != 0)) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: exists but is not a git repository", path);
+			el_item_note(it, "move it away, then rerun to clone %s there", url ? url : "the repository");
+			free(host);
+			continue;
+		}
+		if (live) {
+			const char *have = el_jget_str(el_jget(live, "head"), "commit");
+			const char *have_patch = el_jget_str(el_jget(live, "patch"), "sha256");
+			bool live_patch = el_jget_int(el_jget(live, "patch"), "size", 0) > 0;
+
+			if (have && strcmp(have, commit) == 0 &&
+			    (want_patch ? live_patch && have_patch && patch_sha && strcmp(have_patch, patch_sha) == 0 : !live_patch)) {
+				ok++;
+				free(host);
+				continue;
+			}
+			if (has_local_changes(live)) {
+				it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s has local changes (at %.12s, locked %.12s%s)",
+						 path, have ? have : "?", commit, want_patch ? " with a patch" : "");
+				el_item_note(it, "envlock never overwrites them: commit or stash them, then rerun");
+				free(host);
+				continue;
+			}
+		} else if (!url) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: missing, and no remote is recorded", path);
+			el_item_note(it, "put a clone there, then rerun to check out %.12s", commit);
+			free(host);
+			continue;
+		}
+		j = el_xcalloc(1, sizeof(*j));
+		j->url = url ? el_xstrdup(url) : NULL;
+		j->commit = el_xstrdup(commit);
+		j->branch = el_jget_bool(head, "detached", true) ? NULL : el_xstrdup(el_jget_str(head, "branch") ?: "");
+		if (j->branch && !j->branch[0])
+			free(j->branch), j->branch = NULL;
+		j->patch = want_patch ? el_xstrdup(patch_text) : NULL;
+		j->clone = !live;
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s%s at %.12s%s", live ? "check out " : "clone ",
+				 live ? path : url, commit, want_patch ? ", then apply the recorded patch" : "");
+		if (!live)
+			el_item_note(it, "into %s", path);
+		it->path = host;
+		it->extra = j;
+		it->free_extra = repo_free;
+		it->run = repo_restore;
+	}
+	if (ok)
+		el_step_add(s, ENVLOCK_ITEM_OK, "%zu repositor%s at the locked commit", ok, ok == 1 ? "y" : "ies");
+	if (!s->n)
+		el_step_add(s, ENVLOCK_ITEM_OK, "no repositories locked");
+}

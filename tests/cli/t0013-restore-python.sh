@@ -1,0 +1,130 @@
+#!/bin/sh
+# envlock restore, pip and conda steps: pip for real (wheels built here,
+# venvs made with python3 -m venv, the real pip installing with hashes);
+# conda through a stand-in (tests/restore/standin.py: no conda can be
+# installed on this kind of machine) that checks the explicit spec
+# strictly; an apply killed in the middle, then run again.
+. "$(dirname "$0")/lib.sh"
+
+cd "$scratch" || exit 1
+STANDIN=$top/tests/restore/standin.py
+chmod +x "$STANDIN" 2>/dev/null
+
+# --- pip, for real -----------------------------------------------------
+mkdir wheels
+"$PYTHON" - wheels <<'EOF'
+import base64, hashlib, sys, zipfile
+def wheel(name, ver, dest, extra=""):
+    esc = name.replace("-", "_")  # PEP 427: the file and dist-info names escape '-'
+    dist = "%s-%s.dist-info" % (esc, ver)
+    files = {"%s/__init__.py" % esc: "VERSION = '%s'\n%s" % (ver, extra),
+             dist + "/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, ver),
+             dist + "/WHEEL": "Wheel-Version: 1.0\nGenerator: envlock-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    rec = ""
+    for k, v in files.items():
+        h = base64.urlsafe_b64encode(hashlib.sha256(v.encode()).digest()).rstrip(b"=").decode()
+        rec += "%s,sha256=%s,%d\n" % (k, h, len(v))
+    files[dist + "/RECORD"] = rec + dist + "/RECORD,,\n"
+    with zipfile.ZipFile("%s/%s-%s-py3-none-any.whl" % (dest, esc, ver), "w") as z:
+        for k, v in files.items():
+            z.writestr(zipfile.ZipInfo(k, (2020, 1, 1, 0, 0, 0)), v)
+wheel("elpkg_alpha", "1.0", sys.argv[1])
+wheel("elpkg-beta", "2.0.1", sys.argv[1])
+EOF
+VENV_PY=$(command -v python3)
+if ! "$VENV_PY" -m venv A >venv.err 2>&1 || ! A/bin/python -m pip --version >/dev/null 2>&1; then
+	skip "pip restore into a venv" "python3 -m venv with pip is not available here ($(head -n 1 venv.err))"
+else
+	A/bin/python -m pip install -q --no-deps --no-index wheels/*.whl
+	"$ENVLOCK" save --python "$PWD/A/bin/python" -o A.lock 2>/dev/null
+	check_eq "the lock has the wheel's hash (pip's direct_url.json)" \
+		"sha256=$(sha256sum wheels/elpkg_alpha-1.0-py3-none-any.whl | cut -d' ' -f1)" \
+		"$("$PYTHON" -c "import json,sys; d=[x for x in json.load(open('A.lock'))['pip']['distributions'] if x['name']=='elpkg_alpha'][0]; print(d['direct_url']['archive_hash'])")"
+	"$VENV_PY" -m venv B
+	"$ENVLOCK" restore A.lock --python "$PWD/B/bin/python" --only pip --wheels wheels --yes >out 2>err
+	check_status "pip restore into a fresh venv" 0 $?
+	check_grep "hash-checked install" "done    pip install 2 pinned distributions into $PWD/B/bin/python (hash-checked)" out
+	check_eq "both installed at the locked versions" "elpkg-beta==2.0.1 elpkg_alpha==1.0" \
+		"$(B/bin/python -m pip list --format=freeze 2>/dev/null | grep elpkg | sort | tr '\n' ' ' | sed 's/ $//')"
+	check_grep "pip ran with exact pins, no deps, the hashes and no index" "'--no-deps'.*'--require-hashes' '--no-index' '--find-links' 'wheels'" .envlock/restore-*.log
+	check_eq "nothing went into the Python the venv points to" "" "$("$VENV_PY" -m pip list --format=freeze 2>/dev/null | grep elpkg)"
+	"$ENVLOCK" restore A.lock --python "$PWD/B/bin/python" --only pip --wheels wheels --dry-run >again
+	check_status "second run: nothing to do" 0 $?
+
+	# a wheel that is not the locked file
+	mkdir bad && cp wheels/*.whl bad/
+	"$PYTHON" - bad <<'EOF'
+import sys, zipfile
+p = sys.argv[1] + "/elpkg_alpha-1.0-py3-none-any.whl"
+with zipfile.ZipFile(p, "a") as z:
+    z.writestr("elpkg_alpha/extra.py", "x = 1\n")
+EOF
+	"$VENV_PY" -m venv C
+	"$ENVLOCK" restore A.lock --python "$PWD/C/bin/python" --only pip --wheels bad --yes >out 2>err
+	check_status "a wheel with another hash" 1 $?
+	check_grep "refused before pip runs, naming the wheel" "elpkg_alpha-1.0-py3-none-any.whl has sha256 .*, the lock recorded" out
+	check_eq "nothing installed" "" "$(C/bin/python -m pip list --format=freeze 2>/dev/null | grep elpkg)"
+fi
+
+# --- conda, through the stand-in -----------------------------------------
+lock=$GOLDEN/ubuntu1604-mmdet.lock.json
+mkdir -p bin S
+ln -s "$STANDIN" bin/conda
+# the lines a correct explicit spec has, in the lock's order
+"$PYTHON" -c "
+import json
+for p in json.load(open('$lock'))['conda']['packages']:
+    print('%s#%s' % (p['url'], p['md5']))" >expect
+export STANDIN_LOG="$scratch/standin.log" STANDIN_EXPECT="$scratch/expect"
+"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --yes >out 2>err
+check_status "conda step with the stand-in" 0 $?
+prefix=S/home/alice/miniconda3/envs/mmdet
+check_eq "argv: create --yes --prefix P --file SPEC" \
+	"[\"conda\", \"create\", \"--yes\", \"--prefix\", \"$PWD/$prefix\", \"--file\", \".envlock/restore-$(jget "$lock" id | cut -c8-19).conda-explicit.txt\"]" \
+	"$(head -n 1 standin.log)"
+check_eq "one record per locked package" "$(jget "$lock" conda.package_count)" "$(ls $prefix/conda-meta/*.json | wc -l)"
+check_grep "the spec says @EXPLICIT" "^@EXPLICIT$" .envlock/restore-*.conda-explicit.txt
+"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --dry-run >again
+check_status "second run: the environment is as locked" 0 $?
+check_grep "second run says so" "ok      conda environment /home/alice/miniconda3/envs/mmdet: 29 packages as locked" again
+
+# an environment that differs is not replaced without --force
+rm "$prefix"/conda-meta/numpy-*.json
+"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --yes >out 2>err
+check_status "a different environment is left alone" 1 $?
+check_grep "manual, naming the difference" "differs: 1 of 29 locked packages missing or different (numpy" out
+"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --force --yes >out 2>err
+check_status "--force replaces it" 0 $?
+check_eq "the old one moved aside, not deleted" "1" "$(ls -d S/home/alice/miniconda3/envs/mmdet.envlock-bak-* | wc -l)"
+check_eq "the new one complete" "29" "$(ls $prefix/conda-meta/*.json | wc -l)"
+
+# killed in the middle of creating the environment, then run again
+mkdir K
+STANDIN_KILL_AFTER=10 "$ENVLOCK" restore "$lock" --root K --only conda --conda-exe "$PWD/bin/conda" --state-dir kstate --yes >out 2>err
+check_status "the apply is killed" 137 $?
+check_eq "half an environment left" "10" "$(ls K/home/alice/miniconda3/envs/mmdet/conda-meta/*.json | wc -l)"
+"$ENVLOCK" restore "$lock" --root K --only conda --conda-exe "$PWD/bin/conda" --state-dir kstate --yes >out 2>err
+check_status "run again" 0 $?
+check_grep "it says where the last run stopped" "the last apply of this lock stopped during step 'conda'" err
+check_eq "the same final state as an uninterrupted run" \
+	"$(cd S/home/alice/miniconda3/envs/mmdet/conda-meta && ls)" "$(cd K/home/alice/miniconda3/envs/mmdet/conda-meta && ls)"
+check_eq "the half-made one kept aside, nothing lost" "10" "$(ls K/home/alice/miniconda3/envs/mmdet.envlock-bak-*/conda-meta/*.json | wc -l)"
+
+# not a terminal and no --yes: refused
+mkdir N
+"$ENVLOCK" restore "$lock" --root N --only conda --conda-exe "$PWD/bin/conda" </dev/null >out 2>err
+check_status "no --yes without a terminal" 2 $?
+check_grep "says why" "refusing to change this machine without --yes" err
+check_eq "nothing created" "" "$(ls N)"
+
+# --name: the same environment under another name in the locked install
+mkdir M
+"$ENVLOCK" restore "$lock" --root M --only conda --conda-exe "$PWD/bin/conda" --name mmdet-copy --yes >out 2>err
+check_status "--name" 0 $?
+check_eq "created under envs/NAME" "29" "$(ls M/home/alice/miniconda3/envs/mmdet-copy/conda-meta/*.json | wc -l)"
+"$ENVLOCK" restore "$lock" --root M --name 'x;y' --dry-run >out 2>err
+check_status "--name with a shell metacharacter" 2 $?
+check_eq "says why" "envlock: restore: '$lock': --name 'x;y': contains a shell metacharacter or space" "$(cat err)"
+"$ENVLOCK" restore "$lock" --only nothing --dry-run >out 2>err
+check_status "an unknown step" 2 $?
+check_grep "names the steps" "--only 'nothing': no such step (steps: driver, cuda" err

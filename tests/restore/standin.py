@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""Stand-ins for the programs `envlock restore` runs that cannot be
+installed on the machines the test suite runs on: conda (no conda
+package in Debian, and no network to fetch packages), NVIDIA's CUDA
+runfile (a multi-GB download) and the pip of a Python 3.7 conda
+environment captured in a fixture. Each checks its command line and
+input as strictly as the real program would need them, then does what
+the real one would have done by copying from a fixture tree.
+
+The role is the name it is run by (a symlink "conda", "python3.7") or,
+for the runfile (run as `sh RUNFILE ...`), the first argument "runfile".
+
+Environment:
+  STANDIN_LOG         file each call is appended to (argv), for the tests
+  STANDIN_EXPECT      conda: file with the exact package lines expected, in order
+  STANDIN_FIXTURE_ENV conda/python: a captured environment to copy files from
+  STANDIN_TOOLKIT     runfile: a captured CUDA toolkit to copy (without cuDNN)
+  STANDIN_KILL_AFTER  conda: after writing this many records, kill the caller (a crash)
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+
+URL_LINE = re.compile(r"^(https?://\S+)/([^/#\s]+)-([^-/#\s]+)-([^-/#\s]+)\.(conda|tar\.bz2)#([0-9a-f]{32}|[0-9a-f]{64})$")
+
+
+def fail(msg):
+    sys.stderr.write("standin: %s\n" % msg)
+    sys.exit(2)
+
+
+def log(role, args):
+    path = os.environ.get("STANDIN_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps([role] + args) + "\n")
+
+
+def conda(args):
+    if len(args) != 6 or args[:3] != ["create", "--yes", "--prefix"] or args[4] != "--file":
+        fail("unexpected arguments: %r" % args)
+    prefix, spec = args[3], args[5]
+    with open(spec) as f:
+        lines = [l.rstrip("\n") for l in f]
+    body = [l for l in lines if l and not l.startswith("#")]
+    if not body or body[0] != "@EXPLICIT":
+        fail("%s: the first line that is not a comment must be @EXPLICIT" % spec)
+    pkgs = body[1:]
+    for l in pkgs:
+        if not URL_LINE.match(l):
+            fail("%s: not an explicit package line: %r" % (spec, l))
+    expect = os.environ.get("STANDIN_EXPECT")
+    if expect:
+        with open(expect) as f:
+            want = [l.rstrip("\n") for l in f if l.strip()]
+        if want != pkgs:
+            fail("%s: package lines differ from the expected ones (order or digests)" % spec)
+    if os.path.exists(prefix):
+        fail("%s: exists" % prefix)
+    meta = os.path.join(prefix, "conda-meta")
+    os.makedirs(meta)
+    src = os.environ.get("STANDIN_FIXTURE_ENV")
+    if src:
+        copy_env(src, prefix)
+    kill_after = int(os.environ.get("STANDIN_KILL_AFTER", "0"))
+    for i, l in enumerate(pkgs):
+        m = URL_LINE.match(l)
+        url, name, version, build, ext, digest = m.groups()
+        rec = {"name": name, "version": version, "build": build, "build_number": 0,
+               "url": "%s/%s-%s-%s.%s" % (url, name, version, build, ext),
+               "channel": url.rsplit("/", 1)[0], "subdir": url.rsplit("/", 1)[1], "files": []}
+        rec["md5" if len(digest) == 32 else "sha256"] = digest
+        with open(os.path.join(meta, "%s-%s-%s.json" % (name, version, build)), "w") as f:
+            json.dump(rec, f)
+        if kill_after and i + 1 == kill_after:
+            os.kill(os.getppid(), signal.SIGKILL)
+            sys.exit(1)
+    with open(os.path.join(meta, "history"), "w") as f:
+        f.write("==> created by the envlock test stand-in <==\n")
+
+
+def installer_of(distinfo):
+    try:
+        with open(os.path.join(distinfo, "INSTALLER")) as f:
+            return f.readline().strip()
+    except OSError:
+        return ""
+
+
+def copy_env(src, prefix):
+    """The environment's files, without what pip installed (the pip step's job)."""
+    for top, dirs, files in os.walk(src):
+        rel = os.path.relpath(top, src)
+        if rel.split(os.sep)[0] == "conda-meta":
+            continue
+        keep = []
+        for d in dirs:
+            p = os.path.join(top, d)
+            if d.endswith((".dist-info", ".egg-info")) and installer_of(p) not in ("conda", ""):
+                continue
+            keep.append(d)
+        dirs[:] = keep
+        os.makedirs(os.path.join(prefix, rel), exist_ok=True)
+        for name in files:
+            if name.endswith(".egg-link") or name == "easy-install.pth":
+                continue
+            s = os.path.join(top, name)
+            d = os.path.join(prefix, rel, name)
+            if os.path.islink(s):
+                os.symlink(os.readlink(s), d)
+            else:
+                shutil.copy2(s, d)
+    # its Python is the pip stand-in
+    for exe in ("python3.7",):
+        p = os.path.join(prefix, "bin", exe)
+        if os.path.lexists(p):
+            os.unlink(p)
+        os.symlink(os.path.abspath(__file__), p)
+
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pip(args):
+    if args[:6] != ["-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check"]:
+        fail("unexpected arguments: %r" % args)
+    rest = args[6:]
+    if rest[:1] == ["--require-hashes"]:
+        rest = rest[1:]
+    if rest[:2] == ["--no-index", "--find-links"]:
+        rest = rest[3:]
+    if len(rest) != 2 or rest[0] != "-r":
+        fail("unexpected arguments: %r" % args)
+    src = os.environ["STANDIN_FIXTURE_ENV"]
+    site_src = os.path.join(src, "lib", "python3.7", "site-packages")
+    prefix = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
+    site = os.path.join(prefix, "lib", "python3.7", "site-packages")
+    with open(rest[1]) as f:
+        reqs = [l.strip() for l in f if l.strip()]
+    for r in reqs:
+        m = re.match(r"^([A-Za-z0-9._-]+)==([A-Za-z0-9.+!_-]+)( --hash=sha256:[0-9a-f]{64})?$", r)
+        if m:
+            name, version = m.group(1), m.group(2)
+            found = [d for d in os.listdir(site_src) if d.endswith(".dist-info")
+                     and norm(d[:-10].rsplit("-", 1)[0]) == norm(name) and d[:-10].rsplit("-", 1)[1] == version]
+            if not found:
+                fail("no distribution %s==%s to install" % (name, version))
+            shutil.copytree(os.path.join(site_src, found[0]), os.path.join(site, found[0]))
+            continue
+        m = re.match(r"^-e (/\S+)$", r)
+        if m:
+            for d in os.listdir(site_src):
+                if d.endswith(".egg-link"):
+                    with open(os.path.join(site_src, d)) as f:
+                        if m.group(1).endswith(f.readline().strip()):
+                            shutil.copy2(os.path.join(site_src, d), os.path.join(site, d))
+                            break
+            else:
+                fail("no editable install from %s" % m.group(1))
+            continue
+        fail("%s: not a pinned requirement: %r" % (rest[1], r))
+
+
+def runfile(args):
+    if len(args) != 4 or args[0:2] != ["--silent", "--toolkit"] or not args[2].startswith("--toolkitpath=") \
+            or args[3] != "--override":
+        fail("unexpected arguments: %r" % args)
+    dest = args[2][len("--toolkitpath="):]
+    src = os.environ["STANDIN_TOOLKIT"]
+    shutil.copytree(src, dest, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if n.startswith(("libcudnn", "cudnn"))])
+
+
+def main():
+    role = os.path.basename(sys.argv[0])
+    args = sys.argv[1:]
+    if role == "standin.py" and args[:1] == ["runfile"]:
+        role, args = "runfile", args[1:]
+    log(role, args)
+    if role == "conda":
+        conda(args)
+    elif role.startswith("python"):
+        pip(args)
+    elif role == "runfile":
+        runfile(args)
+    else:
+        fail("unknown role %r" % role)
+
+
+if __name__ == "__main__":
+    main()

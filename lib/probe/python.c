@@ -820,7 +820,8 @@ static void write_section(el_probe *p, const py_cand *c, const char *by, cand_li
 	for (size_t i = 0; i < c->sites.n; i++)
 		el_jpush_str(arr, c->sites.v[i]);
 	arr = el_jset_arr(sec, "candidates");
-	qsort(l->v, l->n, sizeof(*l->v), cand_cmp_prefix);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cand_cmp_prefix);
 	for (size_t i = 0; i < l->n; i++) {
 		cJSON *o = el_jpush_obj(arr);
 

@@ -11,16 +11,16 @@
 static const cmd_entry commands[] = {
 	{ "save", cmd_save, "probe this machine and write its lockfile" },
 	{ "show", cmd_show, "summarise a lockfile (or this machine)" },
-	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
+	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
+	{ "restore", cmd_restore, "make this machine match a lockfile: plan, then apply" },
 	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
+	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ "sign", cmd_sign, "sign a lockfile with an Ed25519 key" },
 	{ "verify-sig", cmd_verify_sig, "check a lockfile's Ed25519 signature" },
 	{ "keygen", cmd_keygen, "make an Ed25519 key pair for signing lockfiles" },
 	{ "export", cmd_export, "write a lock as conda, pip, environment.yml or Dockerfile input" },
 	{ "import", cmd_import, "make a partial lock from conda list --explicit or pip freeze output" },
-	{ "restore", cmd_restore, "make this machine match a lockfile: plan, then apply" },
-	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ NULL, NULL, NULL }
 };
 

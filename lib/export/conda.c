@@ -63,6 +63,7 @@ void el_write_conda_explicit(el_export *e)
 	el_buf_printf(e->out, "# created-by: envlock export of lock %s\n@EXPLICIT\n", e->lock_id);
 	cJSON_ArrayForEach(p, el_conda_packages(e->doc)) {
 		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
+		const char *sha256 = el_jget_str(p, "sha256");
 		const char *name = el_jget_str(p, "name"), *version = el_jget_str(p, "version");
 		const char *build = el_jget_str(p, "build");
 
@@ -78,8 +79,16 @@ void el_write_conda_explicit(el_export *e)
 				       name ? name : "?", version ? version : "?");
 			continue;
 		}
+		/*
+		 * md5 is what every conda reads; a record with only a sha256 gets
+		 * the form `conda list --explicit --sha256` writes (conda >= 24.9,
+		 * conda/conda#14048): an older conda refuses it loudly rather than
+		 * installing an unchecked file.
+		 */
 		if (is_md5(md5))
 			el_buf_printf(e->out, "%s#%s\n", url, md5);
+		else if (sha256 && strlen(sha256) == 64 && strspn(sha256, "0123456789abcdef") == 64)
+			el_buf_printf(e->out, "%s#%s\n", url, sha256);
 		else
 			el_buf_printf(e->out, "%s\n", url);
 	}

@@ -1,9 +1,10 @@
 /*
  * Restore step 4: the conda environment, created from an @EXPLICIT spec
- * (one package URL per line with its digest, in the locked order) by the
- * first of micromamba, mamba or conda found — the same spec
- * `conda list --explicit --md5` writes and `conda create --file` reads,
- * so no solver runs and nothing but the locked builds is installed.
+ * (one package URL per line with its digest, in the locked order: the
+ * one `envlock export --format conda-explicit` writes, in the form of
+ * `conda list --explicit --md5`) by the first of micromamba, mamba or
+ * conda found, so no solver runs and nothing but the locked builds is
+ * installed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "envlock/export.h"
 #include "lock/model.h"
 #include "plan.h"
 #include "util/atomic.h"
@@ -127,8 +129,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 	const char *target = r->opts.conda_target ? r->opts.conda_target : el_jget_str(conda, "prefix");
 	const char *live_prefix = el_jget_str(live, "prefix");
 	const cJSON *live_pkgs = el_jget(live, "packages");
-	el_buf spec = EL_BUF_INIT(64u << 20), diff = EL_BUF_INIT(4096), nourl = EL_BUF_INIT(4096);
-	const char *subdir = NULL;
+	el_buf diff = EL_BUF_INIT(4096), nourl = EL_BUF_INIT(4096);
 	size_t total = 0, differ = 0, extra = 0;
 	bool here, exists, ours;
 	char **live_keys = NULL;
@@ -147,7 +148,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 	exists = el_root_stat(&r->root, target, &st) == 0;
 	cJSON_ArrayForEach(p, pkgs) {
 		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
-		const char *sha = el_jget_str(p, "sha256"), *sd = el_jget_str(p, "subdir");
+		const char *sha = el_jget_str(p, "sha256");
 		char *key = pkg_key(p);
 
 		total++;
@@ -160,13 +161,6 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 			el_buf_printf(&nourl, "%s%s", nourl.len ? ", " : "", el_jget_str(p, "name"));
 			continue;
 		}
-		if (!subdir && sd && strcmp(sd, "noarch") != 0)
-			subdir = sd;
-		/* conda's own explicit format: url#md5; sha256 only where the lock has no md5 */
-		if (md5)
-			el_buf_printf(&spec, "%s#%s\n", url, md5);
-		else
-			el_buf_printf(&spec, "%s#sha256:%s\n", url, sha);
 	}
 	if (here) {
 		size_t n_locked;
@@ -204,14 +198,16 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 	}
 	{
 		create_job *j = el_xcalloc(1, sizeof(*j));
-		el_buf head = EL_BUF_INIT(64u << 20);
+		char *spec_text = NULL;
+		size_t spec_len = 0;
 
-		el_buf_printf(&head, "# This file may be used to create an environment using:\n"
-				     "# $ conda create --name <env> --file <this file>\n"
-				     "# written by envlock restore from %s\n"
-				     "# platform: %s\n@EXPLICIT\n",
-			      r->id, subdir ? subdir : "linux-64");
-		el_buf_put(&head, spec.data, spec.len);
+		/* the same spec `envlock export --format conda-explicit` writes */
+		if (envlock_export(&spec_text, &spec_len, NULL, r->lock_obj, ENVLOCK_EXPORT_CONDA_EXPLICIT, NULL) != 0) {
+			free(j);
+			free(exe);
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: no explicit spec can be written", target);
+			goto done;
+		}
 		j->spec_path = el_xasprintf("%s/restore-%s.conda-explicit.txt", r->state_dir, r->short_id);
 		j->replace = exists;
 		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with %s (%zu packages, explicit URLs and digests)",
@@ -222,8 +218,8 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 			el_item_note(it, "the existing one is moved aside first (%zu packages differ)", differ);
 		it->path = host;
 		host = NULL;
-		it->data_len = head.len;
-		it->data = el_buf_detach(&head);
+		it->data_len = spec_len;
+		it->data = spec_text;
 		it->argv = el_strv_new(exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
 		it->extra = j;
 		it->free_extra = create_free;
@@ -233,7 +229,6 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 done:
 	el_strv_free(live_keys);
 	free(host);
-	el_buf_release(&spec);
 	el_buf_release(&diff);
 	el_buf_release(&nourl);
 }

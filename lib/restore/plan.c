@@ -250,6 +250,7 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 		return rc;
 
 	r = el_xcalloc(1, sizeof(*r));
+	r->lock_obj = lock;
 	r->lock = lock->doc;
 	r->opts = *opts;
 	if (opts->conda_name) {

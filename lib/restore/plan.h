@@ -59,7 +59,8 @@ typedef struct {
 } el_step;
 
 struct envlock_restore {
-	const cJSON *lock;        /* the lock's document (borrowed from the caller's lock) */
+	const envlock_lock *lock_obj; /* the caller's lock (borrowed) */
+	const cJSON *lock;        /* its document */
 	envlock_lock *live;       /* this machine, probed */
 	envlock_restore_opts opts;
 	el_root root;             /* what the live probe read */

@@ -2,6 +2,7 @@
 #include "unit.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <time.h>
 
 #include "util/atomic.h"
@@ -305,6 +306,39 @@ static void hashcache_hits_and_survives_corruption(void **state)
 	unit_rmtree(dir);
 }
 
+/* el_jget_int: only whole numbers that fit a long long; anything else is the fallback. */
+static void jget_int_rejects_what_does_not_fit(void **state)
+{
+	static const char doc[] =
+		"{\"big\": 1e300, \"small\": -1e300, \"inf\": 1e400, \"ninf\": -1e400, \"half\": 1.5,"
+		" \"nhalf\": -2.5, \"tiny\": 1e-300, \"max\": 9223372036854775807, \"min\": -9223372036854775808,"
+		" \"e18\": 1e18, \"p62\": 4611686018427387904, \"zero\": -0.0, \"n\": 42, \"neg\": -7,"
+		" \"str\": \"7\", \"t\": true, \"nul\": null}";
+	cJSON *o = cJSON_Parse(doc);
+
+	(void)state;
+	assert_non_null(o);
+	assert_true(isinf(el_jget(o, "inf")->valuedouble)); /* what cJSON makes of 1e400 */
+	cJSON_AddNumberToObject(o, "nan", NAN);
+	cJSON_AddNumberToObject(o, "nnan", -NAN);
+	cJSON_AddNumberToObject(o, "pinf", INFINITY);
+	assert_true(isnan(el_jget(o, "nan")->valuedouble));
+	for (const char *const *k = (const char *const[]){ "big", "small", "inf", "ninf", "half", "nhalf",
+		"tiny", "max", "str", "t", "nul", "nan", "nnan", "pinf", "missing", NULL }; *k; k++) {
+		if (el_jget_int(o, *k, -99) != -99)
+			fail_msg("el_jget_int(\"%s\") = %lld, not the fallback", *k, el_jget_int(o, *k, -99));
+	}
+	/* 2^63 - 1 is 2^63 as a double: out of range; -2^63 is exact and in range */
+	assert_true(el_jget_int(o, "min", 0) == -9223372036854775807LL - 1);
+	assert_true(el_jget_int(o, "e18", 0) == 1000000000000000000LL);
+	assert_true(el_jget_int(o, "p62", 0) == 4611686018427387904LL);
+	assert_int_equal(el_jget_int(o, "zero", 5), 0);
+	assert_int_equal(el_jget_int(o, "n", 0), 42);
+	assert_int_equal(el_jget_int(o, "neg", 0), -7);
+	assert_int_equal(el_jget_int(NULL, "n", 3), 3);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +351,7 @@ int main(void)
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),
 		cmocka_unit_test(hashcache_hits_and_survives_corruption),
+		cmocka_unit_test(jget_int_rejects_what_does_not_fit),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

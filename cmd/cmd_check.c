@@ -62,29 +62,6 @@ static void print_json(FILE *out, const envlock_findings *f)
 		n ? envlock_severity_name(envlock_findings_worst(f)) : "none");
 }
 
-static void print_text(FILE *out, const envlock_findings *f, int colour)
-{
-	static const char *const tint[] = { "", "\033[33m", "\033[1;31m" };
-	size_t n = envlock_findings_count(f), count[3] = { 0, 0, 0 };
-
-	for (size_t i = 0; i < n; i++) {
-		const envlock_finding *x = envlock_findings_get(f, i);
-
-		count[x->severity]++;
-		fprintf(out, "%s%-9s%s %-10s %s\n", colour ? tint[x->severity] : "",
-			envlock_severity_name(x->severity), colour ? "\033[0m" : "", x->section, x->subject);
-		fprintf(out, "%20s%s\n", "", x->message);
-		if (*x->fix)
-			fprintf(out, "%20sfix: %s\n", "", x->fix);
-		fprintf(out, "%20ssource: %s\n", "", x->source);
-	}
-	if (n == 0)
-		fputs("no findings: every rule passed\n", out);
-	else
-		fprintf(out, "%zu breaking, %zu risky, %zu info\n", count[ENVLOCK_SEV_BREAKING],
-			count[ENVLOCK_SEV_RISKY], count[ENVLOCK_SEV_INFO]);
-}
-
 int cmd_check(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -129,10 +106,13 @@ int cmd_check(int argc, char **argv)
 		cmd_error("check: %s", envlock_error_last(ctx));
 		goto done;
 	}
-	if (json)
+	if (json) {
 		print_json(stdout, found);
-	else
-		print_text(stdout, found, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+	} else if (envlock_show_findings(found, ctx, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR")
+							      ? ENVLOCK_PRINT_COLOR : 0) != 0) {
+		cmd_error("check: %s", envlock_error_last(ctx));
+		goto done;
+	}
 	rc = envlock_findings_worst(found) == ENVLOCK_SEV_BREAKING && envlock_findings_count(found) ? CMD_FAIL : CMD_OK;
 done:
 	envlock_findings_free(found);

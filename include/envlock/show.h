@@ -1,5 +1,8 @@
 /*
- * envlock — the human summary of a lock (`envlock show`).
+ * envlock — the human summary of a lock (`envlock show`) and the
+ * findings of `envlock check` as text. A lock is untrusted: every string
+ * from it is printed with its control characters, bidi controls and
+ * invalid UTF-8 bytes escaped (\x1b, \u202e, \xff), never raw.
  */
 #ifndef ENVLOCK_SHOW_H
 #define ENVLOCK_SHOW_H
@@ -7,6 +10,8 @@
 #include <stdio.h>
 #include "common.h"
 #include "lock.h"
+#include "check.h"
+#include "diff.h"
 
 /**
  * Print a short aligned summary of lock to out: OS, glibc, driver,
@@ -15,5 +20,15 @@
  */
 ENVLOCK_EXTERN(int) envlock_show_print(const envlock_lock *lock,
 				       envlock_ctx *ctx, FILE *out);
+
+/**
+ * Print findings for a person: per finding its severity, section and
+ * subject, then the message, the fix and the source, indented; last the
+ * counts ("1 breaking, 0 risky, 2 info"), or "no findings: every rule
+ * passed". flags: ENVLOCK_PRINT_COLOR tints the severities. Returns 0,
+ * or ENVLOCK_EIO when writing fails.
+ */
+ENVLOCK_EXTERN(int) envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx,
+					  FILE *out, unsigned flags);
 
 #endif

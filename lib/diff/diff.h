@@ -149,13 +149,9 @@ const char *el_strpool_str(el_strpool *p, const char *s);
 #define EL_SGR_BOLD "\033[1m"
 #define EL_SGR_RESET "\033[0m"
 
-/* Columns that s takes on a terminal (UTF-8 code points; a control byte as \xNN). */
-size_t el_display_width(const char *s);
-/* Write s with terminal control bytes as \xNN: a lockfile's text never drives the terminal. */
-void el_put_text(FILE *out, const char *s);
 /* s with every run of 64 hex digits (a SHA-256) cut to its first 12 and "…"; malloc'd. */
 char *el_display_value(const char *s);
-/* Print s padded with spaces to width columns. */
+/* Print s escaped for a terminal (el_term_put) padded with spaces to width columns. */
 void el_print_padded(FILE *out, const char *s, size_t width);
 const char *el_severity_sgr(envlock_severity s);
 

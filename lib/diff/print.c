@@ -6,6 +6,7 @@
 #include "diff.h"
 #include "lock/model.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 #define KEY_COLS 40   /* wider keys and values overflow their column instead of widening it */
@@ -13,55 +14,6 @@
 #define HASH_SHOWN 12 /* hex digits kept of a SHA-256 or commit */
 #define ODD_SHOWN 8   /* files named per value in a drift row; JSON has them all */
 #define NONE "(none)"
-
-/*
- * Bytes a terminal would act on rather than show: C0 controls, DEL, and
- * C1 controls (U+0080-U+009F, 0xC2 0x80-0x9F in UTF-8). A lockfile is
- * untrusted, so these are written as \xNN, never raw. Returns the number
- * of bytes at s that form one such control, or 0.
- */
-static size_t control_len(const unsigned char *s)
-{
-	if (*s < 0x20 || *s == 0x7f)
-		return 1;
-	if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
-		return 2;
-	return 0;
-}
-
-size_t el_display_width(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t w = 0, n;
-
-	while (*p) {
-		if ((n = control_len(p)) != 0) {
-			w += 4 * n;
-			p += n;
-			continue;
-		}
-		w += (*p & 0xc0) != 0x80;
-		p++;
-	}
-	return w;
-}
-
-void el_put_text(FILE *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s, *run = p;
-	size_t n;
-
-	for (; *p; p++) {
-		if ((n = control_len(p)) == 0)
-			continue;
-		fwrite(run, 1, (size_t)(p - run), out);
-		for (size_t i = 0; i < n; i++)
-			fprintf(out, "\\x%02x", p[i]);
-		p += n - 1;
-		run = p + 1;
-	}
-	fwrite(run, 1, (size_t)(p - run), out);
-}
 
 static int is_hex(char c)
 {
@@ -95,9 +47,9 @@ char *el_display_value(const char *s)
 
 void el_print_padded(FILE *out, const char *s, size_t width)
 {
-	size_t w = el_display_width(s);
+	size_t w = el_term_width(s);
 
-	el_put_text(out, s);
+	el_term_put(out, s);
 	for (; w < width; w++)
 		fputc(' ', out);
 }
@@ -141,7 +93,7 @@ static void print_detail(FILE *out, const char *label, const char *text)
 {
 	if (text && *text) {
 		fprintf(out, "      %s", label);
-		el_put_text(out, text);
+		el_term_put(out, text);
 		fputc('\n', out);
 	}
 }
@@ -157,7 +109,7 @@ static void print_entry(FILE *out, const envlock_diff_entry *e, const char *a, c
 	el_print_padded(out, e->key, kw);
 	fputs("  ", out);
 	if (e->change == ENVLOCK_DIFF_SAME) {
-		el_put_text(out, a);
+		el_term_put(out, a);
 	} else if (finding) {
 		char *label = finding_label(e);
 
@@ -183,7 +135,7 @@ static void print_entry(FILE *out, const envlock_diff_entry *e, const char *a, c
 
 static size_t wider(size_t w, const char *s, size_t cap)
 {
-	size_t n = el_display_width(s);
+	size_t n = el_term_width(s);
 
 	return capped(n > w ? n : w, cap);
 }
@@ -201,7 +153,7 @@ static void print_section(FILE *out, const envlock_diff *d, size_t from, size_t 
 			continue;
 		if (e->change == ENVLOCK_DIFF_FINDING || e->change == ENVLOCK_DIFF_RESOLVED) {
 			char *label = finding_label(e);
-			size_t lw = el_display_width(label);
+			size_t lw = el_term_width(label);
 
 			/* the label spans both value columns */
 			if (lw > aw + bw + 3)
@@ -336,14 +288,14 @@ static void print_odd(FILE *out, const envlock_drift_item *it)
 				continue;
 			}
 			fputs(named ? ", " : "", out);
-			el_put_text(out, it->odd[j].name);
+			el_term_put(out, it->odd[j].name);
 			named++;
 		}
 		if (more)
 			fprintf(out, " and %zu more", more);
 		v = el_display_value(it->odd[i].value);
 		fputs(": ", out);
-		el_put_text(out, v);
+		el_term_put(out, v);
 		free(v);
 	}
 	free(done);

@@ -94,10 +94,22 @@ const char *el_jget_str(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/*
+ * A lock is untrusted: converting 1e300, an infinity or a NaN to long long
+ * is undefined behaviour, and 1.5 is not a count, so anything but a whole
+ * number in long long's range [-2^63, 2^63) is the fallback.
+ */
 long long el_jget_int(const cJSON *obj, const char *key, long long fallback)
 {
 	cJSON *v = el_jget(obj, key);
-	return cJSON_IsNumber(v) ? (long long)v->valuedouble : fallback;
+	double d;
+
+	if (!cJSON_IsNumber(v))
+		return fallback;
+	d = v->valuedouble;
+	if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != (double)(long long)d)
+		return fallback;
+	return (long long)d;
 }
 
 bool el_jget_bool(const cJSON *obj, const char *key, bool fallback)

@@ -34,7 +34,11 @@ void el_jset_bool(cJSON *parent, const char *key, bool val);
 cJSON *el_jpush_obj(cJSON *arr);
 void el_jpush_str(cJSON *arr, const char *val);
 
-/* Readers; NULL / fallback when the member is missing or of another type. */
+/*
+ * Readers; NULL / fallback when the member is missing or of another type
+ * (for el_jget_int also when the number is not a whole number that fits
+ * a long long: 1.5, 1e300, an infinity or a NaN).
+ */
 cJSON *el_jget(const cJSON *obj, const char *key);
 const char *el_jget_str(const cJSON *obj, const char *key);
 long long el_jget_int(const cJSON *obj, const char *key, long long fallback);

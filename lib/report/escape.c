@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "util/text.h"
 
 void el_out_put(el_out *o, const char *s, size_t n)
 {
@@ -41,78 +42,6 @@ void el_out_printf(el_out *o, const char *fmt, ...)
 	}
 }
 
-long el_utf8_next(const char **p, const char *end)
-{
-	const unsigned char *s = (const unsigned char *)*p, *e = (const unsigned char *)end;
-	unsigned c = s[0], lo = 0x80, hi = 0xBF;
-	long cp;
-	int n;
-
-	if (c < 0x80) {
-		*p += 1;
-		return (long)c;
-	}
-	if (c >= 0xC2 && c <= 0xDF) {
-		n = 1, cp = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		n = 2, cp = c & 0x0F;
-		lo = c == 0xE0 ? 0xA0 : 0x80;
-		hi = c == 0xED ? 0x9F : 0xBF; /* no UTF-16 surrogates */
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 3, cp = c & 0x07;
-		lo = c == 0xF0 ? 0x90 : 0x80;
-		hi = c == 0xF4 ? 0x8F : 0xBF;
-	} else {
-		*p += 1;
-		return -1;
-	}
-	if (e - s <= n || s[1] < lo || s[1] > hi) {
-		*p += 1;
-		return -1;
-	}
-	for (int i = 1; i <= n; i++) {
-		if (i > 1 && (s[i] < 0x80 || s[i] > 0xBF)) {
-			*p += 1;
-			return -1;
-		}
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	*p += n + 1;
-	return cp;
-}
-
-static bool is_control(long cp);
-
-size_t el_text_width(const char *s)
-{
-	const char *end = s + strlen(s);
-	size_t w = 0;
-
-	while (s < end) {
-		const char *start = s;
-		long cp = el_utf8_next(&s, end);
-
-		if (cp >= 0x2000 && is_control(cp))
-			w += 6;                           /* \uNNNN */
-		else if (cp < 0 || is_control(cp))
-			w += 4 * (size_t)(s - start);     /* \xNN per byte */
-		else
-			w++;
-	}
-	return w;
-}
-
-/*
- * Characters no output should carry as they are: C0 and C1 controls, DEL,
- * and the bidirectional overrides and isolates that reorder what a reader
- * sees (CVE-2021-42574, "Trojan Source").
- */
-static bool is_control(long cp)
-{
-	return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) ||
-	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
 /* Writes cp (whose UTF-8 is [start, next)) itself in the format, or returns false to copy it as it is. */
 typedef bool (*special_fn)(el_out *o, long cp, const char *next, const char *end);
 
@@ -130,10 +59,10 @@ static void put_filtered(el_out *o, const char *s, special_fn special, const cha
 		const char *start = s;
 		long cp = el_utf8_next(&s, end);
 
-		if (cp >= 0x2000 && is_control(cp)) {
+		if (cp >= 0x2000 && el_is_control_cp(cp)) {
 			el_out_puts(o, backslash);
 			el_out_printf(o, "u%04lx", cp);
-		} else if (cp < 0 || is_control(cp)) {
+		} else if (cp < 0 || el_is_control_cp(cp)) {
 			for (const char *b = start; b < s; b++) {
 				el_out_puts(o, backslash);
 				el_out_printf(o, "x%02x", (unsigned char)*b);
@@ -146,7 +75,8 @@ static void put_filtered(el_out *o, const char *s, special_fn special, const cha
 
 void el_esc_text(el_out *o, const char *s)
 {
-	put_filtered(o, s, NULL, "\\");
+	if (!o->overflow && el_term_text(&o->b, s) != 0)
+		o->overflow = true;
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "envlock/report.h"
 #include "envlock/diff.h"
 #include "util/buf.h"
+#include "util/text.h"
 
 /* Largest report rendered; a 64 MiB lock escaped for HTML stays well under it. */
 #define EL_REPORT_MAX_BYTES ((size_t)256 << 20)
@@ -76,16 +77,6 @@ void el_out_puts(el_out *o, const char *s);
 void el_out_printf(el_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * The next code point of [*p, end), advancing *p past it; -1 for a byte
- * that does not start valid UTF-8 (overlong forms and surrogates
- * included), which advances one byte.
- */
-long el_utf8_next(const char **p, const char *end);
-
-/* Columns el_esc_text(s) takes, counting a code point as one, for aligning text. */
-size_t el_text_width(const char *s);
-
-/*
  * s escaped for each format. In every one an invalid UTF-8 byte or a
  * control character is written visibly, as \xNN for each byte (the way
  * `envlock diff` shows them; \uNNNN for the bidi controls), so no
@@ -93,7 +84,9 @@ size_t el_text_width(const char *s);
  * backslash-escapes what could start markup or end a table cell; LaTeX
  * is ASCII only (specials as commands, a few known symbols as LaTeX, any
  * other character as <U+XXXX>, a break point after each '/'); HTML writes
- * entities for & < > " '.
+ * entities for & < > " '. el_esc_text is the terminal escaping every
+ * command uses (el_term_text, lib/util/text.h), whose el_term_width
+ * aligns it, and el_utf8_next the decoder all of them walk with.
  */
 void el_esc_text(el_out *o, const char *s);
 void el_esc_md(el_out *o, const char *s);

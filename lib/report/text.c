@@ -18,7 +18,7 @@ static void table(const el_report *r, el_out *o)
 	int group = -1;
 
 	for (size_t i = 0; i < r->nrows; i++) {
-		size_t c = el_text_width(r->rows[i].component), v = el_text_width(r->rows[i].version);
+		size_t c = el_term_width(r->rows[i].component), v = el_term_width(r->rows[i].version);
 
 		if (c > wc && c <= COMPONENT_MAX)
 			wc = c;
@@ -34,11 +34,11 @@ static void table(const el_report *r, el_out *o)
 		}
 		el_out_puts(o, "  ");
 		el_esc_text(o, row->component);
-		pad(o, el_text_width(row->component), wc);
+		pad(o, el_term_width(row->component), wc);
 		el_out_puts(o, "  ");
 		el_esc_text(o, row->version);
 		if (*row->details) {
-			pad(o, el_text_width(row->version), wv);
+			pad(o, el_term_width(row->version), wv);
 			el_out_puts(o, "  ");
 			el_esc_text(o, row->details);
 		}

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "envlock/common.h"
 #include "text.h"
 #include "xalloc.h"
 
@@ -345,4 +346,150 @@ bool el_is_checkpoint_name(const char *name)
 		if (el_ends_with(name, *s))
 			return true;
 	return false;
+}
+
+long el_utf8_next(const char **p, const char *end)
+{
+	const unsigned char *s = (const unsigned char *)*p, *e = (const unsigned char *)end;
+	unsigned c = s[0], lo = 0x80, hi = 0xBF;
+	long cp;
+	int n;
+
+	if (c < 0x80) {
+		*p += 1;
+		return (long)c;
+	}
+	if (c >= 0xC2 && c <= 0xDF) {
+		n = 1, cp = c & 0x1F;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		n = 2, cp = c & 0x0F;
+		lo = c == 0xE0 ? 0xA0 : 0x80;
+		hi = c == 0xED ? 0x9F : 0xBF; /* no UTF-16 surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 3, cp = c & 0x07;
+		lo = c == 0xF0 ? 0x90 : 0x80;
+		hi = c == 0xF4 ? 0x8F : 0xBF;
+	} else {
+		*p += 1;
+		return -1;
+	}
+	if (e - s <= n || s[1] < lo || s[1] > hi) {
+		*p += 1;
+		return -1;
+	}
+	for (int i = 1; i <= n; i++) {
+		if (i > 1 && (s[i] < 0x80 || s[i] > 0xBF)) {
+			*p += 1;
+			return -1;
+		}
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	*p += n + 1;
+	return cp;
+}
+
+bool el_is_control_cp(long cp)
+{
+	return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) ||
+	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Where the escaped text goes: a FILE, or a capped buffer (failed set past its cap). */
+typedef struct {
+	FILE *out;
+	el_buf *b;
+	int failed;
+} term_sink;
+
+static void sink_put(term_sink *k, const char *s, size_t n)
+{
+	if (k->out)
+		fwrite(s, 1, n, k->out);
+	else if (!k->failed && el_buf_put(k->b, s, n) != 0)
+		k->failed = 1;
+}
+
+/*
+ * The walk behind el_term_text and el_term_put: runs of printable text are
+ * passed on whole (printable ASCII skipped byte by byte without decoding),
+ * each control or invalid byte replaced by its escape.
+ */
+static void term_walk(term_sink *k, const char *s)
+{
+	const char *end = s + strlen(s), *run = s;
+	char esc[16];
+
+	while (s < end) {
+		const char *start = s;
+		long cp;
+
+		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7F) {
+			s++;
+			continue;
+		}
+		cp = el_utf8_next(&s, end);
+		if (cp >= 0 && !el_is_control_cp(cp))
+			continue;
+		sink_put(k, run, (size_t)(start - run));
+		if (cp >= 0x2000) {
+			sink_put(k, esc, (size_t)snprintf(esc, sizeof(esc), "\\u%04lx", cp));
+		} else {
+			for (const char *b = start; b < s; b++)
+				sink_put(k, esc, (size_t)snprintf(esc, sizeof(esc), "\\x%02x", (unsigned char)*b));
+		}
+		run = s;
+	}
+	sink_put(k, run, (size_t)(end - run));
+}
+
+int el_term_text(el_buf *b, const char *s)
+{
+	term_sink k = { NULL, b, 0 };
+
+	term_walk(&k, s);
+	return k.failed ? ENVLOCK_ELIMIT : 0;
+}
+
+void el_term_put(FILE *out, const char *s)
+{
+	term_sink k = { out, NULL, 0 };
+
+	term_walk(&k, s);
+}
+
+bool el_term_safe(const char *s)
+{
+	const char *end = s + strlen(s);
+
+	while (s < end) {
+		long cp;
+
+		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7F) {
+			s++;
+			continue;
+		}
+		cp = el_utf8_next(&s, end);
+		if (cp < 0 || el_is_control_cp(cp))
+			return false;
+	}
+	return true;
+}
+
+size_t el_term_width(const char *s)
+{
+	const char *end = s + strlen(s);
+	size_t w = 0;
+
+	while (s < end) {
+		const char *start = s;
+		long cp = el_utf8_next(&s, end);
+
+		if (cp >= 0x2000 && el_is_control_cp(cp))
+			w += 6;                           /* \uNNNN */
+		else if (cp < 0 || el_is_control_cp(cp))
+			w += 4 * (size_t)(s - start);     /* \xNN per byte */
+		else
+			w++;
+	}
+	return w;
 }

@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "buf.h"
 
 /*
  * Iterate lines of [*pos, end): sets *line and *len to the next line without
@@ -65,5 +68,38 @@ char *el_rfc822_header(const char *text, size_t len, const char *name);
  * segment. malloc'd.
  */
 char *el_url_strip_credentials(const char *url, bool conda_token);
+
+/*
+ * The next code point of [*p, end), advancing *p past it; -1 for a byte
+ * that does not start valid UTF-8 (overlong forms and surrogates
+ * included), which advances one byte.
+ */
+long el_utf8_next(const char **p, const char *end);
+
+/*
+ * Is cp a character no output should carry as it is: a C0 or C1
+ * control, DEL, or one of the bidirectional embeddings, overrides and
+ * isolates that reorder what a reader sees (U+202A-U+202E,
+ * U+2066-U+2069; CVE-2021-42574, "Trojan Source")?
+ */
+bool el_is_control_cp(long cp);
+
+/*
+ * Text from a lockfile (untrusted) as a terminal should get it: a
+ * control character or a byte that is not valid UTF-8 is written as
+ * \xNN for each of its bytes (ESC as \x1b, the C1 CSI U+009B as
+ * \xc2\x9b), a bidi control as \uNNNN; everything else, '\' included,
+ * is copied. So no escape sequence, bell, title change or reordering
+ * reaches the terminal. el_term_text appends to b (ENVLOCK_ELIMIT past
+ * its cap); el_term_put writes to out (errors show in ferror(out)).
+ */
+int el_term_text(el_buf *b, const char *s);
+void el_term_put(FILE *out, const char *s);
+
+/* True when el_term_text would copy s unchanged. */
+bool el_term_safe(const char *s);
+
+/* Columns el_term_text(s) takes, counting a code point as one, for aligning text. */
+size_t el_term_width(const char *s);
 
 #endif

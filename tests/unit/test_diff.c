@@ -6,6 +6,7 @@
 #include "unit.h"
 
 #include "diff/diff.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* The values a test lock varies; NULL fields take the defaults below. */
@@ -548,7 +549,7 @@ static void terminal_controls_are_escaped(void **state)
 		"env\n"
 		"  T\\x1b]0;x\\x07  1 → a\\x1b[31mb\\xc2\\x9b  info\n"
 		"0 breaking, 0 risky, 1 info difference: no core part changed\n");
-	assert_int_equal(el_display_width("a\033b"), 6);
+	assert_int_equal(el_term_width("a\033b"), 6);
 	free(out);
 	envlock_diff_free(d);
 }
@@ -567,7 +568,7 @@ static void display_shortens_digests(void **state)
 	s = el_display_value(NULL);
 	assert_string_equal(s, "(none)");
 	free(s);
-	assert_int_equal(el_display_width("2 × A → B"), 9);
+	assert_int_equal(el_term_width("2 × A → B"), 9);
 }
 
 /* Rules: what B has that A has not is reported with the rule's own words. */

@@ -163,7 +163,7 @@ static void text_shows_controls(void **state)
 
 		for (const char *p = got, *end = got + strlen(got); p < end; cps++)
 			el_utf8_next(&p, end);
-		assert_int_equal(el_text_width(samples[i]), cps);
+		assert_int_equal(el_term_width(samples[i]), cps);
 		free(got);
 	}
 }

@@ -2,6 +2,7 @@
 #include "unit.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <time.h>
 
 #include "util/atomic.h"
@@ -305,6 +306,160 @@ static void hashcache_hits_and_survives_corruption(void **state)
 	unit_rmtree(dir);
 }
 
+/* el_term_text into a fresh buffer; malloc'd. */
+static char *term(const char *s)
+{
+	el_buf b = EL_BUF_INIT(1 << 20);
+
+	assert_int_equal(el_term_text(&b, s), 0);
+	return el_buf_detach(&b);
+}
+
+/* el_term_put through a FILE; malloc'd. */
+static char *term_file(const char *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	el_term_put(f, s);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+/*
+ * What every escaped string must be: no byte below 0x20, no DEL, valid
+ * UTF-8 without a C1 or bidi control, its width its code point count.
+ */
+static void assert_terminal_safe(const char *in, const char *out)
+{
+	const char *p = out, *end = out + strlen(out);
+	size_t cps = 0;
+
+	while (p < end) {
+		long cp = el_utf8_next(&p, end);
+
+		if (cp < 0 || el_is_control_cp(cp))
+			fail_msg("escaping '%s' left code point %ld in '%s'", in, cp, out);
+		cps++;
+	}
+	assert_true(el_term_safe(out));
+	assert_int_equal(el_term_width(in), cps);
+}
+
+static void term_text_escapes_what_drives_a_terminal(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "11.8.89", "11.8.89" },
+		{ "caf\xC3\xA9 \xE2\x80\xA6 \xE4\xB8\xAD \xF0\x9F\x98\x80", "caf\xC3\xA9 \xE2\x80\xA6 \xE4\xB8\xAD \xF0\x9F\x98\x80" },
+		{ "a\\x1b", "a\\x1b" },                                 /* a backslash is copied */
+		{ "\x1b]0;owned\x07", "\\x1b]0;owned\\x07" },           /* OSC title, BEL */
+		{ "\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m" },
+		{ "tab\there\nnl\rcr\x7f", "tab\\x09here\\x0anl\\x0dcr\\x7f" },
+		{ "\xC2\x9b" "31m", "\\xc2\\x9b31m" },                  /* C1 CSI, both bytes */
+		{ "\xC2\x80\xC2\x9f\xC2\xA0", "\\xc2\\x80\\xc2\\x9f\xC2\xA0" }, /* U+0080, U+009F; NBSP kept */
+		{ "\xE2\x80\xAEgnp.exe", "\\u202egnp.exe" },            /* RIGHT-TO-LEFT OVERRIDE */
+		{ "\xE2\x80\xAA\xE2\x80\xAD\xE2\x81\xA6\xE2\x81\xA9", "\\u202a\\u202d\\u2066\\u2069" },
+		{ "\xE2\x80\xA9\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA",   /* U+2029, U+202F, U+2065, U+206A: not controls */
+		  "\xE2\x80\xA9\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA" },
+		{ "a\xffz", "a\\xffz" },
+		{ "\xE2\x80", "\\xe2\\x80" },                           /* truncated */
+		{ "\xC0\xAF", "\\xc0\\xaf" },                           /* overlong '/' */
+		{ "\xED\xA0\x80", "\\xed\\xa0\\x80" },                  /* UTF-16 surrogate */
+		{ "\xF4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" },         /* past U+10FFFF */
+		{ "", "" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = term(cases[i].in), *via_file = term_file(cases[i].in);
+
+		assert_string_equal(got, cases[i].out);
+		assert_string_equal(via_file, cases[i].out);
+		assert_int_equal(el_term_safe(cases[i].in), strcmp(cases[i].in, cases[i].out) == 0);
+		assert_terminal_safe(cases[i].in, got);
+		free(got);
+		free(via_file);
+	}
+}
+
+/* Every string of one and two bytes, and of three from a set of edge bytes, comes out safe. */
+static void term_text_is_safe_for_every_short_string(void **state)
+{
+	static const unsigned char edge[] = { 0x01, 0x1b, 0x41, 0x5c, 0x7f, 0x80, 0x9b, 0xa0, 0xaa, 0xae,
+		0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x81, 0xa6, 0xa9 };
+	char s[4];
+
+	(void)state;
+	for (unsigned a = 1; a < 256; a++)
+		for (unsigned b = 0; b < 256; b++) {
+			char *got;
+
+			s[0] = (char)a, s[1] = (char)b, s[2] = '\0';
+			got = term(s);
+			assert_terminal_safe(s, got);
+			free(got);
+		}
+	for (size_t a = 0; a < sizeof(edge); a++)
+		for (size_t b = 0; b < sizeof(edge); b++)
+			for (size_t c = 0; c < sizeof(edge); c++) {
+				char *got;
+
+				s[0] = (char)edge[a], s[1] = (char)edge[b], s[2] = (char)edge[c], s[3] = '\0';
+				got = term(s);
+				assert_terminal_safe(s, got);
+				free(got);
+			}
+}
+
+static void term_text_respects_the_cap(void **state)
+{
+	el_buf b = EL_BUF_INIT(8);
+
+	(void)state;
+	assert_int_equal(el_term_text(&b, "\x1b\x1b"), 0); /* 8 bytes: fits */
+	assert_string_equal(el_buf_cstr(&b), "\\x1b\\x1b");
+	assert_int_equal(el_term_text(&b, "x"), ENVLOCK_ELIMIT);
+	assert_true(b.len <= 8);
+	el_buf_release(&b);
+}
+
+/* el_jget_int: only whole numbers that fit a long long; anything else is the fallback. */
+static void jget_int_rejects_what_does_not_fit(void **state)
+{
+	static const char doc[] =
+		"{\"big\": 1e300, \"small\": -1e300, \"inf\": 1e400, \"ninf\": -1e400, \"half\": 1.5,"
+		" \"nhalf\": -2.5, \"tiny\": 1e-300, \"max\": 9223372036854775807, \"min\": -9223372036854775808,"
+		" \"e18\": 1e18, \"p62\": 4611686018427387904, \"zero\": -0.0, \"n\": 42, \"neg\": -7,"
+		" \"str\": \"7\", \"t\": true, \"nul\": null}";
+	cJSON *o = cJSON_Parse(doc);
+
+	(void)state;
+	assert_non_null(o);
+	assert_true(isinf(el_jget(o, "inf")->valuedouble)); /* what cJSON makes of 1e400 */
+	cJSON_AddNumberToObject(o, "nan", NAN);
+	cJSON_AddNumberToObject(o, "nnan", -NAN);
+	cJSON_AddNumberToObject(o, "pinf", INFINITY);
+	assert_true(isnan(el_jget(o, "nan")->valuedouble));
+	for (const char *const *k = (const char *const[]){ "big", "small", "inf", "ninf", "half", "nhalf",
+		"tiny", "max", "str", "t", "nul", "nan", "nnan", "pinf", "missing", NULL }; *k; k++) {
+		if (el_jget_int(o, *k, -99) != -99)
+			fail_msg("el_jget_int(\"%s\") = %lld, not the fallback", *k, el_jget_int(o, *k, -99));
+	}
+	/* 2^63 - 1 is 2^63 as a double: out of range; -2^63 is exact and in range */
+	assert_true(el_jget_int(o, "min", 0) == -9223372036854775807LL - 1);
+	assert_true(el_jget_int(o, "e18", 0) == 1000000000000000000LL);
+	assert_true(el_jget_int(o, "p62", 0) == 4611686018427387904LL);
+	assert_int_equal(el_jget_int(o, "zero", 5), 0);
+	assert_int_equal(el_jget_int(o, "n", 0), 42);
+	assert_int_equal(el_jget_int(o, "neg", 0), -7);
+	assert_int_equal(el_jget_int(NULL, "n", 3), 3);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +472,10 @@ int main(void)
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),
 		cmocka_unit_test(hashcache_hits_and_survives_corruption),
+		cmocka_unit_test(term_text_escapes_what_drives_a_terminal),
+		cmocka_unit_test(term_text_is_safe_for_every_short_string),
+		cmocka_unit_test(term_text_respects_the_cap),
+		cmocka_unit_test(jget_int_rejects_what_does_not_fit),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

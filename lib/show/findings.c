@@ -1,0 +1,49 @@
+/* envlock check's findings for a person, lock text escaped for the terminal. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "envlock/show.h"
+#include "util/error.h"
+#include "util/text.h"
+
+#define INDENT 20
+
+/* "<indent><label><text>\n", text escaped. */
+static void detail(FILE *out, const char *label, const char *text)
+{
+	fprintf(out, "%*s%s", INDENT, "", label);
+	el_term_put(out, text);
+	fputc('\n', out);
+}
+
+int envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx, FILE *out, unsigned flags)
+{
+	static const char *const tint[] = { "", "\033[33m", "\033[1;31m" };
+	int colour = (flags & ENVLOCK_PRINT_COLOR) != 0;
+	size_t n = envlock_findings_count(f), count[3] = { 0, 0, 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		const envlock_finding *x = envlock_findings_get(f, i);
+		size_t w = el_term_width(x->section);
+
+		count[x->severity]++;
+		fprintf(out, "%s%-9s%s ", colour ? tint[x->severity] : "", envlock_severity_name(x->severity),
+			colour ? "\033[0m" : "");
+		el_term_put(out, x->section);
+		fprintf(out, "%*s ", w < 10 ? (int)(10 - w) : 0, "");
+		el_term_put(out, x->subject);
+		fputc('\n', out);
+		detail(out, "", x->message);
+		if (*x->fix)
+			detail(out, "fix: ", x->fix);
+		detail(out, "source: ", x->source);
+	}
+	if (n == 0)
+		fputs("no findings: every rule passed\n", out);
+	else
+		fprintf(out, "%zu breaking, %zu risky, %zu info\n", count[ENVLOCK_SEV_BREAKING],
+			count[ENVLOCK_SEV_RISKY], count[ENVLOCK_SEV_INFO]);
+	if (fflush(out) != 0 || ferror(out))
+		return el_error_set(ctx, ENVLOCK_EIO, "write error: %s", el_strerror(errno));
+	return 0;
+}

@@ -252,7 +252,14 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 				*--q = '-';
 			return el_buf_put(out, q, (size_t)(e - q));
 		}
-		return el_buf_printf(out, "%.17g", d);
+		/* the shortest form that reads back as the same double */
+		for (int prec = 15; prec <= 17; prec++) {
+			char num[40];
+
+			snprintf(num, sizeof(num), "%.*g", prec, d);
+			if (prec == 17 || strtod(num, NULL) == d)
+				return el_buf_puts(out, num);
+		}
 	}
 	if (cJSON_IsTrue(item))
 		return el_buf_puts(out, "true");

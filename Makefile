@@ -11,7 +11,7 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -Iinclude -Ilib \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
-LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm -ldl
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
@@ -44,6 +44,8 @@ $(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
 
 # the rules file is compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
+# and so is verify's CUDA training program (mlp.h is a dependency of every object already)
+$(BUILD)/lib/verify/kernel.o: lib/verify/mlp.cu
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@

@@ -14,6 +14,7 @@ static const cmd_entry commands[] = {
 	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
 	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
+	{ "verify", cmd_verify, "prove this machine trains: compile, run and check a CUDA training step" },
 	{ NULL, NULL, NULL }
 };
 

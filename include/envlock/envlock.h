@@ -10,5 +10,6 @@
 #include "check.h"
 #include "bundle.h"
 #include "diff.h"
+#include "verify.h"
 
 #endif

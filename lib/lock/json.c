@@ -331,6 +331,8 @@ void el_lock_compute_id(envlock_lock *lock)
 	el_buf b = EL_BUF_INIT((size_t)1 << 30);
 	cJSON *id = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "id");
 	cJSON *created = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "created");
+	/* a measurement at save time (timings), like "created": not part of what the id names */
+	cJSON *verify = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "verify");
 	char hex[EL_SHA256_HEX];
 
 	if (el_json_write(lock->doc, &b, 0) != 0)
@@ -340,6 +342,8 @@ void el_lock_compute_id(envlock_lock *lock)
 	/* the writer sorts keys, so where they go back does not matter */
 	if (created)
 		cJSON_AddItemToObject(lock->doc, "created", created);
+	if (verify)
+		cJSON_AddItemToObject(lock->doc, "verify", verify);
 	if (id)
 		cJSON_AddItemToObject(lock->doc, "id", id);
 	snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);

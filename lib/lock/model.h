@@ -48,7 +48,7 @@ bool el_jget_bool(const cJSON *obj, const char *key, bool fallback);
  */
 int el_json_write(const cJSON *item, el_buf *out, int indent);
 
-/* Compute lock->id from the document (without "id" and "created"); the document is unchanged. */
+/* Compute lock->id from the document (without "id", "created" and "verify"); the document is unchanged. */
 void el_lock_compute_id(envlock_lock *lock);
 
 /* Compute lock->id and store it as the document's "id". */

@@ -95,8 +95,19 @@ check_eq "exit status in the JSON" "$want_status" "$("$PYTHON" -c 'import json, 
 check_eq "the private folder is gone" "" "$(ls -A "$TMPDIR")"
 check_eq "nothing written in HOME (no CUDA JIT cache, no nvcc cache)" "" "$(ls -A "$HOME")"
 
-# a lockfile of this machine, to compare with
+# save --verify: the second compile; the lockfile gains "verify", its id does not change
+(cd "$scratch" && "$ENVLOCK" save -q --no-repo --verify -o "$scratch/verified.json")
+check_status "save --verify" 0 $?
 (cd "$scratch" && "$ENVLOCK" save -q --no-repo -o "$scratch/plain.json")
+if validate "$scratch/verified.json" >"$scratch/val" 2>&1; then
+	ok "a lockfile with a verify section is valid against the schema"
+else
+	not_ok "a lockfile with a verify section is valid against the schema"; sed 's/^/#   /' "$scratch/val"
+fi
+check_eq "verify section: result" "$([ "$want_status" = 3 ] && echo no-gpu || echo pass)" "$(jget "$scratch/verified.json" verify.result)"
+check_eq "verify section: toolchain passed" "pass" "$(jget "$scratch/verified.json" verify.stages.0.status)"
+check_eq "without --verify there is no verify section" "" "$(jget "$scratch/plain.json" verify)"
+check_eq "the verify section is left out of the id" "$(jget "$scratch/plain.json" id)" "$(jget "$scratch/verified.json" id)"
 
 # a lockfile, --cpu-only, and a --cuda-home without nvcc: no compile; the other stages still run
 mkdir -p "$scratch/empty-toolkit"
@@ -117,3 +128,5 @@ check_status "--cuda-home of a missing folder" 2 $?
 check_eq "--cuda-home: one line" "envlock: verify: --cuda-home '$scratch/nowhere': no such file or directory" "$(cat "$scratch/err")"
 "$ENVLOCK" verify a.json b.json 2>"$scratch/err"
 check_status "two lockfiles" 2 $?
+"$ENVLOCK" save --verify --root / -o "$scratch/x.json" 2>"$scratch/err"
+check_status "save --verify --root" 2 $?

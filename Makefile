@@ -97,6 +97,7 @@ bench: all fixtures
 	sh bench/hash.sh
 	sh bench/diff.sh
 	sh bench/bundle.sh
+	sh bench/verify.sh
 
 clean:
 	rm -rf build tests/fixtures/roots

@@ -11,6 +11,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -115,7 +115,7 @@ static bool set_text(char **slot, const char *v)
 /* "loss=<step> <value>": the value may be any float the GPU produced, NaN included */
 static bool parse_loss(el_verify_report *r, const char *v)
 {
-	char *end;
+	char *end, *num;
 	long step;
 	float x;
 
@@ -123,8 +123,9 @@ static bool parse_loss(el_verify_report *r, const char *v)
 	step = strtol(v, &end, 10);
 	if (errno || end == v || *end != ' ' || step < 0 || step >= r->steps)
 		return false;
-	x = strtof(end + 1, &end);
-	if (*end)
+	num = end + 1;
+	x = strtof(num, &end);
+	if (end == num || *end)
 		return false;
 	if (!r->seen[step])
 		r->nlosses++;

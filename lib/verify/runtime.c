@@ -59,7 +59,7 @@ void el_verify_runtime(el_verify_run *run)
 	el_verify_stage *st = &run->v->stage[EL_VERIFY_RUNTIME];
 	el_verify_report *r = &run->report;
 	el_buf out = EL_BUF_INIT(EL_PROGRAM_OUTPUT);
-	char steps[16], *rt, *drv;
+	char steps[16];
 	const char *argv[7];
 	int k = 0, rc;
 
@@ -110,6 +110,15 @@ void el_verify_runtime(el_verify_run *run)
 		return;
 	}
 	el_buf_release(&out);
+	el_verify_judge_runtime(run);
+}
+
+void el_verify_judge_runtime(el_verify_run *run)
+{
+	el_verify_stage *st = &run->v->stage[EL_VERIFY_RUNTIME];
+	const el_verify_report *r = &run->report;
+	char *rt, *drv;
+
 	rt = el_verify_cuda_version(r->runtime_version);
 	drv = el_verify_cuda_version(r->driver_version);
 	el_jset_str(st->figures, "runtime_version", rt);
@@ -147,14 +156,6 @@ void el_verify_runtime(el_verify_run *run)
 	free(drv);
 }
 
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 void el_verify_training(el_verify_run *run)
 {
 	el_verify_stage *st = &run->v->stage[EL_VERIFY_TRAINING];
@@ -171,7 +172,7 @@ void el_verify_training(el_verify_run *run)
 	el_mlp_setup(&m, &shape);
 	el_mlp_train(&m, run->steps, reference);
 	el_mlp_release(&m);
-	secs = seconds_since(&t0);
+	secs = el_verify_seconds_since(&t0);
 	first = reference[0];
 	tail = el_verify_tail_mean(reference, run->steps);
 	el_jset_int(st->figures, "steps", run->steps);

@@ -302,14 +302,6 @@ static char **arch_names(const char *text)
 	return v;
 }
 
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 static char *join_argv(const char *const *argv)
 {
 	el_buf b = EL_BUF_INIT(1u << 16);
@@ -360,20 +352,101 @@ static int write_sources(el_verify_run *run, char **cu)
 	return rc;
 }
 
+/* The GPUs' compute capabilities, as nvidia-smi told the probe (borrowed, NULL-terminated; NULL for none). */
+static const char **device_ccs(const el_verify_run *run)
+{
+	const char **ccs = NULL;
+	const cJSON *dev;
+	size_t n = 0;
+
+	cJSON_ArrayForEach(dev, el_jget(el_jget(run->live, "gpu"), "devices")) {
+		const char *cc = el_jget_str(dev, "compute_capability");
+
+		if (cc) {
+			ccs = el_xrealloc(ccs, (n + 2) * sizeof(*ccs));
+			ccs[n++] = cc;
+			ccs[n] = NULL;
+		}
+	}
+	return ccs;
+}
+
+/* nvcc's architectures: --list-gpu-arch, else the compute_NN names in --help (older nvcc). */
+static char **nvcc_archs(const el_verify_run *run, const char *nvcc)
+{
+	char *list = nvcc_query(run, nvcc, "--list-gpu-arch"), **archs = arch_names(list);
+
+	if (!archs[0]) {
+		free(list);
+		list = nvcc_query(run, nvcc, "--help");
+		el_strv_free(archs);
+		archs = arch_names(list);
+	}
+	free(list);
+	return archs;
+}
+
+/* nvcc's version: the probe's, or what nvcc --version says; "" when unknown. */
+static char *nvcc_version(const el_verify_run *run, const char *nvcc, const cJSON *tk)
+{
+	const char *known = el_jget_str(el_jget(tk, "nvcc"), "version");
+	char *out, *at, *v;
+
+	if (!known)
+		known = el_jget_str(tk, "version");
+	if (known)
+		return el_xstrdup(known);
+	out = nvcc_query(run, nvcc, "--version");
+	at = out ? strstr(out, ", V") : NULL;
+	v = at ? el_xstrndup(at + 3, strspn(at + 3, "0123456789.")) : el_xstrdup("");
+	free(out);
+	return v;
+}
+
+/* Compile the written sources; nvcc's exit status in *status and its output (stdout and stderr) in out. */
+static int compile(el_verify_run *run, el_verify_stage *st, const char *nvcc, char *const *flags,
+		   const char *cu, el_buf *out, int *status)
+{
+	const char *fixed[] = { nvcc, "-fmad=false" }, *tail[] = { "-o", run->program, cu, "-ldl" };
+	el_spawn_opts so = { run->envp, 1 };
+	size_t nflags = 0, k = 0;
+	const char **argv;
+	struct timespec t0;
+	char *cmdline, secs[32];
+	int rc;
+
+	while (flags[nflags])
+		nflags++;
+	argv = el_xcalloc(2 + nflags + 4 + 1, sizeof(*argv));
+	for (size_t i = 0; i < 2; i++)
+		argv[k++] = fixed[i];
+	for (size_t i = 0; i < nflags; i++)
+		argv[k++] = flags[i];
+	for (size_t i = 0; i < 4; i++)
+		argv[k++] = tail[i];
+	cmdline = join_argv(argv);
+	el_jset_str(st->figures, "command", cmdline);
+	free(cmdline);
+	el_verify_progress(run, "compiling the training program with nvcc");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = el_spawn_ex(argv, EL_NVCC_COMPILE_MS, out, status, &so);
+	snprintf(secs, sizeof(secs), "%.2f", el_verify_seconds_since(&t0));
+	el_jset(st->figures, "seconds", cJSON_CreateNumber(strtod(secs, NULL)));
+	free(argv);
+	return rc;
+}
+
 void el_verify_toolchain(el_verify_run *run)
 {
 	el_verify_stage *st = &run->v->stage[EL_VERIFY_TOOLCHAIN];
 	el_buf tried = EL_BUF_INIT(8192), out = EL_BUF_INIT(EL_NVCC_OUTPUT);
-	const char *source = NULL, *gcc;
-	char *nvcc, *home = NULL, *real = NULL, *version = NULL, *list, **archs = NULL, **flags = NULL;
-	char *desc = NULL, *cu = NULL, *cmdline = NULL, *first = NULL;
+	const cJSON *tk, *def = el_jget(el_jget(run->live, "compilers"), "default");
+	const char *source = NULL, *gcc = el_jget_str(def, "version");
 	const char **ccs = NULL;
-	const cJSON *tk, *dev;
-	size_t nccs = 0;
-	struct timespec t0;
+	char *nvcc, *home = NULL, *real = NULL, *version = NULL, **archs = NULL, **flags = NULL;
+	char *desc = NULL, *cu = NULL;
 	int status = -1, rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	nvcc = choose_nvcc(run, &source, &tried);
 	if (!nvcc) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "no nvcc found (looked for %s)", el_buf_cstr(&tried));
@@ -397,48 +470,21 @@ void el_verify_toolchain(el_verify_run *run)
 	}
 	el_jset_str(st->figures, "toolkit", real ? real : home);
 	tk = live_toolkit(run, real ? real : home);
-	version = el_xstrdup(el_jget_str(el_jget(tk, "nvcc"), "version") ? el_jget_str(el_jget(tk, "nvcc"), "version")
-									  : el_jget_str(tk, "version") ? el_jget_str(tk, "version") : "");
-	if (!*version) {
-		char *v = nvcc_query(run, nvcc, "--version"), *at = v ? strstr(v, ", V") : NULL;
-
-		free(version);
-		version = at ? el_xstrndup(at + 3, strspn(at + 3, "0123456789.")) : el_xstrdup("");
-		free(v);
-	}
+	version = nvcc_version(run, nvcc, tk);
 	if (*version)
 		el_jset_str(st->figures, "nvcc_version", version);
 	if (el_jget_str(tk, "version"))
 		run->toolkit_version = el_xstrdup(el_jget_str(tk, "version"));
-	gcc = el_jget_str(el_jget(el_jget(run->live, "compilers"), "default"), "version");
 	if (gcc) {
-		const char *cname = el_jget_str(el_jget(el_jget(run->live, "compilers"), "default"), "name");
-		char *hc = el_xasprintf("%s %s", cname ? cname : "gcc", gcc);
+		char *hc = el_xasprintf("%s %s", el_jget_str(def, "name") ? el_jget_str(def, "name") : "gcc", gcc);
 
 		el_jset_str(st->figures, "host_compiler", hc);
 		free(hc);
 	}
 
-	/* what the GPUs are, as nvidia-smi told the probe */
-	cJSON_ArrayForEach(dev, el_jget(el_jget(run->live, "gpu"), "devices")) {
-		const char *cc = el_jget_str(dev, "compute_capability");
-
-		if (cc) {
-			ccs = el_xrealloc(ccs, (nccs + 2) * sizeof(*ccs));
-			ccs[nccs++] = cc;
-			ccs[nccs] = NULL;
-		}
-	}
 	el_verify_progress(run, "asking nvcc for its GPU architectures");
-	list = nvcc_query(run, nvcc, "--list-gpu-arch");
-	archs = arch_names(list);
-	if (!archs[0]) {
-		free(list);
-		list = nvcc_query(run, nvcc, "--help");
-		el_strv_free(archs);
-		archs = arch_names(list);
-	}
-	free(list);
+	ccs = device_ccs(run);
+	archs = nvcc_archs(run, nvcc);
 	flags = el_verify_arch_flags((const char *const *)archs, ccs, &desc);
 	el_jset_str(st->figures, "architectures", desc);
 	if (!flags) {
@@ -446,42 +492,12 @@ void el_verify_toolchain(el_verify_run *run)
 		el_verify_fix(st, "use a CUDA toolkit that still supports this GPU (--cuda-home)");
 		goto done;
 	}
-	if ((rc = write_sources(run, &cu)) != 0) {
+	if (write_sources(run, &cu) != 0) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "%s", envlock_error_last(run->ctx));
 		goto done;
 	}
 	run->program = el_path_join(run->dir, "mlp");
-	{
-		const char *fixed[] = { nvcc, "-fmad=false" }, *tail[] = { "-o", run->program, cu, "-ldl" };
-		size_t nflags = 0, k = 0;
-		const char **argv;
-
-		while (flags[nflags])
-			nflags++;
-		argv = el_xcalloc(2 + nflags + 4 + 1, sizeof(*argv));
-		for (size_t i = 0; i < 2; i++)
-			argv[k++] = fixed[i];
-		for (size_t i = 0; i < nflags; i++)
-			argv[k++] = flags[i];
-		for (size_t i = 0; i < 4; i++)
-			argv[k++] = tail[i];
-		cmdline = join_argv(argv);
-		el_jset_str(st->figures, "command", cmdline);
-		el_verify_progress(run, "compiling the training program with nvcc");
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		{
-			el_spawn_opts so = { run->envp, 1 };
-
-			rc = el_spawn_ex(argv, EL_NVCC_COMPILE_MS, &out, &status, &so);
-		}
-		free(argv);
-	}
-	{
-		char secs[32];
-
-		snprintf(secs, sizeof(secs), "%.2f", seconds_since(&t0));
-		el_jset(st->figures, "seconds", cJSON_CreateNumber(strtod(secs, NULL)));
-	}
+	rc = compile(run, st, nvcc, flags, cu, &out, &status);
 	if (rc == ENVLOCK_ETIMEOUT) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "nvcc was still compiling after %d s and was stopped", EL_NVCC_COMPILE_MS / 1000);
 	} else if (rc != 0) {
@@ -489,24 +505,24 @@ void el_verify_toolchain(el_verify_run *run)
 	} else if (status != 0 || !is_executable(run->program)) {
 		char *release = el_jget_str(tk, "release") ? el_xstrdup(el_jget_str(tk, "release"))
 			      : *version ? el_version_prefix(version, 2) : NULL;
+		char *first = el_verify_first_error(out.data, out.len);
 
-		first = el_verify_first_error(out.data, out.len);
 		el_jset_int(st->figures, "exit_status", status);
-		if (first)
-			el_jset_str(st->figures, "error", first);
+		el_jset_str(st->figures, "error", first);
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "nvcc %s failed: %s", *version ? version : nvcc,
 			      first ? first : "no message");
 		explain(run, st, release, out.data);
 		free(release);
+		free(first);
 	} else {
 		el_verify_set(st, ENVLOCK_VERIFY_PASS, "nvcc %s (%s) with gcc %s compiled the training program: %s",
 			      *version ? version : "(version unknown)", nvcc, gcc ? gcc : "(version unknown)", desc);
 	}
+done:
 	if (st->pub.status != ENVLOCK_VERIFY_PASS) {
 		free(run->program);
 		run->program = NULL;
 	}
-done:
 	free(ccs);
 	free(nvcc);
 	free(home);
@@ -516,8 +532,6 @@ done:
 	el_strv_free(flags);
 	free(desc);
 	free(cu);
-	free(cmdline);
-	free(first);
 	el_buf_release(&tried);
 	el_buf_release(&out);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "envlock/diff.h"
@@ -96,6 +97,14 @@ void el_verify_progress(const el_verify_run *run, const char *what)
 {
 	if (run->opts->on_progress)
 		run->opts->on_progress(what, run->opts->progress_data);
+}
+
+double el_verify_seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
 /* ---- the private folder ---- */

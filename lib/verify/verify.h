@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "envlock/check.h"
 #include "envlock/verify.h"
@@ -137,6 +138,9 @@ const envlock_finding *el_verify_finding(const el_verify_run *run, const char *r
 /* Tell the caller what is being done (opts->on_progress). */
 void el_verify_progress(const el_verify_run *run, const char *what);
 
+/* Seconds since t0 (CLOCK_MONOTONIC). */
+double el_verify_seconds_since(const struct timespec *t0);
+
 /* "13.0" for 13000 (cudaRuntimeGetVersion's form); malloc'd. */
 char *el_verify_cuda_version(long v);
 
@@ -144,6 +148,7 @@ char *el_verify_cuda_version(long v);
 void el_verify_toolchain(el_verify_run *run);     /* toolchain.c */
 void el_verify_cudnn_load(el_verify_run *run);    /* cudnn.c: the loader's part, before the program runs */
 void el_verify_runtime(el_verify_run *run);       /* runtime.c: runs the program */
+void el_verify_judge_runtime(el_verify_run *run); /* runtime.c: the runtime stage from run->report */
 void el_verify_training(el_verify_run *run);      /* runtime.c: the CPU reference and the comparison */
 void el_verify_cudnn_op(el_verify_run *run);      /* cudnn.c: the program's cuDNN operation */
 void el_verify_lock(el_verify_run *run);          /* verify.c */

@@ -342,6 +342,7 @@ static void report_parsing(void **state)
 		"loss=5 2.5\n"
 		"loss=9999 1.0\n"                       /* past --steps */
 		"loss=x 1.0\n"
+		"loss=6 \n"                            /* no value */
 		"runtime.version=-5\n"
 		"h2d.median_ms=inf\n"
 		"no equals sign\n"
@@ -364,7 +365,7 @@ static void report_parsing(void **state)
 	assert_true(isnan(r.losses[0]));
 	assert_true(r.h2d_median_ms < 0);
 	assert_true(isinf(r.cudnn_max_abs_err));
-	assert_int_equal(r.ignored, 10);
+	assert_int_equal(r.ignored, 11);
 	el_verify_report_release(&r);
 
 	/* a flood of lines is cut off, and a long line is ignored */
@@ -389,6 +390,140 @@ static void report_parsing(void **state)
 		assert_int_equal(r.ignored, 1);
 		el_verify_report_release(&r);
 		el_buf_release(&b);
+	}
+}
+
+/* A verify run around a program's output, as envlock_verify_run has it after running the program. */
+typedef struct {
+	el_verify_run run;
+	envlock_verify v;
+	envlock_verify_opts opts;
+} fake_run;
+
+static void fake_init(fake_run *f, const char *text)
+{
+	static const char *const names[] = { "toolchain", "runtime", "training", "cudnn", "lock" };
+
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < EL_VERIFY_STAGES; i++)
+		el_verify_stage_init(&f->v.stage[i], names[i]);
+	f->run.v = &f->v;
+	f->run.opts = &f->opts;
+	f->run.steps = 200;
+	el_verify_report_init(&f->run.report, 200);
+	el_verify_report_parse(&f->run.report, text, strlen(text));
+	f->run.ran = true;
+}
+
+static void fake_release(fake_run *f)
+{
+	for (int i = 0; i < EL_VERIFY_STAGES; i++)
+		el_verify_stage_release(&f->v.stage[i]);
+	el_verify_report_release(&f->run.report);
+}
+
+#define HEAD "program=envlock-verify-mlp 1\n"
+
+static void runtime_judgement(void **state)
+{
+	fake_run f;
+	const envlock_verify_stage *st;
+
+	(void)state;
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	fake_init(&f, HEAD "runtime.version=13000\ndriver.version=13000\ndevices.count=1\n"
+		      "device.0.name=NVIDIA H200\ndevice.0.cc=9.0\ndevice.0.memory=150000000000\ndevice.0.bus=0000:19:00.0\n");
+	el_verify_judge_runtime(&f.run);
+	st = &f.v.stage[EL_VERIFY_RUNTIME].pub;
+	assert_int_equal(st->status, ENVLOCK_VERIFY_PASS);
+	assert_string_equal(st->reason, "CUDA runtime 13.0, driver for CUDA 13.0: 1 device, the first NVIDIA H200 (compute capability 9.0, 139.7 GiB)");
+	fake_release(&f);
+
+	/* a 12.2 driver running a 12.4 runtime: CUDA's minor version compatibility */
+	fake_init(&f, HEAD "runtime.version=12040\ndriver.version=12020\ndevices.count=2\n"
+		      "device.0.name=Tesla V100-PCIE-16GB\ndevice.0.cc=7.0\ndevice.0.memory=17179869184\n");
+	el_verify_judge_runtime(&f.run);
+	st = &f.v.stage[EL_VERIFY_RUNTIME].pub;
+	assert_int_equal(st->status, ENVLOCK_VERIFY_PASS);
+	assert_non_null(strstr(st->reason, "driver for CUDA 12.2 (through minor version compatibility): 2 devices"));
+	fake_release(&f);
+
+	/* a CUDA 13 program on a 12.8 driver */
+	fake_init(&f, HEAD "runtime.version=13000\ndriver.version=12080\n"
+		      "devices.error=cudaGetDeviceCount: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version\n"
+		      "devices.count=0\n");
+	el_verify_judge_runtime(&f.run);
+	st = &f.v.stage[EL_VERIFY_RUNTIME].pub;
+	assert_int_equal(st->status, ENVLOCK_VERIFY_FAIL);
+	assert_true(el_starts_with(st->reason, "driver too old: it supports CUDA 12.8, the program's runtime is CUDA 13.0"));
+	assert_non_null(st->fix);
+	assert_true(el_starts_with(st->fix, "install an NVIDIA driver for CUDA 13.0 or newer"));
+	assert_false(f.v.stage[EL_VERIFY_RUNTIME].no_gpu);
+	fake_release(&f);
+
+	/* a driver, and no device it can use */
+	fake_init(&f, HEAD "runtime.version=12040\ndriver.version=12080\n"
+		      "devices.error=cudaGetDeviceCount: cudaErrorNoDevice: no CUDA-capable device is detected\ndevices.count=0\n");
+	el_verify_judge_runtime(&f.run);
+	st = &f.v.stage[EL_VERIFY_RUNTIME].pub;
+	assert_int_equal(st->status, ENVLOCK_VERIFY_SKIPPED);
+	assert_string_equal(st->reason, "no GPU: the driver (CUDA 12.8) sees no CUDA device");
+	assert_true(f.v.stage[EL_VERIFY_RUNTIME].no_gpu);
+	fake_release(&f);
+
+	/* no driver at all */
+	fake_init(&f, HEAD "runtime.version=13000\ndriver.version=0\ndevices.count=0\n");
+	el_verify_judge_runtime(&f.run);
+	st = &f.v.stage[EL_VERIFY_RUNTIME].pub;
+	assert_int_equal(st->status, ENVLOCK_VERIFY_SKIPPED);
+	assert_true(el_starts_with(st->reason, "no GPU: no NVIDIA driver is loaded (CUDA runtime 13.0"));
+	fake_release(&f);
+
+	/* a program that died before it counted the devices */
+	fake_init(&f, HEAD "runtime.version=13000\ndriver.version=13000\n");
+	f.run.exit_status = 139;
+	el_verify_judge_runtime(&f.run);
+	st = &f.v.stage[EL_VERIFY_RUNTIME].pub;
+	assert_int_equal(st->status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(st->reason, "the program stopped before it counted the devices (exit status 139)");
+	fake_release(&f);
+}
+
+static void cudnn_operation(void **state)
+{
+	static const char runtime_ok[] = HEAD "runtime.version=13000\ndriver.version=13000\ndevices.count=1\n"
+					 "device.0.name=NVIDIA H200\ndevice.0.cc=9.0\ndevice.0.memory=150000000000\n";
+	static const struct {
+		const char *lines;
+		envlock_verify_status want;
+		const char *reason;
+	} cases[] = {
+		{ "cudnn.version=91900\ncudnn.op=activation forward (sigmoid), 1x4x16x16 float\ncudnn.max_abs_err=5.96e-08\n",
+		  ENVLOCK_VERIFY_PASS, "cuDNN 9.19.0 ok; its activation forward (sigmoid), 1x4x16x16 float on the GPU matches the CPU within 1e-05 (largest 6e-08)" },
+		{ "cudnn.version=91900\ncudnn.op=activation forward (sigmoid), 1x4x16x16 float\ncudnn.max_abs_err=0.25\n",
+		  ENVLOCK_VERIFY_FAIL, "cuDNN 9.19.0 ok, but its activation forward (sigmoid), 1x4x16x16 float differs from the CPU's by up to 0.25 (1e-05 allowed)" },
+		{ "cudnn.max_abs_err=nan\n", ENVLOCK_VERIFY_FAIL, NULL },
+		{ "cudnn.error=cudnnCreate: CUDNN_STATUS_NOT_INITIALIZED\n",
+		  ENVLOCK_VERIFY_FAIL, "cuDNN 9.19.0 ok, but its operation on the GPU failed: cudnnCreate: CUDNN_STATUS_NOT_INITIALIZED" },
+		{ "", ENVLOCK_VERIFY_PASS, "cuDNN 9.19.0 ok; no cuDNN operation was run: the program stopped before it" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fake_run f;
+		char *text = NULL;
+
+		assert_true(asprintf(&text, "%s%s", runtime_ok, cases[i].lines) > 0);
+		fake_init(&f, text);
+		f.run.cudnn_summary = strdup("cuDNN 9.19.0 ok");
+		el_verify_judge_runtime(&f.run);
+		el_verify_cudnn_op(&f.run);
+		assert_int_equal(f.v.stage[EL_VERIFY_CUDNN].pub.status, cases[i].want);
+		if (cases[i].reason)
+			assert_string_equal(f.v.stage[EL_VERIFY_CUDNN].pub.reason, cases[i].reason);
+		free(f.run.cudnn_summary);
+		fake_release(&f);
+		free(text);
 	}
 }
 
@@ -612,6 +747,8 @@ int main(void)
 		cmocka_unit_test(tolerance_catches_small_changes),
 		cmocka_unit_test(report_parsing),
 		cmocka_unit_test(training_judgement),
+		cmocka_unit_test(runtime_judgement),
+		cmocka_unit_test(cudnn_operation),
 		cmocka_unit_test(architectures),
 		cmocka_unit_test(compiler_errors),
 		cmocka_unit_test(embedded_sources),

@@ -155,3 +155,58 @@ STANDIN_OTHER_ERROR=/read-only/mlp "$ENVLOCK" verify --cuda-home "$scratch/cuda-
 check_status "another nvcc failure" 1 $?
 check_eq "its first error line" "nvcc fatal   : Could not open output file '/read-only/mlp'" "$(stage toolchain figures.error)"
 check_eq "no fix the rules do not know" "" "$(stage toolchain fix)"
+
+# a lockfile is untrusted input: hostile values where verify reads the lock
+# (cuDNN version, default toolkit, any section diff reads) never crash it
+# and never make it run or load anything named there
+mkdir -p "$scratch/mut" "$scratch/no-nvcc"
+"$PYTHON" - "$GOLDEN" "$scratch/mut" <<'PY'
+import glob, json, os, random, sys
+random.seed(11)
+bases = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.lock.json")))]
+junk = [None, 7, -1, 1e308, "", "x" * 300, [], {}, "99999999999999999999.1", "8", "-3.1",
+        "/tmp/evil", "../../lib", "libcudnn.so.9/../../x", "\u0000\u001b[2J"]
+for n in range(20):
+    d = json.loads(json.dumps(random.choice(bases)))
+    d.setdefault("cudnn", {})["status"] = "present"
+    d["cudnn"]["version"] = random.choice(junk)
+    d.setdefault("cuda", {})["default"] = random.choice(junk)
+    d["cudnn"]["libraries"] = [{"name": "libcudnn.so.8", "path": random.choice(junk), "soname": random.choice(junk)}]
+    json.dump(d, open(os.path.join(sys.argv[2], "m%02d.json" % n), "w"))
+PY
+crashed=0
+for f in "$scratch"/mut/*.json; do
+	"$ENVLOCK" verify "$f" --cuda-home "$scratch/no-nvcc" --cpu-only --steps 50 >/dev/null 2>&1
+	st=$?
+	if [ "$st" -ne 1 ] && [ "$st" -ne 2 ]; then
+		crashed=$((crashed + 1))
+		echo "# envlock verify $f: exit $st"
+	fi
+done
+check_eq "20 hostile lockfiles: verify fails cleanly (exit 1 or 2), never crashes" "0" "$crashed"
+
+# canaries: a toolkit and a cuDNN that exist only in the lockfile's paths
+# would leave a file behind if verify ran or loaded them
+mkdir -p "$scratch/evil/bin" "$scratch/evil/lib64"
+printf '#!/bin/sh\n: >"%s/evil-nvcc-ran"\nexit 1\n' "$scratch" >"$scratch/evil/bin/nvcc"
+chmod +x "$scratch/evil/bin/nvcc"
+printf '#include <stdio.h>\n__attribute__((constructor)) static void ran(void) { fclose(fopen("%s/evil-lib-loaded", "w")); }\nunsigned long cudnnGetVersion(void) { return 8907; }\n' \
+	"$scratch" >"$scratch/evil.c"
+gcc -shared -fPIC -Wl,-soname,libcudnn.so.8 -o "$scratch/evil/lib64/libcudnn.so.8.9.7" "$scratch/evil.c"
+"$PYTHON" - "$scratch/locked.json" "$scratch/evil.json" "$scratch/evil" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+home = sys.argv[3]
+d["cuda"]["default"] = home
+d["cuda"]["toolkits"] = [{"home": home, "status": "present", "version": "11.8.89", "release": "11.8", "nvcc": {"path": home + "/bin/nvcc"}}]
+d["cudnn"]["libraries"] = [{"name": "libcudnn.so.8.9.7", "path": home + "/lib64/libcudnn.so.8.9.7", "soname": "libcudnn.so.8"}]
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+CUDA_HOME=$tk "$ENVLOCK" verify "$scratch/evil.json" --steps 50 --json >"$scratch/v.json" 2>/dev/null
+check_status "a lockfile naming a toolkit and a cuDNN this machine does not have" 1 $?
+check_eq "its toolkit's nvcc was not run" "no" "$([ -e "$scratch/evil-nvcc-ran" ] && echo yes || echo no)"
+check_eq "its cuDNN was not loaded" "no" "$([ -e "$scratch/evil-lib-loaded" ] && echo yes || echo no)"
+check_eq "the toolkit came from \$CUDA_HOME instead" "\$CUDA_HOME" "$(stage toolchain figures.found_by)"
+if ! ldconfig -p | grep -q 'libcudnn\.so\.8 '; then
+	check_eq "the cuDNN read is the one the probe found on this machine" "$tk/lib64/libcudnn.so.8.9.7" "$(stage cudnn figures.library)"
+fi

@@ -15,7 +15,7 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -Iinclude -Ilib \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
-LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm -ldl
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
@@ -55,6 +55,8 @@ $(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
 $(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
 $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
+# and so is verify's CUDA training program (mlp.h is a dependency of every object already)
+$(BUILD)/lib/verify/kernel.o: lib/verify/mlp.cu
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@
@@ -106,6 +108,7 @@ bench: all fixtures
 	sh bench/hash.sh
 	sh bench/diff.sh
 	sh bench/bundle.sh
+	sh bench/verify.sh
 
 clean:
 	rm -rf build tests/fixtures/roots

@@ -30,6 +30,7 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* Print "envlock: <subject>: <why>" style errors on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

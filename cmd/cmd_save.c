@@ -11,7 +11,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: envlock save [-o FILE] [--root DIR] [--conda-prefix PREFIX] [--python EXE]\n"
 	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--repo DIR]...\n"
-	      "                    [--no-repo] [--no-patch] [--no-cache] [--json] [--quiet]\n"
+	      "                    [--no-repo] [--no-patch] [--no-cache] [--verify] [--json] [--quiet]\n"
 	      "\n"
 	      "  -o, --output FILE     lockfile to write (default envlock.lock.json; - for stdout)\n"
 	      "      --root DIR        probe the tree under DIR instead of this machine\n"
@@ -24,6 +24,8 @@ static void usage(FILE *out)
 	      "      --no-repo         record no repository\n"
 	      "      --no-patch        keep only the digest of uncommitted changes, not their text\n"
 	      "      --no-cache        hash every file again, ignoring the digest cache\n"
+	      "      --verify          also run envlock verify and record its result in the\n"
+	      "                        lockfile (\"verify\"); exit 1 if a stage fails\n"
 	      "      --json            print {\"id\", \"path\", \"warnings\", \"hashed\"} on stdout\n"
 	      "  -q, --quiet           do not print warnings on stderr\n"
 	      "\n"
@@ -60,6 +62,7 @@ int cmd_save(int argc, char **argv)
 		{ "no-patch", no_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verify", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -67,9 +70,10 @@ int cmd_save(int argc, char **argv)
 	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL;
 	envlock_rules *rules = NULL;
+	envlock_verify *verified = NULL;
 	const char *output = "envlock.lock.json";
 	const char **checkpoints = NULL, **configs = NULL, **repos = NULL;
-	int json = 0, quiet = 0, c, rc = CMD_FAIL;
+	int json = 0, quiet = 0, verify = 0, c, rc = CMD_FAIL;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.default_repo = 1;
@@ -89,6 +93,7 @@ int cmd_save(int argc, char **argv)
 		case 'P': opts.no_patch = 1; break;
 		case 'j': json = 1; break;
 		case 'q': quiet = 1; break;
+		case 'V': verify = 1; break;
 		case 'h':
 			usage(stdout);
 			rc = CMD_OK;
@@ -104,6 +109,10 @@ int cmd_save(int argc, char **argv)
 	if (optind < argc) {
 		cmd_error("save: unexpected argument '%s'", argv[optind]);
 		usage(stderr);
+		goto done;
+	}
+	if (verify && opts.root) {
+		cmd_error("save: --verify runs programs on this machine; it cannot be combined with --root");
 		goto done;
 	}
 	if (json && strcmp(output, "-") == 0) {
@@ -140,6 +149,18 @@ int cmd_save(int argc, char **argv)
 		rc = CMD_FAIL;
 		goto done;
 	}
+	if (verify) {
+		envlock_verify_opts vo;
+
+		memset(&vo, 0, sizeof(vo));
+		vo.live = lock;
+		if (envlock_verify_run(&verified, ctx, &vo) != 0 ||
+		    envlock_lock_record_verify(lock, ctx, verified) != 0) {
+			cmd_error("save: %s", envlock_error_last(ctx));
+			rc = CMD_FAIL;
+			goto done;
+		}
+	}
 	if (envlock_lock_write(lock, ctx, output) != 0) {
 		cmd_error("save: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
@@ -148,7 +169,17 @@ int cmd_save(int argc, char **argv)
 	if (json)
 		print_json_summary(lock, output);
 	rc = CMD_OK;
+	if (verified && envlock_verify_result(verified) == ENVLOCK_VERIFY_FAILED) {
+		for (size_t i = 0; i < envlock_verify_stage_count(verified); i++) {
+			const envlock_verify_stage *st = envlock_verify_stage_get(verified, i);
+
+			if (st->status == ENVLOCK_VERIFY_FAIL)
+				cmd_error("save: verify: %s: %s", st->name, st->reason);
+		}
+		rc = CMD_FAIL;
+	}
 done:
+	envlock_verify_free(verified);
 	envlock_rules_free(rules);
 	envlock_lock_free(lock);
 	envlock_ctx_free(ctx);

@@ -14,6 +14,7 @@ static const cmd_entry commands[] = {
 	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
 	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
 	{ "restore", cmd_restore, "make this machine match a lockfile: plan, then apply" },
+	{ "verify", cmd_verify, "prove this machine trains: compile, run and check a CUDA training step" },
 	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
 	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ "sign", cmd_sign, "sign a lockfile with an Ed25519 key" },

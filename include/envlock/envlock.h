@@ -14,5 +14,6 @@
 #include "sign.h"
 #include "export.h"
 #include "report.h"
+#include "verify.h"
 
 #endif

@@ -22,6 +22,8 @@ typedef struct {
 	const char *conda_prefix;
 	/** Python executable whose environment to record; NULL: search. */
 	const char *python;
+	/** A CUDA toolkit to record besides those found (as $CUDA_HOME would be); absolute. */
+	const char *cuda_home;
 	/** Skip the library-digest cache and hash every file again. */
 	int no_cache;
 	/*

@@ -264,7 +264,14 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 				*--q = '-';
 			return el_buf_put(out, q, (size_t)(e - q));
 		}
-		return el_buf_printf(out, "%.17g", d);
+		/* the shortest form that reads back as the same double */
+		for (int prec = 15; prec <= 17; prec++) {
+			char num[40];
+
+			snprintf(num, sizeof(num), "%.*g", prec, d);
+			if (prec == 17 || strtod(num, NULL) == d)
+				return el_buf_puts(out, num);
+		}
 	}
 	if (cJSON_IsTrue(item))
 		return el_buf_puts(out, "true");
@@ -335,12 +342,16 @@ void el_lock_canonical(envlock_lock *lock, el_buf *out)
 {
 	cJSON *id = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "id");
 	cJSON *created = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "created");
+	/* a measurement at save time (timings), like "created": not part of what the id names */
+	cJSON *verify = cJSON_DetachItemFromObjectCaseSensitive(lock->doc, "verify");
 
 	if (el_json_write(lock->doc, out, 0) != 0)
 		el_oom();
 	/* the writer sorts keys, so where they go back does not matter */
 	if (created)
 		cJSON_AddItemToObject(lock->doc, "created", created);
+	if (verify)
+		cJSON_AddItemToObject(lock->doc, "verify", verify);
 	if (id)
 		cJSON_AddItemToObject(lock->doc, "id", id);
 }

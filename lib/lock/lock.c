@@ -53,7 +53,8 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	if (!opts)
 		opts = &defaults;
 	if ((rc = check_opt_path(ctx, "--conda-prefix", opts->conda_prefix)) != 0 ||
-	    (rc = check_opt_path(ctx, "--python", opts->python)) != 0)
+	    (rc = check_opt_path(ctx, "--python", opts->python)) != 0 ||
+	    (rc = check_opt_path(ctx, "--cuda-home", opts->cuda_home)) != 0)
 		return rc;
 	memset(&p, 0, sizeof(p));
 	p.ctx = ctx;

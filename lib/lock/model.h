@@ -57,14 +57,14 @@ int el_json_write(const cJSON *item, el_buf *out, int indent);
 
 /*
  * Append the canonical form of the lock to out: the document without
- * "id" and "created", keys sorted, compact (el_json_write with indent 0).
+ * "id", "created" and "verify" (measurements at save time), keys sorted, compact (el_json_write with indent 0).
  * These are the bytes the lock id is the SHA-256 of, and the bytes a
  * signature covers; re-indenting or reordering the file does not change
  * them, changing any value does. The document is unchanged afterwards.
  */
 void el_lock_canonical(envlock_lock *lock, el_buf *out);
 
-/* Compute lock->id from the document (without "id" and "created"); the document is unchanged. */
+/* Compute lock->id from the document (without "id", "created" and "verify"); the document is unchanged. */
 void el_lock_compute_id(envlock_lock *lock);
 
 /* Set "created": now, or SOURCE_DATE_EPOCH when set, for reproducible builds. */

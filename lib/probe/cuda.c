@@ -1,5 +1,6 @@
 /*
- * CUDA toolkits: every /usr/local/cuda* (and $CUDA_HOME / $CUDA_PATH),
+ * CUDA toolkits: every /usr/local/cuda* (and $CUDA_HOME / $CUDA_PATH, and
+ * the one the caller names),
  * which one /usr/local/cuda points to, each toolkit's version from
  * version.json (11.1+), version.txt (<= 11.0, whose "CUDA Patch Version"
  * lines are patches, not the version), the dist-info folders of a toolkit
@@ -348,6 +349,8 @@ void el_probe_cuda(el_probe *p)
 		if (home && home[0] == '/')
 			add_candidate(p, toolkits, home);
 	}
+	if (p->opts->cuda_home)
+		add_candidate(p, toolkits, p->opts->cuda_home);
 
 	/* sort by home so the order does not depend on how they were found */
 	{

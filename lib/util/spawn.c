@@ -25,6 +25,12 @@ static long now_ms(void)
 
 int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_status)
 {
+	return el_spawn_ex(argv, timeout_ms, out, exit_status, NULL);
+}
+
+int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit_status,
+		const el_spawn_opts *opts)
+{
 	posix_spawn_file_actions_t fa;
 	int pipefd[2], status = 0, rc = 0, timed_out = 0;
 	long deadline = now_ms() + timeout_ms;
@@ -36,9 +42,13 @@ int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_st
 		return ENVLOCK_EIO;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	if (opts && opts->merge_stderr)
+		posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
+	else
+		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
+			  opts && opts->envp ? opts->envp : environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
 	if (rc != 0) {

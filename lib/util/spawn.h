@@ -1,6 +1,7 @@
 /*
  * The one way envlock runs another program: an argv array (never a shell),
- * a timeout, stdout captured into a capped buffer, stderr discarded.
+ * a timeout, stdout captured into a capped buffer, stderr discarded (or
+ * captured too, with el_spawn_ex).
  * Kept in its own file so tests can link a replacement.
  */
 #ifndef EL_SPAWN_H
@@ -25,4 +26,14 @@ int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_st
  */
 int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd,
 		    int timeout_ms, int *exit_status);
+/* What el_spawn_ex can change. Zero-initialise. */
+typedef struct {
+	char *const *envp; /* the program's environment; NULL: envlock's own */
+	int merge_stderr;  /* capture stderr with stdout, in order (compilers report there) */
+} el_spawn_opts;
+
+/* el_spawn with opts (NULL: el_spawn's behaviour). */
+int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit_status,
+		const el_spawn_opts *opts);
+
 #endif

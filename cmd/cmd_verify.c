@@ -1,0 +1,115 @@
+/* envlock verify: prove this machine compiles, runs and trains a CUDA program. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: envlock verify [LOCK] [--cuda-home DIR] [--steps N] [--cpu-only] [--json]\n"
+		"\n"
+		"  LOCK            a lockfile to compare this machine with (as envlock diff does)\n"
+		"  --cuda-home DIR the CUDA toolkit to compile with (default: the lock's,\n"
+		"                  $CUDA_HOME, /usr/local/cuda, then the nvcc in PATH)\n"
+		"  --steps N       training steps, %d to %d (default %d)\n"
+		"  --cpu-only      compile, and run the CPU parts only\n"
+		"  --json          print every stage with its figures as JSON\n"
+		"\n"
+		"Stages: toolchain (nvcc compiles the bundled training program), runtime\n"
+		"(it runs: CUDA runtime, driver, devices), training (the GPU's loss matches\n"
+		"the CPU reference within %g relative at every step and falls %g times;\n"
+		"steps/s and host-to-device GB/s), cudnn (cudnnGetVersion() against the\n"
+		"locked version; one cuDNN operation on the GPU) and lock.\n"
+		"\n"
+		"Exit status: 0 every stage passed, 1 a stage failed, 2 usage error,\n"
+		"3 no GPU (or --cpu-only) but every stage that could run passed.\n",
+		ENVLOCK_VERIFY_MIN_STEPS, ENVLOCK_VERIFY_MAX_STEPS, ENVLOCK_VERIFY_DEFAULT_STEPS,
+		ENVLOCK_VERIFY_TOLERANCE, ENVLOCK_VERIFY_LOSS_FALL);
+}
+
+static void progress(const char *what, void *data)
+{
+	(void)data;
+	fprintf(stderr, "envlock: verify: %s...\n", what);
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "cuda-home", required_argument, NULL, 'c' },
+		{ "steps", required_argument, NULL, 's' },
+		{ "cpu-only", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	envlock_verify_opts opts;
+	envlock_ctx *ctx = NULL;
+	envlock_lock *lock = NULL;
+	envlock_verify *v = NULL;
+	int c, rc = CMD_USAGE, json = 0;
+	char *end;
+
+	memset(&opts, 0, sizeof(opts));
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'c': opts.cuda_home = optarg; break;
+		case 's':
+			opts.steps = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || opts.steps < ENVLOCK_VERIFY_MIN_STEPS ||
+			    opts.steps > ENVLOCK_VERIFY_MAX_STEPS) {
+				cmd_error("verify: --steps '%s': a number from %d to %d", optarg,
+					  ENVLOCK_VERIFY_MIN_STEPS, ENVLOCK_VERIFY_MAX_STEPS);
+				return CMD_USAGE;
+			}
+			break;
+		case 'C': opts.cpu_only = 1; break;
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return CMD_OK;
+		default:
+			cmd_error("verify: unknown or incomplete option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return CMD_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		cmd_error("verify: expected at most one lockfile, got %d", argc - optind);
+		return CMD_USAGE;
+	}
+	if (envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	if (optind < argc) {
+		if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
+			cmd_error("verify: %s", envlock_error_last(ctx));
+			goto done;
+		}
+		opts.lock = lock;
+		opts.lock_name = argv[optind];
+	}
+	if (isatty(STDERR_FILENO))
+		opts.on_progress = progress;
+	if (envlock_verify_run(&v, ctx, &opts) != 0) {
+		cmd_error("verify: %s", envlock_error_last(ctx));
+		goto done;
+	}
+	if ((json ? envlock_verify_print_json(v, ctx, stdout)
+		  : envlock_verify_print(v, ctx, stdout,
+					 isatty(STDOUT_FILENO) && !getenv("NO_COLOR") ? ENVLOCK_PRINT_COLOR : 0)) != 0) {
+		cmd_error("verify: %s", envlock_error_last(ctx));
+		goto done;
+	}
+	rc = (int)envlock_verify_result(v);
+done:
+	envlock_verify_free(v);
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+	return rc;
+}

@@ -1,0 +1,141 @@
+/*
+ * envlock — prove this machine trains (`envlock verify`).
+ *
+ * envlock carries a small CUDA training program (a 2-layer MLP on
+ * synthetic data made from a fixed seed: forward, softmax cross-entropy,
+ * backward, SGD, in plain CUDA kernels) and the same maths in C. Verify
+ * runs five stages, each ending pass, fail or skipped with a one-line
+ * reason (and, for a failure envlock knows the cause of, the fix):
+ *
+ *   toolchain  compile the program with this machine's nvcc and its
+ *              default host compiler, for the GPUs' architectures when
+ *              they are known, else as PTX any supported GPU can run
+ *   runtime    run it: CUDA runtime and driver versions, the devices
+ *   training   train on the GPU; every step's loss must match the CPU
+ *              reference within ENVLOCK_VERIFY_TOLERANCE (relative) and
+ *              fall by ENVLOCK_VERIFY_LOSS_FALL; step rate and the
+ *              host-to-device bandwidth of a 256 MiB copy
+ *   cudnn      load cuDNN, check cudnnGetVersion() against the locked
+ *              (or installed header's) version, and on a GPU run one
+ *              cuDNN operation against a CPU result
+ *   lock       with a lockfile, compare this machine with it as
+ *              `envlock diff` does; a breaking difference fails
+ *
+ * Nothing is written outside a private temporary folder, which is
+ * removed before envlock_verify_run returns; the program runs with
+ * CUDA_CACHE_DISABLE=1, so no JIT cache lands in the home folder.
+ */
+#ifndef ENVLOCK_VERIFY_H
+#define ENVLOCK_VERIFY_H
+
+#include <stdio.h>
+#include "common.h"
+#include "lock.h"
+
+/** Training steps when none are asked for, and the range allowed. */
+#define ENVLOCK_VERIFY_DEFAULT_STEPS 200
+#define ENVLOCK_VERIFY_MIN_STEPS 50
+#define ENVLOCK_VERIFY_MAX_STEPS 2000
+
+/**
+ * Largest relative difference allowed between a GPU step's loss and the
+ * CPU reference's. The two compute the same operations in the same order;
+ * only expf and logf may round differently (CUDA documents up to 2 and 1
+ * ulp, glibc under 1), which, simulated on the CPU at 3 and 2 ulp, moves
+ * the losses by at most 1.2e-6 over 2000 steps, while a 0.1 % change of
+ * the learning rate moves them by 1e-3. See README "envlock verify".
+ */
+#define ENVLOCK_VERIFY_TOLERANCE 1e-4
+
+/** The mean loss of the last 10 steps must be at most the first step's / this. */
+#define ENVLOCK_VERIFY_LOSS_FALL 4.0
+
+/** The cuDNN operation's largest absolute error allowed (sigmoid values lie in (0, 1)). */
+#define ENVLOCK_VERIFY_CUDNN_TOLERANCE 1e-5
+
+typedef enum {
+	ENVLOCK_VERIFY_PASS = 0,
+	ENVLOCK_VERIFY_SKIPPED = 1,
+	ENVLOCK_VERIFY_FAIL = 2
+} envlock_verify_status;
+
+/** The overall outcome; the values are `envlock verify`'s exit statuses. */
+typedef enum {
+	ENVLOCK_VERIFY_OK = 0,      /**< every stage that ran passed, and nothing was skipped for want of a GPU */
+	ENVLOCK_VERIFY_FAILED = 1,  /**< a stage failed */
+	ENVLOCK_VERIFY_NO_GPU = 3   /**< no GPU (or --cpu-only), and every stage that could run passed */
+} envlock_verify_outcome;
+
+/** Options of envlock_verify_run(). Zero-initialise, then set what you need. */
+typedef struct {
+	/** Toolkit to compile with; NULL: the lock's, $CUDA_HOME, /usr/local/cuda, then PATH. */
+	const char *cuda_home;
+	/** The lockfile to compare with (may be NULL) and its name as the user gave it. Borrowed. */
+	const envlock_lock *lock;
+	const char *lock_name;
+	/**
+	 * This machine's lock, when the caller has just probed it (save --verify);
+	 * NULL: verify probes. Borrowed. Its toolkits should include cuda_home.
+	 */
+	const envlock_lock *live;
+	/** Training steps, ENVLOCK_VERIFY_MIN_STEPS..MAX_STEPS; 0 means the default. */
+	int steps;
+	/** Compile, and run the CPU parts only: no program is run on a GPU. */
+	int cpu_only;
+	/** Told what is being done before each slow part (may be NULL). */
+	void (*on_progress)(const char *what, void *data);
+	void *progress_data;
+} envlock_verify_opts;
+
+/** One stage's result. Strings are borrowed from the verify result. */
+typedef struct {
+	const char *name;     /**< "toolchain", "runtime", "training", "cudnn", "lock" */
+	envlock_verify_status status;
+	const char *reason;   /**< one line */
+	const char *fix;      /**< one line, or NULL */
+} envlock_verify_stage;
+
+typedef struct envlock_verify envlock_verify;
+
+/**
+ * Run every stage. Fails only on bad options (ENVLOCK_EINVAL: steps out
+ * of range, a cuda_home that is not a folder) or when no temporary
+ * folder can be made (ENVLOCK_EIO); what the stages find is in the
+ * result. cuDNN is loaded into the calling process and stays loaded.
+ * *out belongs to the caller: free with envlock_verify_free().
+ */
+ENVLOCK_EXTERN(int) envlock_verify_run(envlock_verify **out, envlock_ctx *ctx,
+				       const envlock_verify_opts *opts);
+
+/** Number of stages (5), and stage i in the order above (NULL past the end). */
+ENVLOCK_EXTERN(size_t) envlock_verify_stage_count(const envlock_verify *v);
+ENVLOCK_EXTERN(const envlock_verify_stage *) envlock_verify_stage_get(const envlock_verify *v, size_t i);
+
+/** The overall outcome. */
+ENVLOCK_EXTERN(envlock_verify_outcome) envlock_verify_result(const envlock_verify *v);
+
+/** "pass", "skipped", "fail". */
+ENVLOCK_EXTERN(const char *) envlock_verify_status_name(envlock_verify_status s);
+
+/**
+ * Print for a person: one line per stage (name, status, reason, and a
+ * "fix:" line), then the verdict. Returns 0 or ENVLOCK_EIO.
+ */
+ENVLOCK_EXTERN(int) envlock_verify_print(const envlock_verify *v, envlock_ctx *ctx, FILE *out,
+					 unsigned flags);
+
+/** Print every stage with its figures as one JSON document. */
+ENVLOCK_EXTERN(int) envlock_verify_print_json(const envlock_verify *v, envlock_ctx *ctx, FILE *out);
+
+/**
+ * Store the result in lock's "verify" section (replacing any earlier
+ * one). The section records a measurement at save time, like "created",
+ * so it is left out of the lock's id.
+ */
+ENVLOCK_EXTERN(int) envlock_lock_record_verify(envlock_lock *lock, envlock_ctx *ctx,
+					       const envlock_verify *v);
+
+/** Free a result. NULL is fine. */
+ENVLOCK_EXTERN(void) envlock_verify_free(envlock_verify *v);
+
+#endif

@@ -1,0 +1,212 @@
+#!/bin/sh
+# envlock verify on a sandbox toolkit that fails the way real ones do.
+#
+# Stand-ins, and why: this machine's CUDA 13 nvcc accepts its gcc, and
+# its cuDNN is installed properly, so the two classic failures cannot be
+# produced with the real files. The sandbox holds
+#  - a CUDA 11.8 nvcc stand-in (a shell script) that answers --version as
+#    nvcc 11.8 does and fails a compile with the message nvcc 11.8 prints
+#    when the host gcc is newer than 11 (quoted from the build log in
+#    vectorch-ai/ScaleLLM PR #185); it records how it was called;
+#  - a cuDNN 8.9.7 stand-in: a real shared library built here with gcc,
+#    soname libcudnn.so.8, exporting cudnnGetVersion() = 8907, installed
+#    without its libcudnn.so.8 link, as after copying cuDNN by hand.
+# What is real: envlock, the probe of this machine, the rules file, the
+# dynamic loader's answer, and this machine's gcc version.
+. "$(dirname "$0")/lib.sh"
+
+TMPDIR=$scratch/tmp
+export TMPDIR
+mkdir -p "$TMPDIR"
+unset CUDA_HOME
+tk=$scratch/cuda-11.8
+mkdir -p "$tk/bin" "$tk/lib64" "$tk/include"
+cat >"$tk/version.json" <<'EOF'
+{
+   "cuda" : { "name" : "CUDA SDK", "version" : "11.8.20220929" },
+   "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "11.8.89" },
+   "cuda_nvcc" : { "name" : "CUDA NVCC", "version" : "11.8.89" }
+}
+EOF
+cat >"$tk/bin/nvcc" <<'EOF'
+#!/bin/sh
+# stand-in for CUDA 11.8's nvcc (see t0021-verify-standin.sh)
+here=$(cd "$(dirname "$0")/.." && pwd)
+printf 'TMPDIR=%s ARGS=%s\n' "$TMPDIR" "$*" >>"$here/calls.log"
+case "$1" in
+--version)
+	printf 'nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2022 NVIDIA Corporation\nBuilt on Wed_Sep_21_10:33:58_PDT_2022\nCuda compilation tools, release 11.8, V11.8.89\nBuild cuda_11.8.r11.8/compiler.31833905_0\n'
+	exit 0 ;;
+--list-gpu-arch)
+	# unsorted on purpose: envlock must pick the lowest by number
+	printf 'compute_50\ncompute_52\ncompute_35\ncompute_90\ncompute_86\n'
+	exit 0 ;;
+esac
+if [ -n "${STANDIN_OTHER_ERROR:-}" ]; then
+	echo "nvcc fatal   : Could not open output file '$STANDIN_OTHER_ERROR'" >&2
+	exit 1
+fi
+cat >&2 <<MSG
+In file included from $here/bin/../targets/x86_64-linux/include/cuda_runtime.h:83,
+                 from <command-line>:
+$here/bin/../targets/x86_64-linux/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions later than 11 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.
+  132 | #error -- unsupported GNU version! gcc versions later than 11 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.
+      |  ^~~~~
+MSG
+exit 1
+EOF
+chmod +x "$tk/bin/nvcc"
+cat >"$scratch/cudnn8.c" <<'EOF'
+#include <stddef.h>
+size_t cudnnGetVersion(void) { return 8907; }
+size_t cudnnGetCudartVersion(void) { return 11080; }
+EOF
+if ! gcc -shared -fPIC -Wl,-soname,libcudnn.so.8 -o "$tk/lib64/libcudnn.so.8.9.7" "$scratch/cudnn8.c" 2>"$scratch/gcc.err"; then
+	skip "the cuDNN stand-in" "gcc cannot build a shared library here: $(head -n 1 "$scratch/gcc.err")"
+fi
+
+# the lockfile: this machine as saved, with the cuDNN 8.9.7 the project was locked to
+"$ENVLOCK" save -q --no-repo -o "$scratch/mine.json"
+"$PYTHON" - "$scratch/mine.json" "$scratch/locked.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["cudnn"]["status"] = "present"
+d["cudnn"]["version"] = "8.9.7"
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+
+"$ENVLOCK" verify "$scratch/locked.json" --cuda-home "$tk" --json >"$scratch/v.json" 2>"$scratch/v.err"
+check_status "verify with the stand-in toolkit" 1 $?
+stage() {
+	"$PYTHON" - "$scratch/v.json" "$1" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+s = next(x for x in doc["stages"] if x["stage"] == sys.argv[2])
+for k in sys.argv[3].split("."):
+    s = s.get(k) if isinstance(s, dict) else None
+print("" if s is None else s)
+PY
+}
+
+# toolchain: the failure, nvcc's first real error line, and the fix
+check_eq "toolchain fails" "fail" "$(stage toolchain status)"
+check_eq "toolchain: found by --cuda-home" "--cuda-home" "$(stage toolchain figures.found_by)"
+check_eq "toolchain: nvcc's version from the probe" "11.8.89" "$(stage toolchain figures.nvcc_version)"
+stage toolchain figures.error >"$scratch/e"
+check_grep "toolchain: the first real error line is the #error, not 'In file included from'" \
+	"^$tk/bin/../targets/x86_64-linux/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions later than 11 are not supported!" "$scratch/e"
+stage toolchain reason >"$scratch/r"
+check_grep "toolchain: the reason quotes it" "^nvcc 11.8.89 failed: .*unsupported GNU version" "$scratch/r"
+# what the fix must say, from the shipped rules and this machine's gcc
+max=$("$PYTHON" -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["tables"]["nvcc_gcc"]["rows"]
+print(next(r["max_gcc"] for r in t if r["cuda"] == "11.8"))' "$top/rules/envlock.rules.json")
+gcc_major=$(gcc -dumpversion | cut -d. -f1)
+stage toolchain fix >"$scratch/f"
+if [ "$gcc_major" -gt "$max" ]; then
+	check_eq "toolchain: the rule that explains it" "gcc-too-new-for-nvcc" "$(stage toolchain figures.rule)"
+	check_grep "toolchain: the rules' fix names gcc-$max and -ccbin" "^install gcc-$max and g++-$max and build with them: nvcc -ccbin g++-$max" "$scratch/f"
+	check_grep "toolchain: and the cause" "nvcc of CUDA 11.8 accepts gcc up to $max, but the default gcc is $(gcc -dumpfullversion -dumpversion)" "$scratch/f"
+else
+	skip "the rules explain the failure" "this machine's gcc $gcc_major is not newer than $max"
+fi
+grep 'ARGS=-fmad' "$tk/calls.log" >"$scratch/compile" || true
+check_grep "the compile asked for PTX of the lowest listed architecture" "-gencode arch=compute_35,code=compute_35 " "$scratch/compile"
+check_grep "the compile wrote into a private folder under TMPDIR" "^TMPDIR=$TMPDIR/envlock-verify\.[A-Za-z0-9]* ARGS=" "$scratch/compile"
+check_eq "that folder is gone" "" "$(ls -A "$TMPDIR")"
+
+# runtime and training: nothing to run; the CPU reference still trains
+check_eq "runtime: skipped" "nothing to run: the toolchain stage did not pass" "$(stage runtime reason)"
+stage training reason >"$scratch/r"
+check_grep "training: the CPU reference trained" "^the runtime stage did not pass; the CPU reference trained alone" "$scratch/r"
+
+# cuDNN: the loader cannot find libcudnn.so.8; the probe found the file; the rules give the fix
+if ldconfig -p | grep -q 'libcudnn\.so\.8 '; then
+	skip "cuDNN 8 stand-in" "this machine's loader already knows a libcudnn.so.8"
+else
+	check_eq "cudnn fails" "fail" "$(stage cudnn status)"
+	check_eq "cudnn: the expected version is the lockfile's" "8.9.7" "$(stage cudnn figures.expected)"
+	stage cudnn reason >"$scratch/r"
+	check_grep "cudnn: the loader's own error" "^libcudnn.so.8 cannot be loaded by its soname, though '$tk/lib64/libcudnn.so.8.9.7' has it: libcudnn.so.8: cannot open shared object file" "$scratch/r"
+	stage cudnn fix >"$scratch/f"
+	check_grep "cudnn: the missing soname link and how to make it" "^ln -s libcudnn.so.8.9.7 $tk/lib64/libcudnn.so.8 && ldconfig" "$scratch/f"
+	check_eq "cudnn: its version read from the file the probe found" "8.9.7" "$(stage cudnn figures.library_version)"
+fi
+
+# lock: this machine now has a breaking problem the lockfile did not
+check_eq "lock fails" "fail" "$(stage lock status)"
+stage lock reason >"$scratch/r"
+check_grep "lock: names the breaking difference" "^$scratch/locked.json: [0-9]* breaking" "$scratch/r"
+
+# the same for a person
+"$ENVLOCK" verify "$scratch/locked.json" --cuda-home "$tk" >"$scratch/t.out" 2>/dev/null
+check_status "text output" 1 $?
+if [ "$gcc_major" -gt "$max" ]; then
+	check_grep "text: the fix line" "^                    fix: install gcc-$max and g++-$max" "$scratch/t.out"
+fi
+check_eq "text: verdict" "failed: toolchain cudnn lock" "$(tail -n 1 "$scratch/t.out")"
+
+# a compile failure the rules cannot explain: the error line, and no invented fix
+mkdir -p "$scratch/cuda-13.0-standin/bin"
+cp "$tk/bin/nvcc" "$scratch/cuda-13.0-standin/bin/nvcc"
+printf '{"cuda": {"version": "13.0.0"}, "cuda_nvcc": {"version": "13.0.88"}}\n' >"$scratch/cuda-13.0-standin/version.json"
+STANDIN_OTHER_ERROR=/read-only/mlp "$ENVLOCK" verify --cuda-home "$scratch/cuda-13.0-standin" --json >"$scratch/v.json" 2>/dev/null
+check_status "another nvcc failure" 1 $?
+check_eq "its first error line" "nvcc fatal   : Could not open output file '/read-only/mlp'" "$(stage toolchain figures.error)"
+check_eq "no fix the rules do not know" "" "$(stage toolchain fix)"
+
+# a lockfile is untrusted input: hostile values where verify reads the lock
+# (cuDNN version, default toolkit, any section diff reads) never crash it
+# and never make it run or load anything named there
+mkdir -p "$scratch/mut" "$scratch/no-nvcc"
+"$PYTHON" - "$GOLDEN" "$scratch/mut" <<'PY'
+import glob, json, os, random, sys
+random.seed(11)
+bases = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.lock.json")))]
+junk = [None, 7, -1, 1e308, "", "x" * 300, [], {}, "99999999999999999999.1", "8", "-3.1",
+        "/tmp/evil", "../../lib", "libcudnn.so.9/../../x", "\u0000\u001b[2J"]
+for n in range(20):
+    d = json.loads(json.dumps(random.choice(bases)))
+    d.setdefault("cudnn", {})["status"] = "present"
+    d["cudnn"]["version"] = random.choice(junk)
+    d.setdefault("cuda", {})["default"] = random.choice(junk)
+    d["cudnn"]["libraries"] = [{"name": "libcudnn.so.8", "path": random.choice(junk), "soname": random.choice(junk)}]
+    json.dump(d, open(os.path.join(sys.argv[2], "m%02d.json" % n), "w"))
+PY
+crashed=0
+for f in "$scratch"/mut/*.json; do
+	"$ENVLOCK" verify "$f" --cuda-home "$scratch/no-nvcc" --cpu-only --steps 50 >/dev/null 2>&1
+	st=$?
+	if [ "$st" -ne 1 ] && [ "$st" -ne 2 ]; then
+		crashed=$((crashed + 1))
+		echo "# envlock verify $f: exit $st"
+	fi
+done
+check_eq "20 hostile lockfiles: verify fails cleanly (exit 1 or 2), never crashes" "0" "$crashed"
+
+# canaries: a toolkit and a cuDNN that exist only in the lockfile's paths
+# would leave a file behind if verify ran or loaded them
+mkdir -p "$scratch/evil/bin" "$scratch/evil/lib64"
+printf '#!/bin/sh\n: >"%s/evil-nvcc-ran"\nexit 1\n' "$scratch" >"$scratch/evil/bin/nvcc"
+chmod +x "$scratch/evil/bin/nvcc"
+printf '#include <stdio.h>\n__attribute__((constructor)) static void ran(void) { fclose(fopen("%s/evil-lib-loaded", "w")); }\nunsigned long cudnnGetVersion(void) { return 8907; }\n' \
+	"$scratch" >"$scratch/evil.c"
+gcc -shared -fPIC -Wl,-soname,libcudnn.so.8 -o "$scratch/evil/lib64/libcudnn.so.8.9.7" "$scratch/evil.c"
+"$PYTHON" - "$scratch/locked.json" "$scratch/evil.json" "$scratch/evil" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+home = sys.argv[3]
+d["cuda"]["default"] = home
+d["cuda"]["toolkits"] = [{"home": home, "status": "present", "version": "11.8.89", "release": "11.8", "nvcc": {"path": home + "/bin/nvcc"}}]
+d["cudnn"]["libraries"] = [{"name": "libcudnn.so.8.9.7", "path": home + "/lib64/libcudnn.so.8.9.7", "soname": "libcudnn.so.8"}]
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+CUDA_HOME=$tk "$ENVLOCK" verify "$scratch/evil.json" --steps 50 --json >"$scratch/v.json" 2>/dev/null
+check_status "a lockfile naming a toolkit and a cuDNN this machine does not have" 1 $?
+check_eq "its toolkit's nvcc was not run" "no" "$([ -e "$scratch/evil-nvcc-ran" ] && echo yes || echo no)"
+check_eq "its cuDNN was not loaded" "no" "$([ -e "$scratch/evil-lib-loaded" ] && echo yes || echo no)"
+check_eq "the toolkit came from \$CUDA_HOME instead" "\$CUDA_HOME" "$(stage toolchain figures.found_by)"
+if ! ldconfig -p | grep -q 'libcudnn\.so\.8 '; then
+	check_eq "the cuDNN read is the one the probe found on this machine" "$tk/lib64/libcudnn.so.8.9.7" "$(stage cudnn figures.library)"
+fi

@@ -18,7 +18,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "Compare the lockfile with this machine, print the steps (ok, do, manual),\n"
 	      "then do the 'do' ones. Steps, in order: driver, cuda, cudnn, conda, pip,\n"
-	      "repos, configs, checkpoints.\n"
+	      "repos, configs, checkpoints, verify (run after a change, or with --only verify).\n"
 	      "\n"
 	      "  --dry-run            print the plan and stop\n"
 	      "  --yes                apply without asking (required when stdin is not a terminal)\n"

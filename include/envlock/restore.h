@@ -4,7 +4,7 @@
  * Restore is plan, then apply. The planner compares the lock with a fresh
  * probe of this machine (the same probes as `save`, under the same root)
  * and lists ordered steps — driver, cuda, cudnn, conda, pip, repos,
- * configs, checkpoints — each made of items that are "ok" (already as
+ * configs, checkpoints, verify — each made of items that are "ok" (already as
  * locked), "do" (what apply will change, exactly) or "manual" (what
  * envlock cannot or will not do, with the instruction). Apply performs
  * the "do" items in order with every program run from an argv array,
@@ -64,7 +64,7 @@ typedef struct {
 
 typedef struct envlock_restore envlock_restore;
 
-/** Number of steps, and their names in order ("driver" ... "checkpoints"). */
+/** Number of steps, and their names in order ("driver" ... "checkpoints", "verify"). */
 ENVLOCK_EXTERN(size_t) envlock_restore_step_count(void);
 ENVLOCK_EXTERN(const char *) envlock_restore_step_name(size_t i);
 

@@ -8,6 +8,7 @@
 #include "envlock/check.h"
 #include "envlock/diff.h"
 #include "plan.h"
+#include "util/text.h"
 
 int envlock_restore_remaining(envlock_restore *r, envlock_ctx *ctx, const envlock_lock *lock,
 			      FILE *out, unsigned flags, size_t *breaking)
@@ -44,11 +45,20 @@ int envlock_restore_remaining(envlock_restore *r, envlock_ctx *ctx, const envloc
 			continue;
 		if (!shown++)
 			fputs("\nStill different from the lock:\n", out);
-		fprintf(out, "  %s%-8s%s %s %s: %s -> %s%s%s\n",
+		fprintf(out, "  %s%-8s%s %s ",
 			(flags & ENVLOCK_PRINT_COLOR) ? (e->severity == ENVLOCK_SEV_BREAKING ? "\033[31m" : "\033[33m") : "",
-			envlock_severity_name(e->severity), (flags & ENVLOCK_PRINT_COLOR) ? "\033[0m" : "",
-			e->section, e->key, e->a ? e->a : "(none)", e->b ? e->b : "(none)",
-			e->reason ? " — " : "", e->reason ? e->reason : "");
+			envlock_severity_name(e->severity), (flags & ENVLOCK_PRINT_COLOR) ? "\033[0m" : "", e->section);
+		/* keys and values come from the lock and the machine: escaped for the terminal */
+		el_term_put(out, e->key);
+		fputs(": ", out);
+		el_term_put(out, e->a ? e->a : "(none)");
+		fputs(" -> ", out);
+		el_term_put(out, e->b ? e->b : "(none)");
+		if (e->reason) {
+			fputs(" — ", out);
+			el_term_put(out, e->reason);
+		}
+		fputc('\n', out);
 	}
 	fprintf(out, "%sthis machine against the lock: %s\n", shown ? "" : "\n", envlock_diff_verdict(d));
 done:

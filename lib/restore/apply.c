@@ -19,6 +19,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/spawn.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 void el_item_fail(el_item *it, const char *fmt, ...)
@@ -253,8 +254,12 @@ int envlock_restore_apply(envlock_restore *r, envlock_ctx *ctx, FILE *progress)
 				started = true;
 			}
 			ap.step = s->name;
-			if (progress)
-				fprintf(progress, "envlock: %s: %s\n", s->name, it->text), fflush(progress);
+			if (progress) {
+				fprintf(progress, "envlock: %s: ", s->name);
+				el_term_put(progress, it->text);
+				fputc('\n', progress);
+				fflush(progress);
+			}
 			el_apply_log(&ap, "%s: %s", s->name, it->text);
 			if (it->run(it, &ap) != 0) {
 				if (it->state != ENVLOCK_ITEM_FAILED)

@@ -15,12 +15,12 @@
 #include "util/xalloc.h"
 
 static const char *const step_names[EL_STEP_COUNT] = {
-	"driver", "cuda", "cudnn", "conda", "pip", "repos", "configs", "checkpoints"
+	"driver", "cuda", "cudnn", "conda", "pip", "repos", "configs", "checkpoints", "verify"
 };
 
 static void (*const planners[EL_STEP_COUNT])(envlock_restore *, el_step *) = {
 	el_plan_driver, el_plan_cuda, el_plan_cudnn, el_plan_conda,
-	el_plan_pip, el_plan_repos, el_plan_configs, el_plan_checkpoints
+	el_plan_pip, el_plan_repos, el_plan_configs, el_plan_checkpoints, el_plan_verify
 };
 
 size_t envlock_restore_step_count(void)
@@ -205,7 +205,7 @@ static int check_step_names(envlock_ctx *ctx, const char *flag, const char *cons
 	for (size_t i = 0; i < n; i++)
 		if (step_index(names[i]) < 0)
 			return el_error_set(ctx, ENVLOCK_EINVAL,
-					    "%s '%s': no such step (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints)",
+					    "%s '%s': no such step (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints, verify)",
 					    flag, names[i]);
 	return 0;
 }

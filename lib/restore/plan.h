@@ -2,7 +2,7 @@
  * The restore plan inside the library: steps of items, each "do" item
  * carrying the action apply performs. One planner file per subject
  * (system.c: driver and CUDA; cudnn.c; conda.c; pip.c; repos.c;
- * files.c: configs and checkpoints), apply.c runs the items, check.c
+ * files.c: configs and checkpoints; verify.c), apply.c runs the items, check.c
  * validates what a lock says before anything uses it.
  */
 #ifndef EL_RESTORE_PLAN_H
@@ -26,6 +26,7 @@ enum {
 	EL_STEP_REPOS,
 	EL_STEP_CONFIGS,
 	EL_STEP_CHECKPOINTS,
+	EL_STEP_VERIFY,
 	EL_STEP_COUNT
 };
 
@@ -100,6 +101,7 @@ void el_plan_pip(envlock_restore *r, el_step *s);
 void el_plan_repos(envlock_restore *r, el_step *s);
 void el_plan_configs(envlock_restore *r, el_step *s);
 void el_plan_checkpoints(envlock_restore *r, el_step *s);
+void el_plan_verify(envlock_restore *r, el_step *s);
 
 /* Add an item with printf-style text; returns it for the action's fields. */
 el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)

@@ -7,6 +7,7 @@
 #include "lock/model.h"
 #include "plan.h"
 #include "util/error.h"
+#include "util/text.h"
 
 /* Up to this many "ok" items of a step are listed; more are counted. */
 #define EL_OK_SHOWN 4
@@ -50,10 +51,15 @@ void envlock_restore_print(const envlock_restore *r, FILE *out, unsigned flags)
 
 			if (it->state == ENVLOCK_ITEM_OK && ok > EL_OK_SHOWN && ok_shown++ >= EL_OK_SHOWN - 1)
 				continue;
-			fprintf(out, "  %s%-7s%s %s\n", colour(it->state, flags),
-				envlock_item_state_name(it->state), reset, it->text);
-			if (it->note)
-				fprintf(out, "          %s %s\n", it->state == ENVLOCK_ITEM_MANUAL ? "->" : " ", it->note);
+			/* item texts quote the lock: escaped so a hostile one cannot drive the terminal */
+			fprintf(out, "  %s%-7s%s ", colour(it->state, flags), envlock_item_state_name(it->state), reset);
+			el_term_put(out, it->text);
+			fputc('\n', out);
+			if (it->note) {
+				fprintf(out, "          %s ", it->state == ENVLOCK_ITEM_MANUAL ? "->" : " ");
+				el_term_put(out, it->note);
+				fputc('\n', out);
+			}
 		}
 		if (ok > EL_OK_SHOWN)
 			fprintf(out, "  %s%-7s%s and %zu more as locked\n", colour(ENVLOCK_ITEM_OK, flags), "ok",

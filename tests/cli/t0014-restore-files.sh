@@ -96,6 +96,18 @@ check_grep "a link target with a slash refused" "cudnn.libraries\[0\].links\[0\]
 check_eq "nothing was run" "" "$(cat standin.log 2>/dev/null)"
 check_eq "nothing was written" "" "$(ls -A H)"
 check_eq "no file appeared" "" "$(ls pwned 2>/dev/null)"
+# a terminal escape in a path: refused, and the message carries no raw control byte
+hostile h8.lock "d['configs'] = {'status': 'present', 'files': [{'path': 'x\\u001b]0;owned\\u0007.py', 'requested': True, 'error': 'gone'}]}"
+"$ENVLOCK" restore h8.lock --only configs --dry-run >out 2>err
+check_status "a control character in a path" 2 $?
+check_grep "refused, saying why" "configs.files\[0\].path 'x?\]0;owned?.py': contains a control character" err
+check_eq "no raw escape byte reaches the terminal" "0" "$(cat out err | tr -cd '\033\007' | wc -c)"
+# a terminal escape in a value restore only prints (the locked driver version): escaped
+hostile h9.lock "d['gpu']['driver']['version'] = '450\\u001b]0;owned\\u0007'"
+mkdir H9
+"$ENVLOCK" restore h9.lock --root H9 --only driver --dry-run >out 2>err
+check_grep "printed as text" 'no NVIDIA driver found (locked: 450\\x1b\]0;owned\\x07)' out
+check_eq "no raw escape byte in the plan" "0" "$(tr -cd '\033\007' <out | wc -c)"
 # an absolute config path outside the destination: not written
 hostile h7.lock "d['configs'] = {'status': 'present', 'files': [{'path': '$scratch/outside/x.py', 'requested': True, 'sha256': __import__('hashlib').sha256(b'x').hexdigest(), 'size': 1, 'text': 'x', 'bases': []}]}"
 mkdir G
@@ -116,6 +128,11 @@ mkdir own && cd own || exit 1
 "$ENVLOCK" restore own.lock --dry-run >plan 2>err
 check_status "this machine's fresh lock: --dry-run has nothing to do" 0 $?
 check_grep "says so" "^0 to do, 0 manual" plan
+check_grep "verify is not run when nothing changed" "ok      nothing changed (\`envlock verify\` proves this machine trains)" plan
+"$ENVLOCK" restore own.lock --only verify --yes >out 2>err
+check_status "--only verify runs envlock verify (no GPU here: the CPU stages pass)" 0 $?
+check_grep "done, saying there is no GPU" "no GPU here: the toolchain and CPU stages passed" out
+check_grep "verify's report is in the log" "toolchain" .envlock/restore-*.log
 cd "$scratch" || exit 1
 
 # --- round trip: a fixture lock into an empty sandbox ------------------------

@@ -82,7 +82,7 @@ int cmd_check(int argc, char **argv)
 	memset(&opts, 0, sizeof(opts));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'r': opts.root = optarg; break;
 		case 'R': rules_path = optarg; break;

@@ -79,7 +79,7 @@ int cmd_save(int argc, char **argv)
 	opts.default_repo = 1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:qh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'r': opts.root = optarg; break;

@@ -28,7 +28,7 @@ int cmd_show(int argc, char **argv)
 	memset(&opts, 0, sizeof(opts));
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'r': opts.root = optarg; break;
 		case 'h': usage(stdout); return CMD_OK;

@@ -49,7 +49,9 @@ int el_userpath_read(envlock_ctx *ctx, const char *path, el_buf *b, const char *
 	rc = el_root_read(&live, abs ? abs : path, b, &e);
 	free(abs);
 	if (rc == ENVLOCK_ELIMIT && e != ELOOP)
-		return el_error_set(ctx, rc, "'%s': larger than %zu MiB, not a %s", path, b->limit >> 20, what);
+		return el_error_set(ctx, rc, "'%s': larger than %zu %s, not a %s", path,
+				    b->limit >= (1u << 20) ? b->limit >> 20 : b->limit >> 10,
+				    b->limit >= (1u << 20) ? "MiB" : "KiB", what);
 	if (rc)
 		return el_error_set(ctx, rc, "'%s': %s", path, el_root_reason(rc, e));
 	return 0;

@@ -324,7 +324,10 @@ static cJSON *read_record(el_probe *p, const char *meta, const char *name,
 	el_jset_str(out, "name", jstr(items[R_NAME]));
 	el_jset_str(out, "version", jstr(items[R_VERSION]));
 	el_jset_str(out, "build", jstr(items[R_BUILD]));
-	if (cJSON_IsNumber(items[R_BUILD_NUMBER]))
+	/* a whole number in range only: a hostile 1e300 must not reach the cast */
+	if (cJSON_IsNumber(items[R_BUILD_NUMBER]) && items[R_BUILD_NUMBER]->valuedouble >= 0 &&
+	    items[R_BUILD_NUMBER]->valuedouble < 1e15 &&
+	    items[R_BUILD_NUMBER]->valuedouble == (double)(long long)items[R_BUILD_NUMBER]->valuedouble)
 		el_jset_int(out, "build_number", (long long)items[R_BUILD_NUMBER]->valuedouble);
 	/* real records carry a channel URL; "schannel" (its short name) stands in */
 	copy_url(out, "channel", jstr(items[R_CHANNEL]) ? jstr(items[R_CHANNEL])

@@ -166,7 +166,9 @@ static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON
 		rel = el_version_prefix(v, 2);
 		row = row_eq(table, "cuda", rel);
 		max = el_jget(row, "max_gcc");
-		if (cJSON_IsNumber(max) && el_version_major(gcc) > (long)max->valuedouble) {
+		/* a gcc major from a rules file: in range before the cast */
+		if (cJSON_IsNumber(max) && max->valuedouble >= 0 && max->valuedouble < 1000 &&
+		    el_version_major(gcc) > (long)max->valuedouble) {
 			snprintf(maxs, sizeof(maxs), "%d", (int)max->valuedouble);
 			snprintf(subject, sizeof(subject), "gcc %s / nvcc %s", gcc, rel);
 			el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){

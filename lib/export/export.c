@@ -92,11 +92,7 @@ int envlock_export_write(envlock_ctx *ctx, const envlock_lock *lock, envlock_exp
 
 	if (rc)
 		return rc;
-	if (strcmp(path, "-") == 0)
-		rc = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? 0
-			: el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", el_strerror(errno));
-	else
-		rc = el_write_atomic(ctx, path, text, len, 0644);
+	rc = el_write_output(ctx, path, text, len);
 	free(text);
 	return rc;
 }

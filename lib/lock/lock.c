@@ -187,12 +187,7 @@ int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *p
 		el_buf_release(&b);
 		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': lockfile larger than 1 GiB", path);
 	}
-	if (strcmp(path, "-") == 0) {
-		rc = fwrite(b.data, 1, b.len, stdout) == b.len && fflush(stdout) == 0 ? 0
-			: el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", el_strerror(errno));
-	} else {
-		rc = el_write_atomic(ctx, path, b.data, b.len, 0644);
-	}
+	rc = el_write_output(ctx, path, b.data, b.len);
 	el_buf_release(&b);
 	return rc;
 }

@@ -25,14 +25,10 @@
 void el_item_fail(el_item *it, const char *fmt, ...)
 {
 	va_list ap;
-	char *note;
 
 	va_start(ap, fmt);
-	if (vasprintf(&note, fmt, ap) < 0)
-		el_oom();
+	el_item_vnote(it, fmt, ap);
 	va_end(ap);
-	free(it->note);
-	it->note = note;
 	it->state = ENVLOCK_ITEM_FAILED;
 }
 
@@ -45,43 +41,39 @@ static void now_iso(char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void write_line(int fd, const char *fmt, va_list ap)
+/* One line "<stamp><text>\n" on fd; the journal is fsync'd line by line. */
+static void stamped_line(int fd, const char *stamp_fmt, bool sync, const char *fmt, va_list ap)
 {
-	char *line;
-	int n = vasprintf(&line, fmt, ap);
+	char when[32], *line;
+	int n;
 
-	if (n < 0)
+	now_iso(when, sizeof(when));
+	dprintf(fd, stamp_fmt, when);
+	if ((n = vasprintf(&line, fmt, ap)) < 0)
 		el_oom();
-	if (fd >= 0)
-		(void)el_write_all(fd, line, (size_t)n);
+	(void)el_write_all(fd, line, (size_t)n);
+	(void)el_write_all(fd, "\n", 1);
 	free(line);
+	if (sync)
+		fsync(fd);
 }
 
 void el_apply_log(el_apply *ap, const char *fmt, ...)
 {
-	char when[32];
 	va_list va;
 
-	now_iso(when, sizeof(when));
-	dprintf(ap->log_fd, "[%s] ", when);
 	va_start(va, fmt);
-	write_line(ap->log_fd, fmt, va);
+	stamped_line(ap->log_fd, "[%s] ", false, fmt, va);
 	va_end(va);
-	(void)el_write_all(ap->log_fd, "\n", 1);
 }
 
 void el_apply_journal(el_apply *ap, const char *fmt, ...)
 {
-	char when[32];
 	va_list va;
 
-	now_iso(when, sizeof(when));
-	dprintf(ap->journal_fd, "%s ", when);
 	va_start(va, fmt);
-	write_line(ap->journal_fd, fmt, va);
+	stamped_line(ap->journal_fd, "%s ", true, fmt, va);
 	va_end(va);
-	(void)el_write_all(ap->journal_fd, "\n", 1);
-	fsync(ap->journal_fd);
 }
 
 /* A free name host_path.envlock-bak-<time>[.N] (malloc'd). */

@@ -36,7 +36,7 @@ char *el_restore_dest_path(envlock_restore *r, const char *path)
 	return NULL;
 }
 
-static el_item *outside(el_step *s, envlock_restore *r, const char *what, const char *path)
+el_item *el_restore_outside(envlock_restore *r, el_step *s, const char *what, const char *path)
 {
 	el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "%s %s: outside %s", what, path, r->dest);
 
@@ -71,7 +71,7 @@ void el_plan_configs(envlock_restore *r, el_step *s)
 			continue;
 		}
 		if (!(in = el_restore_dest_path(r, path))) {
-			outside(s, r, "config", path);
+			el_restore_outside(r, s, "config", path);
 			continue;
 		}
 		rc = el_root_read(&r->dest_root, in, &b, &e);
@@ -112,7 +112,7 @@ void el_plan_checkpoints(envlock_restore *r, el_step *s)
 		if (!path || !sha)
 			continue;
 		if (!(in = el_restore_dest_path(r, path))) {
-			outside(s, r, "checkpoint", path);
+			el_restore_outside(r, s, "checkpoint", path);
 			continue;
 		}
 		host = el_restore_host_real(&r->dest_root, in);

@@ -62,17 +62,23 @@ el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
 	return it;
 }
 
+void el_item_vnote(el_item *it, const char *fmt, va_list ap)
+{
+	char *note;
+
+	if (vasprintf(&note, fmt, ap) < 0)
+		el_oom();
+	free(it->note);
+	it->note = note;
+}
+
 void el_item_note(el_item *it, const char *fmt, ...)
 {
 	va_list ap;
-	char *note;
 
 	va_start(ap, fmt);
-	if (vasprintf(&note, fmt, ap) < 0)
-		el_oom();
+	el_item_vnote(it, fmt, ap);
 	va_end(ap);
-	free(it->note);
-	it->note = note;
 }
 
 char **el_strv_new(const char *first, ...)
@@ -98,21 +104,22 @@ void el_strv_push(char ***v, const char *s)
 	(*v)[n + 1] = NULL;
 }
 
-char *el_restore_host_real(const el_root *root, const char *abs)
+/* The host path of abs: every component resolved under the root, or all but the last. */
+static char *host_path(const el_root *root, const char *abs, bool follow_last)
 {
 	char *dir, *real = NULL, *host;
 	int e = 0;
 
-	if (el_root_realpath(root, abs, &real, &e) == 0) {
+	if (strcmp(abs, "/") == 0)
+		return el_xstrdup(root->prefix[0] ? root->prefix : "/");
+	if (follow_last && el_root_realpath(root, abs, &real, &e) == 0) {
 		host = el_xasprintf("%s%s", root->prefix, strcmp(real, "/") == 0 ? "" : real);
 		free(real);
 		return host[0] ? host : (free(host), el_xstrdup("/"));
 	}
-	if (strcmp(abs, "/") == 0)
-		return el_xstrdup(root->prefix[0] ? root->prefix : "/");
-	/* not there (yet): its resolved parent, then the name */
+	/* the resolved parent, then the name (also for what is not there yet) */
 	dir = el_path_dir(abs);
-	real = el_restore_host_real(root, dir);
+	real = host_path(root, dir, true);
 	host = el_xasprintf("%s/%s", strcmp(real, "/") == 0 ? "" : real, el_path_base(abs));
 	free(real);
 	free(dir);
@@ -121,16 +128,12 @@ char *el_restore_host_real(const el_root *root, const char *abs)
 
 char *el_restore_host(const el_root *root, const char *abs)
 {
-	char *dir, *parent, *host;
+	return host_path(root, abs, false);
+}
 
-	if (strcmp(abs, "/") == 0)
-		return el_xstrdup(root->prefix[0] ? root->prefix : "/");
-	dir = el_path_dir(abs);
-	parent = el_restore_host_real(root, dir);
-	host = el_xasprintf("%s/%s", strcmp(parent, "/") == 0 ? "" : parent, el_path_base(abs));
-	free(parent);
-	free(dir);
-	return host;
+char *el_restore_host_real(const el_root *root, const char *abs)
+{
+	return host_path(root, abs, true);
 }
 
 /*

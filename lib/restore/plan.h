@@ -9,6 +9,7 @@
 #define EL_RESTORE_PLAN_H
 
 #include <cJSON.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -108,6 +109,9 @@ el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Set (replace) an item's note. */
 void el_item_note(el_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void el_item_vnote(el_item *it, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* A "manual" item for a recorded path that is absolute and outside --dest (files.c). */
+el_item *el_restore_outside(envlock_restore *r, el_step *s, const char *what, const char *path);
 /* A NULL-terminated malloc'd copy of the given strings (NULL ends the list). */
 char **el_strv_new(const char *first, ...);
 void el_strv_push(char ***v, const char *s);

@@ -195,8 +195,7 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		if (!path || !status || strcmp(status, "present") != 0 || !commit)
 			continue;
 		if (!(in = el_restore_dest_path(r, path))) {
-			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: outside %s", path, r->dest);
-			el_item_note(it, "the lock recorded an absolute path; rerun with --dest / to restore it there");
+			el_restore_outside(r, s, "repository", path);
 			continue;
 		}
 		host = el_restore_host(&r->dest_root, in);

@@ -51,11 +51,7 @@ int envlock_sign(envlock_ctx *ctx, const envlock_lock *lock, const char *key_pat
 	snprintf(s.key_sha256, sizeof(s.key_sha256), "%s", out->fingerprint + 7);
 	snprintf(out->lock_id, sizeof(out->lock_id), "%s", s.lock_id);
 	text = el_sigfile_format(&s, &len);
-	if (strcmp(sig_path, "-") == 0)
-		rc = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? 0
-			: el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", el_strerror(errno));
-	else
-		rc = el_write_atomic(ctx, sig_path, text, len, 0644);
+	rc = el_write_output(ctx, sig_path, text, len);
 done:
 	free(text);
 	el_buf_release(&msg);

@@ -130,3 +130,12 @@ int el_mkdir_p(const char *dir, mode_t mode)
 	free(p);
 	return rc;
 }
+
+int el_write_output(envlock_ctx *ctx, const char *path, const void *data, size_t len)
+{
+	if (strcmp(path, "-") != 0)
+		return el_write_atomic(ctx, path, data, len, 0644);
+	if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+		return el_error_set(ctx, ENVLOCK_EIO, "stdout: %s", el_strerror(errno));
+	return 0;
+}

@@ -26,6 +26,13 @@ int el_write_atomic(envlock_ctx *ctx, const char *path, const void *data,
 int el_write_atomic_new(envlock_ctx *ctx, const char *path, const void *data,
 			size_t len, mode_t mode);
 
+/*
+ * Where a command's output goes: "-" is stdout (written and flushed),
+ * anything else a file replaced atomically with mode 0644. Errors name
+ * the destination.
+ */
+int el_write_output(envlock_ctx *ctx, const char *path, const void *data, size_t len);
+
 /* write(2) all of p, retrying short writes and EINTR; 0 or -1 (errno set). */
 int el_write_all(int fd, const char *p, size_t len);
 

@@ -53,6 +53,31 @@ SOURCE_DATE_EPOCH=1700000000 "$ENVLOCK" bundle -q exp1 --lock "$lock" -o s1.tar.
 SOURCE_DATE_EPOCH=1700000000 "$ENVLOCK" bundle -q copy/exp1 --lock "$lock" -o s2.tar.zst >/dev/null
 if cmp -s s1.tar.zst s2.tar.zst; then ok "a copy with another owner and other mtimes gives the same bytes (SOURCE_DATE_EPOCH)"; else not_ok "a copy with another owner and other mtimes gives the same bytes (SOURCE_DATE_EPOCH)"; fi
 
+# zstd's own decoder accepts the frames (the lock's, the manifest's raw-block frame, the files')
+if zstd -tq exp1.envlock.tar.zst 2>err; then ok "zstd -t accepts the bundle"; else not_ok "zstd -t accepts the bundle"; sed 's/^/#   /' err; fi
+# worker threads: other bytes than one thread, the same for any count
+"$ENVLOCK" bundle -q exp1 --lock "$lock" --threads 2 -o t2.tar.zst >/dev/null
+"$ENVLOCK" bundle -q exp1 --lock "$lock" --threads 3 -o t3.tar.zst >/dev/null
+if cmp -s t2.tar.zst t3.tar.zst; then ok "--threads 2 and --threads 3 give the same bytes"; else not_ok "--threads 2 and --threads 3 give the same bytes"; fi
+"$ENVLOCK" bundle verify t2.tar.zst >/dev/null
+check_status "a bundle made on worker threads verifies" 0 $?
+check_eq "... and holds what one thread's holds" "$(tar -I zstd -xOf exp1.envlock.tar.zst | sha256sum)" "$(tar -I zstd -xOf t2.tar.zst | sha256sum)"
+
+# a manifest over 128 KiB spans several raw zstd blocks
+mkdir -p wide/runs
+i=0
+while [ $i -lt 1500 ]; do printf '%s\n' "$i" >"wide/runs/metric_$i.json"; i=$((i + 1)); done
+"$ENVLOCK" bundle -q wide --lock "$lock" -o wide.tar.zst >/dev/null
+check_status "bundle of 1,500 files" 0 $?
+tar -I zstd -xOf wide.tar.zst MANIFEST.json >wide.manifest
+check_eq "its manifest is over 128 KiB (several raw blocks)" "yes" "$([ "$(wc -c <wide.manifest)" -gt 131072 ] && echo yes || echo no)"
+check_eq "GNU tar reads all 1,500 records from it" "1501" \
+	"$("$PYTHON" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["files"]))' wide.manifest)"
+check_eq "GNU tar lists every entry" "1503" "$(tar -I zstd -tf wide.tar.zst | wc -l | tr -d ' ')"
+"$ENVLOCK" bundle verify wide.tar.zst >out
+check_status "verify of 1,500 files" 0 $?
+check_eq "verify counts every entry" "ok: 1501 entries, every digest and the lock id match" "$(tail -n 1 out)"
+
 # --checkpoints hash: weights left out, digests kept
 "$ENVLOCK" bundle -q exp1 --lock "$lock" --checkpoints hash -o small.tar.zst >/dev/null
 check_eq "hash mode leaves the weights out" "" "$(tar -I zstd -tf small.tar.zst | grep '\.pth$' | grep -v latest)"

@@ -25,9 +25,12 @@ static int read_meta(envlock_ctx *ctx, struct archive *a, const char *archive, c
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock bundle (no %s where it belongs)", archive, name);
 	if (archive_entry_size(e) > (la_int64_t)out->limit)
 		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB", archive, name);
-	while ((st = archive_read_data_block(a, &p, &n, &off)) == ARCHIVE_OK)
-		if (off != (la_int64_t)out->len || el_buf_put(out, p, n) != 0)
-			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB or sparse", archive, name);
+	while ((st = archive_read_data_block(a, &p, &n, &off)) == ARCHIVE_OK) {
+		if (off != (la_int64_t)out->len)
+			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': %s is stored as a sparse file", archive, name);
+		if (el_buf_put(out, p, n) != 0)
+			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB", archive, name);
+	}
 	if (st != ARCHIVE_EOF)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", archive, el_archive_reason(a));
 	return 0;

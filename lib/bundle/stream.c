@@ -25,7 +25,12 @@
 #include "util/error.h"
 #include "util/xalloc.h"
 
+#ifndef EL_BSTREAM_SLOTS
 #define EL_BSTREAM_SLOTS 4
+#endif
+#ifndef EL_BSTREAM_SLOT
+#define EL_BSTREAM_SLOT EL_BUNDLE_CHUNK
+#endif
 #define EL_BSTREAM_IN (1u << 20)   /* compressed bytes read at a time */
 
 typedef struct {
@@ -76,7 +81,7 @@ static ssize_t read_in(el_bstream *s)
 static int fill_raw(el_bstream *s, bslot *b)
 {
 	b->len = 0;
-	while (b->len < EL_BUNDLE_CHUNK) {
+	while (b->len < EL_BSTREAM_SLOT) {
 		size_t n;
 
 		if (s->in_pos == s->in_len) {
@@ -85,7 +90,7 @@ static int fill_raw(el_bstream *s, bslot *b)
 			if (r <= 0)
 				return r < 0 ? -1 : 1;
 		}
-		n = s->in_len - s->in_pos < EL_BUNDLE_CHUNK - b->len ? s->in_len - s->in_pos : EL_BUNDLE_CHUNK - b->len;
+		n = s->in_len - s->in_pos < EL_BSTREAM_SLOT - b->len ? s->in_len - s->in_pos : EL_BSTREAM_SLOT - b->len;
 		memcpy(b->data + b->len, s->in + s->in_pos, n);
 		s->in_pos += n;
 		s->consumed += n;
@@ -97,7 +102,7 @@ static int fill_raw(el_bstream *s, bslot *b)
 /* Fill b with decoded bytes; at the end of the file, a frame left open is a truncated archive. */
 static int fill_zstd(el_bstream *s, bslot *b)
 {
-	ZSTD_outBuffer out = { b->data, EL_BUNDLE_CHUNK, 0 };
+	ZSTD_outBuffer out = { b->data, EL_BSTREAM_SLOT, 0 };
 	int rc = 0;
 
 	while (out.pos < out.size) {
@@ -236,7 +241,7 @@ int el_bstream_open(envlock_ctx *ctx, const char *path, el_bstream **out)
 	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	s->in = el_xmalloc(EL_BSTREAM_IN);
 	for (int i = 0; i < EL_BSTREAM_SLOTS; i++)
-		s->slot[i].data = el_xmalloc(EL_BUNDLE_CHUNK);
+		s->slot[i].data = el_xmalloc(EL_BSTREAM_SLOT);
 	if (read_in(s) < 0)
 		return open_fail(ctx, s, ENVLOCK_EIO, s->err);
 	if (zstd_magic((const unsigned char *)s->in, s->in_len) && !(s->dctx = ZSTD_createDCtx()))

@@ -49,6 +49,7 @@
 #define EL_BUNDLE_MAX_ENTRIES 1000000
 #define EL_FEED_SLOTS 4               /* buffers between the reader and the compressor */
 #define EL_ZOUT_SIZE (1u << 20)       /* compressed bytes gathered per write */
+#define EL_RAW_BLOCK (128u << 10)     /* largest raw zstd block with a 128 KiB window */
 
 typedef enum { ENT_FILE, ENT_DIR, ENT_LINK } ent_type;
 
@@ -394,7 +395,6 @@ static int tar_blob(envlock_ctx *ctx, const char *name, const char *data, size_t
  * 2^(10+7) bytes), blocks of at most 128 KiB, no checksum. Its size is
  * known from n alone. Writes it into dst (NULL: only the size).
  */
-#define EL_RAW_BLOCK (128u << 10)
 static size_t raw_frame(const char *src, size_t n, char *dst)
 {
 	size_t blocks = n ? (n + EL_RAW_BLOCK - 1) / EL_RAW_BLOCK : 1, at = 6;
@@ -772,7 +772,11 @@ static int write_lock_frame(envlock_ctx *ctx, int fd, const el_buf *lock, time_t
 	return rc;
 }
 
-/* MANIFEST.json's tar entry; with dst, run B written there (its size in *size either way). */
+/*
+ * Run B, MANIFEST.json's entry. With fd -1, only its size into *size
+ * (from the stand-in digests); otherwise written at at, where it must
+ * fill the *size bytes left for it exactly.
+ */
 static int manifest_frame(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, time_t clamp,
 			  int fd, off_t at, size_t *size)
 {
@@ -850,6 +854,7 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *name, co
 	zout z;
 	int rc, started;
 
+	memset(&z, 0, sizeof(z));
 	/* mtimes: SOURCE_DATE_EPOCH caps them; otherwise the newest entry's time stands for the bundle */
 	for (size_t i = 0; i < w->n; i++)
 		if (w->v[i].mtime > clamp)
@@ -858,8 +863,10 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *name, co
 		clamp = (time_t)strtoll(sde, NULL, 10);
 	if ((rc = write_lock_frame(ctx, fd, lock, clamp, w->opts->level > 0 ? w->opts->level : 3, &lock_end)) != 0 ||
 	    (rc = manifest_frame(ctx, w, name, lock_id, clamp, -1, 0, &manifest_size)) != 0 ||
-	    (rc = zout_open(ctx, &z, fd, lock_end + (off_t)manifest_size, w->opts)) != 0)
+	    (rc = zout_open(ctx, &z, fd, lock_end + (off_t)manifest_size, w->opts)) != 0) {
+		zout_close(&z);
 		return rc;
+	}
 
 	memset(&f, 0, sizeof(f));
 	f.w = w;

@@ -17,6 +17,8 @@
  *
  * C is written straight after the room left for B, and B is written into
  * that room at the end: the big part is written once and never copied.
+ * Only when the manifest would outweigh the files (many small files) is
+ * C written aside and copied behind a compressed B (spill_body()).
  * A file whose size, modification or change time moves while it is read
  * fails the bundle instead of being archived inconsistent with its digest.
  */
@@ -748,63 +750,87 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 	return rc;
 }
 
+/* A tar entry as one compressed frame written at at; its length into *len. */
+static int write_compressed(envlock_ctx *ctx, int fd, off_t at, const el_buf *tar, int level, const char *name,
+			    size_t *len)
+{
+	size_t cap = ZSTD_compressBound(tar->len), n;
+	char *frame = el_xmalloc(cap);
+	int rc = 0;
+
+	n = ZSTD_compress(frame, cap, tar->data, tar->len, level);
+	if (ZSTD_isError(n))
+		rc = el_error_set(ctx, ENVLOCK_EIO, "compressing %s: %s", name, ZSTD_getErrorName(n));
+	else if (pwrite_all(fd, frame, n, at) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_strerror(errno));
+	*len = ZSTD_isError(n) ? 0 : n;
+	free(frame);
+	return rc;
+}
+
 /* Run A: the lockfile's entry as one compressed frame at the start of fd. */
 static int write_lock_frame(envlock_ctx *ctx, int fd, const el_buf *lock, time_t clamp, int level, off_t *end)
 {
 	el_buf tar = EL_BUF_INIT(EL_BUNDLE_MAX_META + (1u << 20));
-	char *frame = NULL;
 	size_t n = 0;
 	int rc = tar_blob(ctx, EL_BUNDLE_LOCK, lock->data, lock->len, clamp, &tar);
 
-	if (rc == 0) {
-		size_t cap = ZSTD_compressBound(tar.len);
-
-		frame = el_xmalloc(cap);
-		n = ZSTD_compress(frame, cap, tar.data, tar.len, level);
-		if (ZSTD_isError(n))
-			rc = el_error_set(ctx, ENVLOCK_EIO, "compressing %s: %s", EL_BUNDLE_LOCK, ZSTD_getErrorName(n));
-		else if (pwrite_all(fd, frame, n, 0) != 0)
-			rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_strerror(errno));
-	}
+	if (rc == 0)
+		rc = write_compressed(ctx, fd, 0, &tar, level, EL_BUNDLE_LOCK, &n);
 	*end = (off_t)n;
-	free(frame);
 	el_buf_release(&tar);
 	return rc;
 }
 
-/*
- * Run B, MANIFEST.json's entry. With fd -1, only its size into *size
- * (from the stand-in digests); otherwise written at at, where it must
- * fill the *size bytes left for it exactly.
- */
-static int manifest_frame(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, time_t clamp,
-			  int fd, off_t at, size_t *size)
+/* MANIFEST.json's tar entry, from the digests the walk holds (stand-ins until the files are read). */
+static int manifest_tar(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, time_t clamp,
+			el_buf *tar)
 {
-	el_buf tar = EL_BUF_INIT(EL_BUNDLE_MAX_META + (1u << 20));
-	char *manifest = NULL, *frame = NULL;
+	char *manifest = NULL;
 	int rc = manifest_text(ctx, w, name, lock_id, &manifest);
 
+	el_buf_reset(tar);
 	if (rc == 0)
-		rc = tar_blob(ctx, EL_BUNDLE_MANIFEST, manifest, strlen(manifest), clamp, &tar);
-	if (rc == 0 && fd < 0) {
-		*size = raw_frame(NULL, tar.len, NULL);
-	} else if (rc == 0) {
-		size_t n = raw_frame(NULL, tar.len, NULL);
-
-		/* the digests are 64 hex digits like their stand-ins: the room left must fit exactly */
-		if (n != *size)
-			rc = el_error_set(ctx, ENVLOCK_ERROR, "the manifest changed length (%zu, not %zu bytes)", n, *size);
-		else {
-			frame = el_xmalloc(n);
-			raw_frame(tar.data, tar.len, frame);
-			if (pwrite_all(fd, frame, n, at) != 0)
-				rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_strerror(errno));
-		}
-	}
-	free(frame);
+		rc = tar_blob(ctx, EL_BUNDLE_MANIFEST, manifest, strlen(manifest), clamp, tar);
 	free(manifest);
-	el_buf_release(&tar);
 	return rc;
+}
+
+/* Run B as raw blocks into the room left for it at at, which it must fill exactly. */
+static int write_manifest_raw(envlock_ctx *ctx, int fd, off_t at, const el_buf *tar, size_t room)
+{
+	size_t n = raw_frame(NULL, tar->len, NULL);
+	char *frame;
+	int rc = 0;
+
+	/* the digests are 64 hex digits like their stand-ins: the same length */
+	if (n != room)
+		return el_error_set(ctx, ENVLOCK_ERROR, "the manifest changed length (%zu, not %zu bytes)", n, room);
+	frame = el_xmalloc(n);
+	raw_frame(tar->data, tar->len, frame);
+	if (pwrite_all(fd, frame, n, at) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_strerror(errno));
+	free(frame);
+	return rc;
+}
+
+/* Copy n bytes from the start of src to dst at off, through buf (EL_BUNDLE_CHUNK bytes). */
+static int copy_body(envlock_ctx *ctx, int src, int dst, off_t off, uint64_t n, char *buf)
+{
+	for (off_t in = 0; n;) {
+		size_t want = n < EL_BUNDLE_CHUNK ? (size_t)n : EL_BUNDLE_CHUNK;
+		ssize_t got = pread(src, buf, want, in);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || pwrite_all(dst, buf, (size_t)got, off) != 0)
+			return el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s",
+					    got == 0 ? "its temporary body was cut short" : el_strerror(errno));
+		in += got;
+		off += got;
+		n -= (uint64_t)got;
+	}
+	return 0;
 }
 
 static int zout_open(envlock_ctx *ctx, zout *z, int fd, off_t at, const envlock_bundle_opts *opts)
@@ -839,48 +865,78 @@ static void zout_close(zout *z)
 	free(z->buf);
 }
 
-/* Runs A, C and B into fd (the temporary output), reading every file once. */
-static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *name, const el_buf *lock, const char *lock_id)
+/*
+ * Where run C goes. Normally straight into the output, after the room
+ * for a raw run B. When the manifest would be a large part of the bundle
+ * (a work_dir of many small files: stored raw it could be several times
+ * the rest), C goes to a second temporary file instead and is copied
+ * behind a compressed B; that copy is then at most 64 times the
+ * manifest's size. Either way the choice follows from the work_dir alone,
+ * so the bytes stay the same from run to run.
+ */
+static int spill_body(const el_buf *manifest_tar, uint64_t stored)
+{
+	return manifest_tar->len > stored / 64;
+}
+
+/* Runs A, C and B into fd (the temporary output at tmp), reading every file once. */
+static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, const char *name, const el_buf *lock,
+			 const char *lock_id)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	const int level = w->opts->level > 0 ? w->opts->level : 3;
+	el_buf mtar = EL_BUF_INIT(EL_BUNDLE_MAX_META + (1u << 20));
 	time_t clamp = 0;
 	uint64_t total = 0;
-	size_t manifest_size = 0;
+	size_t room = 0, mlen = 0;
 	off_t lock_end = 0;
 	char *warning = NULL;
 	el_progress *bar;
 	pthread_t thread;
 	feeder f;
 	zout z;
-	int rc, started;
+	int rc, started, spill, body_fd = fd;
 
 	memset(&z, 0, sizeof(z));
+	memset(&f, 0, sizeof(f));
 	/* mtimes: SOURCE_DATE_EPOCH caps them; otherwise the newest entry's time stands for the bundle */
-	for (size_t i = 0; i < w->n; i++)
+	for (size_t i = 0; i < w->n; i++) {
 		if (w->v[i].mtime > clamp)
 			clamp = w->v[i].mtime;
+		if (w->v[i].type == ENT_FILE && w->v[i].stored)
+			total += w->v[i].size;
+	}
 	if (sde && *sde)
 		clamp = (time_t)strtoll(sde, NULL, 10);
-	if ((rc = write_lock_frame(ctx, fd, lock, clamp, w->opts->level > 0 ? w->opts->level : 3, &lock_end)) != 0 ||
-	    (rc = manifest_frame(ctx, w, name, lock_id, clamp, -1, 0, &manifest_size)) != 0 ||
-	    (rc = zout_open(ctx, &z, fd, lock_end + (off_t)manifest_size, w->opts)) != 0) {
-		zout_close(&z);
-		return rc;
-	}
+	if ((rc = write_lock_frame(ctx, fd, lock, clamp, level, &lock_end)) != 0 ||
+	    (rc = manifest_tar(ctx, w, name, lock_id, clamp, &mtar)) != 0)
+		goto done;
+	room = raw_frame(NULL, mtar.len, NULL);
+	spill = spill_body(&mtar, total);
+	if (spill) {
+		char *path = el_xasprintf("%s.body.XXXXXX", tmp);
 
-	memset(&f, 0, sizeof(f));
+		body_fd = mkstemp(path);
+		if (body_fd >= 0)
+			unlink(path);
+		free(path);
+		if (body_fd < 0) {
+			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, el_strerror(errno));
+			goto done;
+		}
+	}
+	if ((rc = zout_open(ctx, &z, body_fd, spill ? 0 : lock_end + (off_t)room, w->opts)) != 0)
+		goto done;
+
 	f.w = w;
 	pthread_mutex_init(&f.mu, NULL);
 	pthread_cond_init(&f.cv, NULL);
-	for (size_t i = 0; i < w->n; i++) {
-		if (w->v[i].type == ENT_FILE && w->v[i].stored)
-			total += w->v[i].size;
-		if (w->v[i].type == ENT_FILE && !w->v[i].stored && !f.hashes) {
+	for (size_t i = 0; i < w->n && !f.hashes; i++)
+		if (w->v[i].type == ENT_FILE && !w->v[i].stored) {
 			f.hashes = el_hashcache_open(0, &warning);
 			if (warning && w->opts->on_warning)
 				w->opts->on_warning(warning, w->opts->warning_data);
 		}
-	}
 	for (int i = 0; i < EL_FEED_SLOTS; i++)
 		f.slot[i].data = el_xmalloc(EL_BUNDLE_CHUNK);
 	bar = el_progress_start("bundling", total, w->opts->progress);
@@ -899,7 +955,11 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *name, co
 	if (started == 0 && f.failed)
 		rc = feed_error(ctx, &f);
 	if (rc == 0)
-		rc = manifest_frame(ctx, w, name, lock_id, clamp, fd, lock_end, &manifest_size);
+		rc = manifest_tar(ctx, w, name, lock_id, clamp, &mtar);
+	if (rc == 0 && !spill)
+		rc = write_manifest_raw(ctx, fd, lock_end, &mtar, room);
+	if (rc == 0 && spill && (rc = write_compressed(ctx, fd, lock_end, &mtar, level, EL_BUNDLE_MANIFEST, &mlen)) == 0)
+		rc = copy_body(ctx, body_fd, fd, lock_end + (off_t)mlen, (uint64_t)z.at, f.slot[0].data);
 	if (f.hashes)
 		el_hashcache_save(f.hashes);
 	el_hashcache_free(f.hashes);
@@ -907,7 +967,11 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *name, co
 		free(f.slot[i].data);
 	pthread_cond_destroy(&f.cv);
 	pthread_mutex_destroy(&f.mu);
+done:
+	if (body_fd >= 0 && body_fd != fd)
+		close(body_fd);
 	zout_close(&z);
+	el_buf_release(&mtar);
 	free(warning);
 	return rc;
 }
@@ -946,7 +1010,7 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
 		goto done;
 	}
-	rc = write_archive(ctx, &w, fd, el_path_base(top), &lock, id);
+	rc = write_archive(ctx, &w, fd, tmp, el_path_base(top), &lock, id);
 	if (rc == 0 && fchmod(fd, 0644) != 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
 	if (close(fd) != 0 && rc == 0)

@@ -1,5 +1,7 @@
 /* envlock bundle: seal a work_dir with its environment; verify, list, extract bundles. */
+#include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +15,25 @@ static void usage(FILE *out)
 	      "                      [--checkpoints include|hash] [--level N] [--threads N]\n"
 	      "       envlock bundle verify ARCHIVE\n"
 	      "       envlock bundle list ARCHIVE [--json]\n"
-	      "       envlock bundle extract ARCHIVE [DIR] [--force]\n"
+	      "       envlock bundle extract ARCHIVE [DIR] [--force] [--max-size BYTES]\n"
+	      "                      [--max-entries N] [--max-ratio R]\n"
 	      "\n"
 	      "  -o, --output OUT        archive to write (default <work_dir name>.envlock.tar.zst)\n"
 	      "      --lock FILE         the lockfile to include (default: save this machine now,\n"
 	      "                          with the work_dir's configs and checkpoints)\n"
 	      "      --exclude GLOB      leave out matching paths (relative to WORK_DIR) or names\n"
 	      "      --checkpoints hash  leave the weights out, keep their digests in the manifest\n"
-	      "      --level N           zstd level (default 3); --threads N: zstd threads\n"
+	      "      --level N           zstd level (default 3)\n"
+	      "      --threads N         zstd compression threads (default 1; any N of 2 or more\n"
+	      "                          gives the same bytes, which differ from one thread's)\n"
 	      "\n"
-	      "verify exits 0 only when every digest, the lock id and the entry list match.\n", out);
+	      "verify exits 0 only when every digest, the lock id and the entry list match.\n"
+	      "\n"
+	      "extract stops at these limits (the lockfile and manifest count too):\n"
+	      "      --max-size BYTES    bytes written in all (default 64G; K, M, G, T: powers of 1024)\n"
+	      "      --max-entries N     entries (default 1000000)\n"
+	      "      --max-ratio R       bytes written per compressed byte read (default 1000)\n"
+	      "      --force             extract into an existing DIR\n", out);
 }
 
 /* "runs/exp1/" -> "exp1.envlock.tar.zst" */
@@ -176,33 +187,106 @@ static int bundle_list(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * A byte count: digits with an optional K, M, G, T, P or E (powers of
+ * 1024, as in GNU coreutils' sizes; "10G" and "10GiB" alike). Returns 0,
+ * or -1 for anything else, zero, or a value past 2^64 - 1.
+ */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	static const char units[] = "KMGTPE";
+	unsigned long long v = 0;
+	const char *p = s, *u;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (ULLONG_MAX - (unsigned)(*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (*p && (u = strchr(units, toupper((unsigned char)*p))) != NULL) {
+		for (long i = 0; i <= u - units; i++) {
+			if (v > ULLONG_MAX / 1024)
+				return -1;
+			v *= 1024;
+		}
+		p++;
+		if (strcmp(p, "iB") == 0)
+			p += 2;
+	}
+	if (*p || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A count: digits only, at least 1. */
+static int parse_count(const char *s, unsigned long long *out)
+{
+	return *s >= '0' && *s <= '9' && strspn(s, "0123456789") == strlen(s) && parse_size(s, out) == 0 ? 0 : -1;
+}
+
 static int bundle_extract(int argc, char **argv)
 {
+	static const struct option options[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "max-size", required_argument, NULL, 's' },
+		{ "max-entries", required_argument, NULL, 'n' },
+		{ "max-ratio", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	envlock_extract_opts opts;
 	envlock_ctx *ctx = NULL;
 	const char *archive = NULL, *dir = NULL;
 	char *def = NULL;
-	int rc = CMD_OK;
+	int c, rc = CMD_USAGE;
 
 	memset(&opts, 0, sizeof(opts));
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--force") == 0)
-			opts.force = 1;
-		else if (argv[i][0] == '-' && argv[i][1]) {
-			cmd_error("bundle extract: unknown option '%s'", argv[i]);
-			return CMD_USAGE;
-		} else if (!archive)
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'f': opts.force = 1; break;
+		case 's':
+			if (parse_size(optarg, &opts.max_total_bytes) != 0) {
+				cmd_error("bundle extract: --max-size takes a size in bytes such as 500M or 10G "
+					  "(K, M, G, T: powers of 1024), not '%s'", optarg);
+				goto done;
+			}
+			break;
+		case 'n':
+			if (parse_count(optarg, &opts.max_entries) != 0) {
+				cmd_error("bundle extract: --max-entries takes a whole number of at least 1, not '%s'", optarg);
+				goto done;
+			}
+			break;
+		case 'r':
+			if (parse_count(optarg, &opts.max_ratio) != 0) {
+				cmd_error("bundle extract: --max-ratio takes a whole number of at least 1, not '%s'", optarg);
+				goto done;
+			}
+			break;
+		case 'h': usage(stdout); rc = CMD_OK; goto done;
+		default:
+			cmd_error("bundle extract: unknown or incomplete option '%s'", argv[optind - 1]);
+			goto done;
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (!archive)
 			archive = argv[i];
 		else if (!dir)
 			dir = argv[i];
 		else {
 			cmd_error("bundle extract: unexpected argument '%s'", argv[i]);
-			return CMD_USAGE;
+			goto done;
 		}
 	}
 	if (!archive) {
 		cmd_error("bundle extract: expected ARCHIVE [DIR]");
-		return CMD_USAGE;
+		goto done;
 	}
 	if (!dir) {
 		/* exp1.envlock.tar.zst -> exp1 */
@@ -212,19 +296,18 @@ static int bundle_extract(int argc, char **argv)
 		def = strndup(base, dot && dot > base ? (size_t)(dot - base) : strlen(base));
 		if (!def || !strcmp(def, base)) {
 			cmd_error("bundle extract: name the target DIR for '%s'", archive);
-			free(def);
-			return CMD_USAGE;
+			goto done;
 		}
 		dir = def;
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		free(def);
-		return CMD_USAGE;
-	}
+	if (envlock_ctx_new(&ctx) != 0)
+		goto done;
+	rc = CMD_OK;
 	if (envlock_bundle_extract(ctx, archive, dir, &opts) != 0) {
 		cmd_error("bundle extract: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 	}
+done:
 	envlock_ctx_free(ctx);
 	free(def);
 	return rc;

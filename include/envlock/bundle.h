@@ -4,7 +4,10 @@
  * manifest of every file's digest (`envlock bundle`).
  *
  * Layout (pax tar, zstd): "envlock.lock.json", "MANIFEST.json", then the
- * work_dir's entries under "<work_dir name>/" in sorted order.
+ * work_dir's entries under "<work_dir name>/" in sorted order. The zstd
+ * stream is three runs of concatenated frames (the lockfile's entry;
+ * the manifest's, in raw blocks; the work_dir's), which any zstd reader
+ * decodes as one tar archive.
  */
 #ifndef ENVLOCK_BUNDLE_H
 #define ENVLOCK_BUNDLE_H
@@ -20,7 +23,9 @@ typedef struct {
 	size_t exclude_count;
 	int checkpoints_hash_only;          /**< leave weights out, keep their digests */
 	int level;                          /**< zstd level (0: default 3) */
-	int threads;                        /**< zstd threads (0: one per core) */
+	int threads;                        /**< 0 or 1: compress on one thread; N >= 2: zstd's
+						     N worker threads (the same bytes for every such N,
+						     not those of one thread) */
 	int progress;                       /**< progress bar on stderr (caller checks the tty) */
 	void (*on_warning)(const char *message, void *data);
 	void *warning_data;
@@ -28,8 +33,11 @@ typedef struct {
 
 /**
  * Write the bundle of work_dir to out_path atomically (nothing is left at
- * out_path on failure). Files that change while being bundled make it
- * fail with ENVLOCK_ERROR, naming the file.
+ * out_path on failure). Each stored file is read once, hashed and
+ * compressed from the same buffers; files left out by
+ * checkpoints_hash_only are hashed through the digest cache. Files that
+ * change while being bundled make it fail with ENVLOCK_ERROR, naming the
+ * file.
  */
 ENVLOCK_EXTERN(int) envlock_bundle_create(envlock_ctx *ctx, const char *work_dir,
 					  const char *out_path, const envlock_bundle_opts *opts);

@@ -1,6 +1,9 @@
-/* Bundles inside the library: the archive's fixed names and the manifest's limits. */
+/* Bundles inside the library: the archive's fixed names, the manifest's limits, the shared reader. */
 #ifndef EL_BUNDLE_H
 #define EL_BUNDLE_H
+
+#include <cJSON.h>
+#include <stddef.h>
 
 #include "envlock/bundle.h"
 
@@ -17,5 +20,52 @@ struct archive;
  * Valid until the next call on this thread.
  */
 const char *el_archive_reason(struct archive *a);
+
+/*
+ * A bundle opened for reading. Its zstd frames are decoded by libzstd on
+ * a second thread into a few fixed buffers, which libarchive's tar
+ * reader (tar only: no other format or decompressor sees the input)
+ * parses in place, so decoding overlaps whatever the caller does with
+ * the data. A file that does not start with a zstd frame goes to the tar
+ * reader as it is (plain tar). Decoding errors reach libarchive as read
+ * errors with libarchive's own wording ("truncated zstd input", "zstd
+ * decompression failed: ..."), reported at the entry they cut.
+ */
+typedef struct el_bstream el_bstream;
+
+/*
+ * Open path and start reading it. Fails with ENVLOCK_ENOTFOUND (no such
+ * file), ENVLOCK_EIO, or ENVLOCK_EPARSE (not a tar archive), the error
+ * naming path.
+ */
+int el_bstream_open(envlock_ctx *ctx, const char *path, el_bstream **out);
+/* The tar reader: archive_read_next_header(), archive_read_data*(). Borrowed. */
+struct archive *el_bstream_archive(el_bstream *s);
+/* Compressed bytes decoded into what the tar reader has been given so far (for ratio limits). */
+unsigned long long el_bstream_compressed(const el_bstream *s);
+/* Stop the decoder and free everything. NULL is fine. */
+void el_bstream_close(el_bstream *s);
+
+/* What a path is: listed in the manifest only, or what the archive (or an extraction) made of it. */
+enum { EL_MADE_NONE, EL_MADE_IMPLICIT_DIR, EL_MADE_DIR, EL_MADE_FILE, EL_MADE_LINK };
+
+typedef struct {
+	char *path;           /* NULL: free slot */
+	const cJSON *want;    /* the manifest's record, or NULL */
+	int made;
+} el_bnode;
+
+/* Paths of a manifest and of an archive's entries, by open addressing. Zero-initialise. */
+typedef struct {
+	el_bnode *v;
+	size_t cap, n;
+} el_bindex;
+
+/*
+ * The node for path[0..n), added when add is set (else NULL if absent).
+ * Adding may move every node: a pointer from before is stale after.
+ */
+el_bnode *el_bindex_find(el_bindex *t, const char *path, size_t n, int add);
+void el_bindex_release(el_bindex *t);
 
 #endif

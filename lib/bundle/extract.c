@@ -34,21 +34,6 @@
 #define EL_EXTRACT_MAX_RATIO 1000ull
 #define EL_EXTRACT_RATIO_SLACK (1ull << 20)
 
-/* What this extraction put at a path (or found listed in the manifest only). */
-enum { MADE_NONE, MADE_IMPLICIT_DIR, MADE_DIR, MADE_FILE, MADE_LINK };
-
-typedef struct {
-	char *path;           /* NULL: free slot */
-	const cJSON *want;    /* the manifest's record, or NULL */
-	int made;
-} node;
-
-/* Paths of the manifest and of what was extracted, by open addressing. */
-typedef struct {
-	node *v;
-	size_t cap, n;
-} table;
-
 typedef struct {
 	char *path;
 	struct timespec mtime;
@@ -57,12 +42,12 @@ typedef struct {
 typedef struct {
 	envlock_ctx *ctx;
 	const char *archive;
-	struct archive *a;
-	int archive_fd;
+	el_bstream *in;
+	struct archive *a;    /* the tar reader of in */
 	int root_fd;
 	char *parent;         /* the folder parent_fd is open on ("" for the root) */
 	int parent_fd;
-	table seen;
+	el_bindex seen;
 	dir_time *dirs;
 	size_t ndirs, capdirs;
 	char *buf;
@@ -70,70 +55,6 @@ typedef struct {
 	long pid;             /* for temporary names */
 	unsigned tmp_counter;
 } extractor;
-
-static uint64_t hash_path(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-/* The slot of path[0..n): its node, or the free slot where it would go. */
-static size_t table_slot(const table *t, const char *path, size_t n)
-{
-	size_t i = hash_path(path, n) & (t->cap - 1);
-
-	while (t->v[i].path && !(strncmp(t->v[i].path, path, n) == 0 && t->v[i].path[n] == '\0'))
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-static void table_grow(table *t)
-{
-	node *old = t->v;
-	size_t oldcap = t->cap;
-
-	t->cap = t->cap ? t->cap * 2 : 1024;
-	t->v = el_xcalloc(t->cap, sizeof(*t->v));
-	for (size_t i = 0; i < oldcap; i++)
-		if (old[i].path)
-			t->v[table_slot(t, old[i].path, strlen(old[i].path))] = old[i];
-	free(old);
-}
-
-/*
- * The node for path[0..n), added when add is set (else NULL if absent).
- * Adding may move every node: a pointer from before is stale after.
- */
-static node *table_find(table *t, const char *path, size_t n, int add)
-{
-	size_t i;
-
-	if (add && (t->n + 1) * 2 > t->cap)
-		table_grow(t);
-	if (!t->cap)
-		return NULL;
-	i = table_slot(t, path, n);
-	if (t->v[i].path)
-		return &t->v[i];
-	if (!add)
-		return NULL;
-	t->v[i].path = el_xstrndup(path, n);
-	t->v[i].want = NULL;
-	t->v[i].made = MADE_NONE;
-	t->n++;
-	return &t->v[i];
-}
-
-static void table_release(table *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->v[i].path);
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
 
 static int is_control(unsigned char c)
 {
@@ -350,10 +271,10 @@ static int open_parent(extractor *x, const char *path, int create, int *pfd, con
 			}
 			fd = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0) {
-				node *made = table_find(&x->seen, path, (size_t)(s + c - path), 1);
+				el_bnode *made = el_bindex_find(&x->seen, path, (size_t)(s + c - path), 1);
 
-				if (made->made == MADE_NONE)
-					made->made = MADE_IMPLICIT_DIR;
+				if (made->made == EL_MADE_NONE)
+					made->made = EL_MADE_IMPLICIT_DIR;
 				fchmod(fd, 0755);
 			}
 		}
@@ -436,8 +357,7 @@ static int put_blob(extractor *x, const char *name, const el_buf *b, struct time
 /* Bytes we may have written so far: the ratio limit on what was read of the archive. */
 static int over_ratio(const extractor *x)
 {
-	la_int64_t in = archive_filter_bytes(x->a, -1);
-	unsigned long long read_so_far = in > 0 ? (unsigned long long)in : 0;
+	unsigned long long read_so_far = el_bstream_compressed(x->in);
 
 	if (read_so_far > (ULLONG_MAX - EL_EXTRACT_RATIO_SLACK) / x->max_ratio)
 		return 0;
@@ -558,23 +478,23 @@ static void set_dir_times(extractor *x)
 static int manifest_type(const char *type)
 {
 	if (!type)
-		return MADE_NONE;
+		return EL_MADE_NONE;
 	if (strcmp(type, "file") == 0)
-		return MADE_FILE;
+		return EL_MADE_FILE;
 	if (strcmp(type, "dir") == 0)
-		return MADE_DIR;
+		return EL_MADE_DIR;
 	if (strcmp(type, "symlink") == 0)
-		return MADE_LINK;
-	return MADE_NONE;
+		return EL_MADE_LINK;
+	return EL_MADE_NONE;
 }
 
 /* Checks that need no disk: the name, the type, the links, the manifest, the limits. */
 static int check_entry(extractor *x, struct archive_entry *e, const char *path, int kind,
-		       const char *target, node **out)
+		       const char *target, el_bnode **out)
 {
 	const char *why, *hard = archive_entry_hardlink(e);
 	const cJSON *want;
-	node *nd;
+	el_bnode *nd;
 	char name[320];
 
 	if (!hard)
@@ -582,30 +502,30 @@ static int check_entry(extractor *x, struct archive_entry *e, const char *path, 
 	if (hard)
 		return entry_error(x, ENVLOCK_EINVAL, path, "hard link (to '%s'), refused: bundles have none",
 				   shown(hard, name, sizeof(name)));
-	if (kind == MADE_NONE)
+	if (kind == EL_MADE_NONE)
 		return entry_error(x, ENVLOCK_EINVAL, path, "%s, refused", type_name(archive_entry_filetype(e)));
-	if (kind != MADE_FILE && archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
-		return entry_error(x, ENVLOCK_EINVAL, path, "%s with data, refused", kind == MADE_DIR ? "folder" : "symlink");
-	if (kind == MADE_LINK && (why = check_target(path, target)) != NULL)
+	if (kind != EL_MADE_FILE && archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
+		return entry_error(x, ENVLOCK_EINVAL, path, "%s with data, refused", kind == EL_MADE_DIR ? "folder" : "symlink");
+	if (kind == EL_MADE_LINK && (why = check_target(path, target)) != NULL)
 		return entry_error(x, ENVLOCK_EINVAL, path, "%s ('%s'), refused", why, shown(target, name, sizeof(name)));
 
 	/* nothing may be written through a link or a file this archive made */
 	for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
-		node *up = table_find(&x->seen, path, (size_t)(s - path), 0);
+		el_bnode *up = el_bindex_find(&x->seen, path, (size_t)(s - path), 0);
 
-		if (up && (up->made == MADE_LINK || up->made == MADE_FILE)) {
+		if (up && (up->made == EL_MADE_LINK || up->made == EL_MADE_FILE)) {
 			char *prefix = el_xstrndup(path, (size_t)(s - path));
 			int rc = entry_error(x, ENVLOCK_EINVAL, path, "goes through the %s '%s' made by an earlier entry, refused",
-					     up->made == MADE_LINK ? "symlink" : "file", prefix);
+					     up->made == EL_MADE_LINK ? "symlink" : "file", prefix);
 
 			free(prefix);
 			return rc;
 		}
 	}
-	nd = table_find(&x->seen, path, strlen(path), 1);
-	if (nd->made == MADE_IMPLICIT_DIR && kind != MADE_DIR)
+	nd = el_bindex_find(&x->seen, path, strlen(path), 1);
+	if (nd->made == EL_MADE_IMPLICIT_DIR && kind != EL_MADE_DIR)
 		return entry_error(x, ENVLOCK_EINVAL, path, "earlier entries made it a folder, refused");
-	if (nd->made != MADE_NONE && nd->made != MADE_IMPLICIT_DIR)
+	if (nd->made != EL_MADE_NONE && nd->made != EL_MADE_IMPLICIT_DIR)
 		return entry_error(x, ENVLOCK_EINVAL, path, "appears twice in the archive, refused");
 
 	want = nd->want;
@@ -613,9 +533,9 @@ static int check_entry(extractor *x, struct archive_entry *e, const char *path, 
 		return entry_error(x, ENVLOCK_ERROR, path, "not in the manifest");
 	if (manifest_type(el_jget_str(want, "type")) != kind)
 		return entry_error(x, ENVLOCK_ERROR, path, "its type does not match the manifest");
-	if (kind == MADE_LINK && (!el_jget_str(want, "target") || strcmp(el_jget_str(want, "target"), target) != 0))
+	if (kind == EL_MADE_LINK && (!el_jget_str(want, "target") || strcmp(el_jget_str(want, "target"), target) != 0))
 		return entry_error(x, ENVLOCK_ERROR, path, "symlink target does not match the manifest");
-	if (kind == MADE_FILE) {
+	if (kind == EL_MADE_FILE) {
 		long long size = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
 
 		if (!el_jget_bool(want, "stored", true))
@@ -636,8 +556,8 @@ static int extract_entry(extractor *x, struct archive_entry *e)
 	const char *raw = archive_entry_pathname_utf8(e), *why, *target = NULL;
 	char path[PATH_MAX];
 	mode_t type = archive_entry_filetype(e);
-	int kind = type == AE_IFREG ? MADE_FILE : type == AE_IFDIR ? MADE_DIR : type == AE_IFLNK ? MADE_LINK : MADE_NONE;
-	node *nd = NULL;
+	int kind = type == AE_IFREG ? EL_MADE_FILE : type == AE_IFDIR ? EL_MADE_DIR : type == AE_IFLNK ? EL_MADE_LINK : EL_MADE_NONE;
+	el_bnode *nd = NULL;
 	int rc;
 
 	/* a name that is not valid in the locale is still the bytes the archive holds */
@@ -645,19 +565,19 @@ static int extract_entry(extractor *x, struct archive_entry *e)
 		raw = archive_entry_pathname(e);
 	if ((why = check_name(raw, path, sizeof(path))) != NULL)
 		return entry_error(x, ENVLOCK_EINVAL, raw ? raw : "", "%s, refused", why);
-	if (kind == MADE_LINK && !(target = archive_entry_symlink_utf8(e)))
+	if (kind == EL_MADE_LINK && !(target = archive_entry_symlink_utf8(e)))
 		target = archive_entry_symlink(e);
 	if ((rc = check_entry(x, e, path, kind, target, &nd)) != 0)
 		return rc;
-	if (kind == MADE_FILE)
+	if (kind == EL_MADE_FILE)
 		rc = put_file(x, path, e, nd->want);
-	else if (kind == MADE_LINK)
+	else if (kind == EL_MADE_LINK)
 		rc = put_link(x, path, target, entry_mtime(e));
 	else
 		rc = put_dir(x, path, entry_mtime(e));
 	/* the table may have grown under nd while folders were made */
 	if (rc == 0)
-		table_find(&x->seen, path, strlen(path), 0)->made = kind;
+		el_bindex_find(&x->seen, path, strlen(path), 0)->made = kind;
 	return rc;
 }
 
@@ -706,14 +626,14 @@ static int load_manifest(extractor *x, const el_buf *m, const el_buf *lock, cJSO
 	cJSON_ArrayForEach(f, el_jget(doc, "files")) {
 		const char *path = el_jget_str(f, "path");
 		size_t n = path ? strlen(path) : 0;
-		node *nd;
+		el_bnode *nd;
 
 		while (n > 1 && path[n - 1] == '/')
 			n--;
-		if (!n || manifest_type(el_jget_str(f, "type")) == MADE_NONE)
+		if (!n || manifest_type(el_jget_str(f, "type")) == EL_MADE_NONE)
 			return el_error_set(x->ctx, ENVLOCK_EPARSE, "'%s': %s has a record without a path or type",
 					    x->archive, EL_BUNDLE_MANIFEST);
-		nd = table_find(&x->seen, path, n, 1);
+		nd = el_bindex_find(&x->seen, path, n, 1);
 		if (nd->want) {
 			char name[320];
 
@@ -765,14 +685,14 @@ static int check_missing(extractor *x, const cJSON *manifest)
 	cJSON_ArrayForEach(f, el_jget(manifest, "files")) {
 		const char *path = el_jget_str(f, "path");
 		size_t n = strlen(path);
-		node *nd;
+		el_bnode *nd;
 
 		while (n > 1 && path[n - 1] == '/')
 			n--;
-		nd = table_find(&x->seen, path, n, 0);
+		nd = el_bindex_find(&x->seen, path, n, 0);
 		/* a folder tar left out but made for its files is there all the same */
-		if (nd && (nd->made == MADE_NONE || (nd->made == MADE_IMPLICIT_DIR &&
-						      manifest_type(el_jget_str(f, "type")) != MADE_DIR)) &&
+		if (nd && (nd->made == EL_MADE_NONE || (nd->made == EL_MADE_IMPLICIT_DIR &&
+						      manifest_type(el_jget_str(f, "type")) != EL_MADE_DIR)) &&
 		    el_jget_bool(f, "stored", true))
 			return entry_error(x, ENVLOCK_ERROR, nd->path, "in the manifest but missing from the archive");
 	}
@@ -781,29 +701,11 @@ static int check_missing(extractor *x, const cJSON *manifest)
 
 static int open_archive(extractor *x)
 {
-	struct stat st;
+	int rc = el_bstream_open(x->ctx, x->archive, &x->in);
 
-	/* libarchive leaves the descriptor open: it is closed with the rest */
-	x->archive_fd = open(x->archive, O_RDONLY | O_CLOEXEC);
-	if (x->archive_fd < 0)
-		return el_error_set(x->ctx, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "'%s': %s", x->archive,
-				    el_strerror(errno));
-	if (fstat(x->archive_fd, &st) != 0 || S_ISDIR(st.st_mode))
-		return el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", x->archive, "is a directory, not an archive");
-	x->a = archive_read_new();
-	if (!x->a)
-		el_oom();
-	/*
-	 * zstd or plain tar only: no other decompressor sees hostile input.
-	 * ARCHIVE_WARN means a libarchive without libzstd, which would run
-	 * an external "zstd -d": not done.
-	 */
-	if (archive_read_support_filter_zstd(x->a) != ARCHIVE_OK)
-		return el_error_set(x->ctx, ENVLOCK_ERROR, "'%s': this libarchive cannot read zstd by itself", x->archive);
-	archive_read_support_format_tar(x->a);
-	if (archive_read_open_fd(x->a, x->archive_fd, EL_BUNDLE_CHUNK) != ARCHIVE_OK)
-		return archive_fail(x, NULL, NULL);
-	return 0;
+	if (rc == 0)
+		x->a = el_bstream_archive(x->in);
+	return rc;
 }
 
 int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *dir,
@@ -823,7 +725,6 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	memset(&x, 0, sizeof(x));
 	x.ctx = ctx;
 	x.archive = archive;
-	x.archive_fd = -1;
 	x.root_fd = -1;
 	x.parent_fd = -1;
 	x.max_total = opts->max_total_bytes ? opts->max_total_bytes : EL_EXTRACT_MAX_TOTAL;
@@ -839,8 +740,8 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	    (rc = load_manifest(&x, &man, &lock, &manifest)) != 0 ||
 	    (rc = open_target(&x, dir, opts->force)) != 0)
 		goto done;
-	table_find(&x.seen, EL_BUNDLE_LOCK, strlen(EL_BUNDLE_LOCK), 1)->made = MADE_FILE;
-	table_find(&x.seen, EL_BUNDLE_MANIFEST, strlen(EL_BUNDLE_MANIFEST), 1)->made = MADE_FILE;
+	el_bindex_find(&x.seen, EL_BUNDLE_LOCK, strlen(EL_BUNDLE_LOCK), 1)->made = EL_MADE_FILE;
+	el_bindex_find(&x.seen, EL_BUNDLE_MANIFEST, strlen(EL_BUNDLE_MANIFEST), 1)->made = EL_MADE_FILE;
 	if ((rc = put_blob(&x, EL_BUNDLE_LOCK, &lock, lock_time)) != 0 ||
 	    (rc = put_blob(&x, EL_BUNDLE_MANIFEST, &man, man_time)) != 0)
 		goto done;
@@ -872,14 +773,11 @@ done:
 	drop_parent(&x);
 	if (x.root_fd >= 0)
 		close(x.root_fd);
-	if (x.a)
-		archive_read_free(x.a);
-	if (x.archive_fd >= 0)
-		close(x.archive_fd);
+	el_bstream_close(x.in);
 	for (size_t i = 0; i < x.ndirs; i++)
 		free(x.dirs[i].path);
 	free(x.dirs);
-	table_release(&x.seen);
+	el_bindex_release(&x.seen);
 	cJSON_Delete(manifest);
 	el_buf_release(&lock);
 	el_buf_release(&man);

@@ -11,60 +11,43 @@
 #include "util/hash.h"
 #include "util/xalloc.h"
 
-typedef struct {
-	struct archive *a;
-	const char *path;
-} reader;
-
-static int open_reader(envlock_ctx *ctx, reader *r, const char *path)
-{
-	r->path = path;
-	r->a = archive_read_new();
-	if (!r->a)
-		el_oom();
-	archive_read_support_filter_zstd(r->a);
-	archive_read_support_format_tar(r->a);
-	if (archive_read_open_filename(r->a, path, EL_BUNDLE_CHUNK) != ARCHIVE_OK) {
-		int rc = el_error_set(ctx, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "'%s': %s", path,
-				      el_archive_reason(r->a));
-
-		archive_read_free(r->a);
-		r->a = NULL;
-		return rc;
-	}
-	return 0;
-}
-
 /* The next entry, which must be the regular file name, read whole (capped). */
-static int read_meta(envlock_ctx *ctx, reader *r, const char *name, el_buf *out)
+static int read_meta(envlock_ctx *ctx, struct archive *a, const char *archive, const char *name, el_buf *out)
 {
 	struct archive_entry *e;
-	char chunk[65536];
-	la_ssize_t n;
+	const void *p;
+	size_t n;
+	la_int64_t off;
+	int st;
 
-	if (archive_read_next_header(r->a, &e) != ARCHIVE_OK || strcmp(archive_entry_pathname(e), name) != 0 ||
+	if (archive_read_next_header(a, &e) != ARCHIVE_OK || strcmp(archive_entry_pathname(e), name) != 0 ||
 	    archive_entry_filetype(e) != AE_IFREG)
-		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock bundle (no %s where it belongs)", r->path, name);
-	while ((n = archive_read_data(r->a, chunk, sizeof(chunk))) > 0)
-		if (el_buf_put(out, chunk, (size_t)n) != 0)
-			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB", r->path, name);
-	if (n < 0)
-		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", r->path, el_archive_reason(r->a));
+		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock bundle (no %s where it belongs)", archive, name);
+	if (archive_entry_size(e) > (la_int64_t)out->limit)
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB", archive, name);
+	while ((st = archive_read_data_block(a, &p, &n, &off)) == ARCHIVE_OK) {
+		if (off != (la_int64_t)out->len)
+			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': %s is stored as a sparse file", archive, name);
+		if (el_buf_put(out, p, n) != 0)
+			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': %s larger than 64 MiB", archive, name);
+	}
+	if (st != ARCHIVE_EOF)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", archive, el_archive_reason(a));
 	return 0;
 }
 
 /* Open an archive and read its lock and manifest. */
-static int open_bundle(envlock_ctx *ctx, reader *r, const char *path, el_buf *lock, cJSON **manifest)
+static int open_bundle(envlock_ctx *ctx, el_bstream **s, const char *path, el_buf *lock, cJSON **manifest)
 {
 	el_buf m = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 	int rc;
 
 	*manifest = NULL;
-	if ((rc = open_reader(ctx, r, path)) != 0)
+	if ((rc = el_bstream_open(ctx, path, s)) != 0)
 		return rc;
-	if ((rc = read_meta(ctx, r, EL_BUNDLE_LOCK, lock)) == 0 &&
-	    (rc = read_meta(ctx, r, EL_BUNDLE_MANIFEST, &m)) == 0) {
-		*manifest = cJSON_ParseWithLength(m.data, m.len);
+	if ((rc = read_meta(ctx, el_bstream_archive(*s), path, EL_BUNDLE_LOCK, lock)) == 0 &&
+	    (rc = read_meta(ctx, el_bstream_archive(*s), path, EL_BUNDLE_MANIFEST, &m)) == 0) {
+		*manifest = cJSON_ParseWithLength(m.data ? m.data : "", m.len);
 		if (!cJSON_IsObject(*manifest) || el_jget_int(*manifest, "envlock_manifest", 0) != 1 ||
 		    !cJSON_IsArray(el_jget(*manifest, "files"))) {
 			cJSON_Delete(*manifest);
@@ -88,23 +71,130 @@ static void problem(FILE *out, envlock_bundle_report *rep, const char *path, con
 		fprintf(out, "%s: %s\n", path, what);
 }
 
+/* path without its trailing slashes: tar writes folders as "name/", the manifest without */
+static size_t plain_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* Index the manifest's records by path; a path listed twice is a problem. */
+static void index_manifest(const cJSON *manifest, el_bindex *idx, FILE *out, envlock_bundle_report *rep)
+{
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, el_jget(manifest, "files")) {
+		const char *path = el_jget_str(f, "path");
+		el_bnode *nd;
+
+		if (!path || !*path)
+			continue;
+		nd = el_bindex_find(idx, path, plain_len(path), 1);
+		if (nd->want)
+			problem(out, rep, nd->path, "listed twice in the manifest");
+		else
+			nd->want = f;
+	}
+}
+
+/* Hash an entry's data as it comes out of the archive; a sparse entry (never written by envlock) is refused. */
+static int hash_entry(struct archive *a, char hex[EL_SHA256_HEX], long long *size, int *sparse)
+{
+	el_sha256 *h = el_sha256_begin();
+	const void *p;
+	size_t n;
+	la_int64_t off;
+	int st;
+
+	*size = 0;
+	*sparse = 0;
+	while ((st = archive_read_data_block(a, &p, &n, &off)) == ARCHIVE_OK) {
+		if (off != *size) {
+			*sparse = 1;
+			continue;
+		}
+		el_sha256_update(h, p, n);
+		*size += (long long)n;
+	}
+	el_sha256_end(h, hex);
+	return st == ARCHIVE_EOF ? 0 : -1;
+}
+
+/* One entry after the head: compare it with its manifest record. Returns -1 when the archive cannot be read on. */
+static int verify_entry(envlock_ctx *ctx, struct archive *a, struct archive_entry *e, const char *archive,
+			el_bindex *idx, FILE *out, envlock_bundle_report *rep)
+{
+	const char *raw = archive_entry_pathname(e), *type;
+	char path[4096];
+	el_bnode *nd;
+	const cJSON *want;
+	mode_t ft = archive_entry_filetype(e);
+
+	snprintf(path, sizeof(path), "%.*s", raw ? (int)plain_len(raw) : 0, raw ? raw : "");
+	rep->entries++;
+	nd = el_bindex_find(idx, path, strlen(path), 0);
+	if (!nd || !nd->want) {
+		problem(out, rep, path, "in the archive but not in the manifest");
+		return 0;
+	}
+	if (nd->made) {
+		problem(out, rep, path, "appears twice");
+		return 0;
+	}
+	nd->made = ft == AE_IFDIR ? EL_MADE_DIR : ft == AE_IFLNK ? EL_MADE_LINK : EL_MADE_FILE;
+	want = nd->want;
+	type = el_jget_str(want, "type");
+	if (ft == AE_IFREG && type && strcmp(type, "file") == 0 && !archive_entry_hardlink(e)) {
+		char hex[EL_SHA256_HEX];
+		long long size;
+		int sparse;
+
+		if (hash_entry(a, hex, &size, &sparse) != 0) {
+			el_error_set(ctx, ENVLOCK_EIO, "'%s': entry '%s': %s", archive, path, el_archive_reason(a));
+			return -1;
+		}
+		if (!el_jget_bool(want, "stored", true))
+			problem(out, rep, path, "stored, but the manifest says it was left out");
+		else if (sparse)
+			problem(out, rep, path, "stored as a sparse file, which envlock never writes");
+		else if (size != el_jget_int(want, "size", -1) || !el_jget_str(want, "sha256") ||
+			 strcmp(hex, el_jget_str(want, "sha256")) != 0)
+			problem(out, rep, path, "content does not match its sha256 in the manifest");
+	} else if (ft == AE_IFLNK && type && strcmp(type, "symlink") == 0) {
+		const char *t = archive_entry_symlink(e), *wt = el_jget_str(want, "target");
+
+		if (!t || !wt || strcmp(t, wt) != 0)
+			problem(out, rep, path, "symlink target does not match the manifest");
+	} else if (!(ft == AE_IFDIR && type && strcmp(type, "dir") == 0)) {
+		problem(out, rep, path, "entry type does not match the manifest");
+	}
+	return 0;
+}
+
 int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envlock_bundle_report *rep)
 {
 	el_buf lockbuf = EL_BUF_INIT(EL_BUNDLE_MAX_META);
-	cJSON *manifest = NULL, *f, *seen;
+	cJSON *manifest = NULL;
+	const cJSON *f;
 	struct archive_entry *e;
-	reader r = { NULL, archive };
-	char *buf = NULL;
+	el_bstream *s = NULL;
+	el_bindex idx;
+	struct archive *a;
 	int rc, st;
 
 	memset(rep, 0, sizeof(*rep));
-	if ((rc = open_bundle(ctx, &r, archive, &lockbuf, &manifest)) != 0)
+	memset(&idx, 0, sizeof(idx));
+	if ((rc = open_bundle(ctx, &s, archive, &lockbuf, &manifest)) != 0)
 		goto done;
+	a = el_bstream_archive(s);
 	/* the lock in the bundle is the one the manifest names */
 	{
 		envlock_lock lock = { 0 };
 
-		lock.doc = cJSON_ParseWithLength(lockbuf.data, lockbuf.len);
+		lock.doc = cJSON_ParseWithLength(lockbuf.data ? lockbuf.data : "", lockbuf.len);
 		if (!cJSON_IsObject(lock.doc)) {
 			problem(out, rep, EL_BUNDLE_LOCK, "not valid JSON");
 		} else {
@@ -114,85 +204,28 @@ int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envl
 		}
 		cJSON_Delete(lock.doc);
 	}
-	seen = cJSON_CreateObject();
-	if (!seen)
-		el_oom();
-	buf = el_xmalloc(EL_BUNDLE_CHUNK);
-	while ((st = archive_read_next_header(r.a, &e)) == ARCHIVE_OK) {
-		char path[4096];
-		const cJSON *want = NULL;
-		const char *type;
-		size_t pl;
-
-		/* tar writes folders as "name/"; the manifest names them without the slash */
-		snprintf(path, sizeof(path), "%s", archive_entry_pathname(e) ? archive_entry_pathname(e) : "");
-		pl = strlen(path);
-		while (pl > 1 && path[pl - 1] == '/')
-			path[--pl] = '\0';
-		rep->entries++;
-		cJSON_ArrayForEach(f, el_jget(manifest, "files"))
-			if (el_jget_str(f, "path") && strcmp(el_jget_str(f, "path"), path) == 0) {
-				want = f;
-				break;
-			}
-		if (!want) {
-			problem(out, rep, path, "in the archive but not in the manifest");
-			continue;
+	index_manifest(manifest, &idx, out, rep);
+	while ((st = archive_read_next_header(a, &e)) == ARCHIVE_OK)
+		if (verify_entry(ctx, a, e, archive, &idx, out, rep) != 0) {
+			rc = ENVLOCK_EIO;
+			goto done;
 		}
-		if (el_jget(seen, path)) {
-			problem(out, rep, path, "appears twice");
-			continue;
-		}
-		cJSON_AddItemToObject(seen, path, cJSON_CreateTrue());
-		type = el_jget_str(want, "type");
-		if (archive_entry_filetype(e) == AE_IFREG && type && strcmp(type, "file") == 0) {
-			el_sha256 *h = el_sha256_begin();
-			char hex[EL_SHA256_HEX];
-			la_ssize_t n;
-			long long size = 0;
-
-			while ((n = archive_read_data(r.a, buf, EL_BUNDLE_CHUNK)) > 0) {
-				el_sha256_update(h, buf, (size_t)n);
-				size += n;
-			}
-			el_sha256_end(h, hex);
-			if (n < 0) {
-				rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': entry '%s': %s", archive, path, el_archive_reason(r.a));
-				goto done_seen;
-			}
-			if (!el_jget_bool(want, "stored", true))
-				problem(out, rep, path, "stored, but the manifest says it was left out");
-			else if (size != el_jget_int(want, "size", -1) || !el_jget_str(want, "sha256") ||
-				 strcmp(hex, el_jget_str(want, "sha256")) != 0)
-				problem(out, rep, path, "content does not match its sha256 in the manifest");
-		} else if (archive_entry_filetype(e) == AE_IFLNK && type && strcmp(type, "symlink") == 0) {
-			const char *t = archive_entry_symlink(e), *wt = el_jget_str(want, "target");
-
-			if (!t || !wt || strcmp(t, wt) != 0)
-				problem(out, rep, path, "symlink target does not match the manifest");
-		} else if (!(archive_entry_filetype(e) == AE_IFDIR && type && strcmp(type, "dir") == 0)) {
-			problem(out, rep, path, "entry type does not match the manifest");
-		}
-	}
 	if (st != ARCHIVE_EOF) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", archive,
-				  el_archive_reason(r.a));
-		goto done_seen;
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", archive, el_archive_reason(a));
+		goto done;
 	}
 	cJSON_ArrayForEach(f, el_jget(manifest, "files")) {
 		const char *path = el_jget_str(f, "path");
+		const el_bnode *nd = path && *path ? el_bindex_find(&idx, path, plain_len(path), 0) : NULL;
 
-		if (path && !el_jget(seen, path) && el_jget_bool(f, "stored", true))
-			problem(out, rep, path, "in the manifest but missing from the archive");
+		if (nd && nd->want == f && !nd->made && el_jget_bool(f, "stored", true))
+			problem(out, rep, nd->path, "in the manifest but missing from the archive");
 	}
-done_seen:
-	cJSON_Delete(seen);
 done:
-	free(buf);
+	el_bindex_release(&idx);
+	el_bstream_close(s);
 	cJSON_Delete(manifest);
 	el_buf_release(&lockbuf);
-	if (r.a)
-		archive_read_free(r.a);
 	return rc;
 }
 
@@ -200,10 +233,10 @@ int envlock_bundle_list(envlock_ctx *ctx, const char *archive, FILE *out, int js
 {
 	el_buf lockbuf = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 	cJSON *manifest = NULL, *f;
-	reader r = { NULL, archive };
+	el_bstream *s = NULL;
 	int rc;
 
-	if ((rc = open_bundle(ctx, &r, archive, &lockbuf, &manifest)) == 0) {
+	if ((rc = open_bundle(ctx, &s, archive, &lockbuf, &manifest)) == 0) {
 		if (json) {
 			el_buf b = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 
@@ -226,9 +259,8 @@ int envlock_bundle_list(envlock_ctx *ctx, const char *archive, FILE *out, int js
 			}
 		}
 	}
+	el_bstream_close(s);
 	cJSON_Delete(manifest);
 	el_buf_release(&lockbuf);
-	if (r.a)
-		archive_read_free(r.a);
 	return rc;
 }

@@ -2,13 +2,25 @@
  * envlock bundle: a deterministic pax tar + zstd of a work_dir, with the
  * lockfile and a manifest of every file's SHA-256 in front.
  *
- * The manifest comes before the files, so their digests are needed before
- * their data is written: a first pass takes them from the digest cache
- * (free for checkpoints the lock's own save just hashed, and for every
- * file on a second bundle) or hashes them, one thread per core; the second
- * pass streams each file into the archive through a fixed buffer. A file
- * whose size, modification or change time moved in between fails the
- * bundle instead of being archived inconsistent with its digest.
+ * Each file is read once: a reader thread reads it through a few fixed
+ * buffers and hashes each one, while this thread frames the same buffers
+ * as tar (libarchive) and compresses them (libzstd). The manifest, which
+ * comes before the files in the archive, is only known after they have
+ * all been read, so the file is laid out as three runs of zstd frames
+ * (frames concatenate; RFC 8878, section 3.1):
+ *
+ *   A  the lockfile's entry, compressed: known before any file is read
+ *   B  MANIFEST.json's entry in one frame of raw (stored) blocks, whose
+ *      size follows from the manifest's length alone: every digest is 64
+ *      hex digits, so the length is known before the digests are
+ *   C  the work_dir's entries and the end of the tar archive, compressed
+ *
+ * C is written straight after the room left for B, and B is written into
+ * that room at the end: the big part is written once and never copied.
+ * Only when the manifest would outweigh the files (many small files) is
+ * C written aside and copied behind a compressed B (spill_body()).
+ * A file whose size, modification or change time moves while it is read
+ * fails the bundle instead of being archived inconsistent with its digest.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -17,11 +29,13 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "bundle.h"
 #include "envlock/check.h"
@@ -29,13 +43,15 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
-#include "util/pool.h"
 #include "util/progress.h"
 #include "util/root.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
 #define EL_BUNDLE_MAX_ENTRIES 1000000
+#define EL_FEED_SLOTS 4               /* buffers between the reader and the compressor */
+#define EL_ZOUT_SIZE (1u << 20)       /* compressed bytes gathered per write */
+#define EL_RAW_BLOCK (128u << 10)     /* largest raw zstd block with a 128 KiB window */
 
 typedef enum { ENT_FILE, ENT_DIR, ENT_LINK } ent_type;
 
@@ -48,8 +64,9 @@ typedef struct {
 	char *target;         /* symlink target */
 	int stored;           /* data goes into the archive */
 	char hex[EL_SHA256_HEX];
-	int rc, err_no;       /* of the first-pass digest */
-	struct timespec mtim, ctim; /* the file's identity when its digest was taken */
+	dev_t dev;            /* the file as the walk found it: it must still be so when read */
+	ino_t ino;
+	struct timespec mtim, ctim;
 } ent;
 
 typedef struct {
@@ -59,7 +76,6 @@ typedef struct {
 	ent *v;
 	size_t n, cap;
 	int failed;
-	el_hashcache *hashes;
 } walk;
 
 static void warn(const walk *w, const char *fmt, const char *a, const char *b)
@@ -197,6 +213,12 @@ static void collect(walk *w, const char *rel)
 			e.mode = st.st_mode & 0111 ? 0755 : 0644;
 			e.mtime = st.st_mtime;
 			e.stored = !(w->opts->checkpoints_hash_only && el_is_checkpoint_name(names[i]));
+			e.dev = st.st_dev;
+			e.ino = st.st_ino;
+			e.mtim = st.st_mtim;
+			e.ctim = st.st_ctim;
+			/* a stand-in of the digest's length: the manifest's size is known before the digests */
+			memset(e.hex, '0', EL_SHA256_HEX - 1);
 			push(w, &e);
 			r = NULL;
 		} else {
@@ -209,32 +231,6 @@ static void collect(walk *w, const char *rel)
 		free(names[i]);
 	free(names);
 	free(dir);
-}
-
-typedef struct {
-	walk *w;
-	size_t *files;   /* indexes of regular files */
-} digest_job;
-
-static void digest_one(size_t i, void *data)
-{
-	digest_job *job = data;
-	ent *e = &job->w->v[job->files[i]];
-	char *full = el_path_join(job->w->top, e->rel);
-	uint64_t size = 0;
-
-	e->rc = el_hashcache_file(job->w->hashes, full, e->hex, &size, &e->err_no);
-	if (e->rc == 0) {
-		struct stat st;
-
-		/* the digest is of the file as it is now; the second pass must find it so */
-		e->size = size;
-		if (stat(full, &st) == 0) {
-			e->mtim = st.st_mtim;
-			e->ctim = st.st_ctim;
-		}
-	}
-	free(full);
 }
 
 /* The lock to bundle, as the text of its canonical file. */
@@ -288,10 +284,12 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 	return rc;
 }
 
-static char *manifest_text(const walk *w, const char *name, const char *lock_id)
+/* MANIFEST.json's text (malloc'd into *out); ENVLOCK_ELIMIT past 64 MiB. */
+static int manifest_text(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, char **out)
 {
 	cJSON *m = el_jnew_obj(), *files;
 	el_buf b = EL_BUF_INIT(EL_BUNDLE_MAX_META);
+	int rc = 0;
 
 	el_jset_int(m, "envlock_manifest", 1);
 	el_jset_str(m, "tool", "envlock");
@@ -316,10 +314,14 @@ static char *manifest_text(const walk *w, const char *name, const char *lock_id)
 			el_jset_str(f, "target", e->target);
 		}
 	}
+	*out = NULL;
 	if (el_json_write(m, &b, 2) != 0)
-		el_oom();
+		rc = el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': the manifest of %zu entries is larger than 64 MiB", w->top, w->n);
+	else
+		*out = el_buf_detach(&b);
+	el_buf_release(&b);
 	cJSON_Delete(m);
-	return el_buf_detach(&b);
+	return rc;
 }
 
 /* One archive entry with envlock's fixed metadata: root-owned, no names, no atime/ctime. */
@@ -339,144 +341,638 @@ static struct archive_entry *new_entry(const char *path, mode_t type, mode_t per
 	return e;
 }
 
-static int put_blob(envlock_ctx *ctx, struct archive *a, const char *name, const char *data, size_t len, time_t t)
+/*
+ * A libarchive tar writer that hands its bytes to fn as they come, with
+ * no blocking (bytes_per_block 0): headers and data go straight through,
+ * and the archive is only as long as its entries and its end.
+ */
+static struct archive *tar_writer(void *data, archive_write_callback *fn)
 {
+	struct archive *a = archive_write_new();
+
+	if (!a)
+		el_oom();
+	archive_write_set_format_pax_restricted(a);
+	archive_write_set_bytes_per_block(a, 0);
+	if (archive_write_open2(a, data, NULL, fn, NULL, NULL) != ARCHIVE_OK)
+		el_oom();
+	return a;
+}
+
+typedef struct {
+	el_buf *out;
+	int closing;          /* the archive's end is not wanted */
+} blob_sink;
+
+static la_ssize_t blob_write(struct archive *a, void *data, const void *buf, size_t n)
+{
+	blob_sink *s = data;
+
+	(void)a;
+	if (!s->closing && el_buf_put(s->out, buf, n) != 0)
+		return -1;
+	return (la_ssize_t)n;
+}
+
+/* One regular file's tar entry (header, data, padding) without the archive's end, into out. */
+static int tar_blob(envlock_ctx *ctx, const char *name, const char *data, size_t len, time_t t, el_buf *out)
+{
+	blob_sink sink = { out, 0 };
+	struct archive *a = tar_writer(&sink, blob_write);
 	struct archive_entry *e = new_entry(name, AE_IFREG, 0644, t, (int64_t)len);
 	int rc = 0;
 
-	if (archive_write_header(a, e) != ARCHIVE_OK || archive_write_data(a, data, len) != (la_ssize_t)len)
+	if (archive_write_header(a, e) != ARCHIVE_OK || archive_write_data(a, data, len) != (la_ssize_t)len ||
+	    archive_write_finish_entry(a) != ARCHIVE_OK)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "writing %s: %s", name, el_archive_reason(a));
+	sink.closing = 1;
 	archive_entry_free(e);
+	archive_write_free(a);
 	return rc;
+}
+
+/*
+ * A zstd frame of raw blocks holding n bytes (RFC 8878, 3.1.1): no
+ * content size, a 128 KiB window (Window_Descriptor 0x38: exponent 7,
+ * 2^(10+7) bytes), blocks of at most 128 KiB, no checksum. Its size is
+ * known from n alone. Writes it into dst (NULL: only the size).
+ */
+static size_t raw_frame(const char *src, size_t n, char *dst)
+{
+	size_t blocks = n ? (n + EL_RAW_BLOCK - 1) / EL_RAW_BLOCK : 1, at = 6;
+
+	if (!dst)
+		return 6 + 3 * blocks + n;
+	memcpy(dst, "\x28\xb5\x2f\xfd\x00\x38", 6);
+	for (size_t b = 0, done = 0; b < blocks; b++) {
+		size_t len = n - done < EL_RAW_BLOCK ? n - done : EL_RAW_BLOCK;
+		/* Last_Block (bit 0), Block_Type 0 raw (bits 1-2), Block_Size (bits 3-23), little-endian */
+		uint32_t h = (uint32_t)(b + 1 == blocks) | (uint32_t)len << 3;
+
+		dst[at++] = (char)(h & 0xff);
+		dst[at++] = (char)(h >> 8 & 0xff);
+		dst[at++] = (char)(h >> 16 & 0xff);
+		memcpy(dst + at, src + done, len);
+		at += len;
+		done += len;
+	}
+	return at;
+}
+
+/* pwrite all of p at off; 0 or -1 with errno. */
+static int pwrite_all(int fd, const char *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+/* The compressor of run C: zstd streaming into a fixed buffer, written out as it fills. */
+typedef struct {
+	ZSTD_CCtx *cc;
+	int fd;
+	off_t at;             /* where the next write goes */
+	char *buf;
+	size_t len;
+	int err_no;           /* of a failed write */
+	const char *zerr;     /* of a failed compression */
+} zout;
+
+static int zout_flush(zout *z)
+{
+	if (z->len && pwrite_all(z->fd, z->buf, z->len, z->at) != 0) {
+		z->err_no = errno;
+		return -1;
+	}
+	z->at += (off_t)z->len;
+	z->len = 0;
+	return 0;
+}
+
+/* Compress n bytes (ZSTD_e_end: and end the frame, writing everything out). */
+static int zout_put(zout *z, const void *p, size_t n, ZSTD_EndDirective end)
+{
+	ZSTD_inBuffer in = { p, n, 0 };
+
+	for (;;) {
+		ZSTD_outBuffer out = { z->buf, EL_ZOUT_SIZE, z->len };
+		size_t left = ZSTD_compressStream2(z->cc, &out, &in, end);
+
+		z->len = out.pos;
+		if (ZSTD_isError(left)) {
+			z->zerr = ZSTD_getErrorName(left);
+			return -1;
+		}
+		if (z->len == EL_ZOUT_SIZE && zout_flush(z) != 0)
+			return -1;
+		if (end == ZSTD_e_end ? left == 0 : in.pos == in.size)
+			break;
+	}
+	return end == ZSTD_e_end ? zout_flush(z) : 0;
+}
+
+static const char *zout_reason(const zout *z)
+{
+	return z->zerr ? z->zerr : el_strerror(z->err_no);
+}
+
+static la_ssize_t body_write(struct archive *a, void *data, const void *buf, size_t n)
+{
+	zout *z = data;
+
+	if (zout_put(z, buf, n, ZSTD_e_continue) != 0) {
+		archive_set_error(a, z->zerr ? -1 : z->err_no, "%s", zout_reason(z));
+		return -1;
+	}
+	return (la_ssize_t)n;
+}
+
+/*
+ * The reader thread and its hand-over to the compressor: a ring of
+ * fixed buffers, each holding the next piece of the next stored file in
+ * archive order. The reader hashes a buffer before handing it over; the
+ * compressor gives it back once libarchive and zstd have taken it.
+ */
+typedef struct {
+	char *data;
+	size_t len;
+	int last;             /* the file's last piece */
+} feed_slot;
+
+typedef struct {
+	walk *w;                      /* the reader fills in each file's hex */
+	el_hashcache *hashes;         /* for the files left out (--checkpoints hash) */
+	feed_slot slot[EL_FEED_SLOTS];
+	unsigned filled, taken;       /* pieces handed over and given back, counting up */
+	int stop;                     /* the compressor gave up: read no further */
+	int failed;                   /* the reader stopped: why in err, code in rc */
+	int rc;
+	char err[PATH_MAX + 200];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} feeder;
+
+static void feed_fail(feeder *f, int rc, const char *path, const char *why)
+{
+	pthread_mutex_lock(&f->mu);
+	f->failed = 1;
+	f->rc = rc;
+	snprintf(f->err, sizeof(f->err), "'%s': %s", path, why);
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* The next free buffer for the reader, or NULL when the compressor gave up. */
+static feed_slot *feed_free_slot(feeder *f)
+{
+	feed_slot *s = NULL;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->stop && f->filled - f->taken >= EL_FEED_SLOTS)
+		pthread_cond_wait(&f->cv, &f->mu);
+	if (!f->stop)
+		s = &f->slot[f->filled % EL_FEED_SLOTS];
+	pthread_mutex_unlock(&f->mu);
+	return s;
+}
+
+static void feed_publish(feeder *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->filled++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* The next piece for the compressor, or NULL when the reader failed. */
+static const feed_slot *feed_next(feeder *f)
+{
+	const feed_slot *s = NULL;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->failed && f->filled == f->taken)
+		pthread_cond_wait(&f->cv, &f->mu);
+	if (!f->failed)
+		s = &f->slot[f->taken % EL_FEED_SLOTS];
+	pthread_mutex_unlock(&f->mu);
+	return s;
+}
+
+static void feed_give_back(feeder *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->taken++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
 }
 
 static bool same_file(const struct stat *st, const ent *x)
 {
-	return (uint64_t)st->st_size == x->size &&
+	return S_ISREG(st->st_mode) && st->st_dev == x->dev && st->st_ino == x->ino &&
+	       (uint64_t)st->st_size == x->size &&
 	       st->st_mtim.tv_sec == x->mtim.tv_sec && st->st_mtim.tv_nsec == x->mtim.tv_nsec &&
 	       st->st_ctim.tv_sec == x->ctim.tv_sec && st->st_ctim.tv_nsec == x->ctim.tv_nsec;
 }
 
 /*
- * Stream one file into the archive through the fixed buffer. Its digest
- * came from the first pass; the file must still be the one that digest
- * is of — same size, modification and change times before and after the
- * read (what the digest cache trusts too) — or the bundle fails.
+ * Read one stored file into the ring, hashing each piece. The file must
+ * be the one the walk found — same inode, size, modification and change
+ * times — when it is opened and after its last byte is read, or the
+ * bundle fails: its digest and its data in the archive are of the same
+ * bytes, and those bytes are the file as it was when the walk saw it.
  */
-static int put_file(envlock_ctx *ctx, struct archive *a, const walk *w, const ent *x, const char *path,
-		    time_t t, el_progress *bar, char *buf)
+static int feed_file(feeder *f, ent *x, const char *full)
 {
-	char *full = el_path_join(w->top, x->rel);
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc = 0;
-	struct archive_entry *e;
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	el_sha256 *h;
 	uint64_t done = 0;
 	struct stat st;
 
-	if (fd < 0 || fstat(fd, &st) != 0 || !same_file(&st, x)) {
-		rc = el_error_set(ctx, ENVLOCK_ERROR, "'%s': %s", full,
-				  fd < 0 ? el_strerror(errno) : "changed while being bundled");
-		if (fd >= 0)
-			close(fd);
-		free(full);
-		return rc;
+	if (fd < 0) {
+		feed_fail(f, errno == ENOENT ? ENVLOCK_ERROR : ENVLOCK_EIO, full,
+			  errno == ENOENT || errno == ELOOP ? "changed while being bundled" : el_strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !same_file(&st, x)) {
+		feed_fail(f, ENVLOCK_ERROR, full, "changed while being bundled");
+		close(fd);
+		return -1;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	e = new_entry(path, AE_IFREG, x->mode, t, (int64_t)x->size);
-	if (archive_write_header(a, e) != ARCHIVE_OK)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
-	archive_entry_free(e);
-	while (rc == 0 && done < x->size) {
-		ssize_t n = read(fd, buf, EL_BUNDLE_CHUNK);
+	h = el_sha256_begin();
+	for (;;) {
+		feed_slot *s = feed_free_slot(f);
+		size_t want = x->size - done < EL_BUNDLE_CHUNK ? (size_t)(x->size - done) : EL_BUNDLE_CHUNK;
+		ssize_t n = 0;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (uint64_t)n > x->size - done) {
-			rc = el_error_set(ctx, ENVLOCK_ERROR, "'%s': changed while being bundled", full);
+		if (!s)
+			break;
+		while (want && (n = read(fd, s->data, want)) < 0 && errno == EINTR)
+			;
+		if (n < 0 || (want && n == 0)) {
+			feed_fail(f, n < 0 ? ENVLOCK_EIO : ENVLOCK_ERROR, full,
+				  n < 0 ? el_strerror(errno) : "changed while being bundled");
 			break;
 		}
-		if (archive_write_data(a, buf, (size_t)n) != n)
-			rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
+		el_sha256_update(h, s->data, (size_t)n);
 		done += (uint64_t)n;
-		el_progress_add((uint64_t)n, bar);
+		s->len = (size_t)n;
+		s->last = done == x->size;
+		if (s->last) {
+			/* the last piece goes out only once the file is known to be unchanged */
+			if (fstat(fd, &st) != 0 || !same_file(&st, x)) {
+				feed_fail(f, ENVLOCK_ERROR, full, "changed while being bundled");
+				break;
+			}
+			el_sha256_end(h, x->hex);
+			h = NULL;
+			feed_publish(f);
+			close(fd);
+			return 0;
+		}
+		feed_publish(f);
 	}
-	if (rc == 0 && (fstat(fd, &st) != 0 || !same_file(&st, x)))
-		rc = el_error_set(ctx, ENVLOCK_ERROR, "'%s': changed while being bundled", full);
+	el_sha256_abort(h);
 	close(fd);
-	free(full);
+	return -1;
+}
+
+/* A file left out of the archive: only its digest, from the digest cache when it is current. */
+static int feed_digest_only(feeder *f, ent *x, const char *full)
+{
+	uint64_t size = 0;
+	int err_no = 0, rc = el_hashcache_file(f->hashes, full, x->hex, &size, &err_no);
+
+	if (rc == 0 && size != x->size)
+		rc = ENVLOCK_ERROR;
+	if (rc != 0)
+		feed_fail(f, rc, full, rc == ENVLOCK_ERROR ? "changed while being bundled" : el_root_reason(rc, err_no));
 	return rc;
 }
 
-static int write_archive(envlock_ctx *ctx, const walk *w, const char *tmp, const char *name,
-			 const el_buf *lock, const char *manifest)
+static void *feed_run(void *data)
 {
-	struct archive *a = archive_write_new();
-	char opt[32], *buf = el_xmalloc(EL_BUNDLE_CHUNK);
-	const char *sde = getenv("SOURCE_DATE_EPOCH");
-	time_t clamp = 0;
-	uint64_t total = 0;
-	el_progress *bar;
+	feeder *f = data;
+	walk *w = f->w;
+
+	for (size_t i = 0; i < w->n; i++) {
+		ent *x = &w->v[i];
+		char *full;
+		int rc;
+
+		if (x->type != ENT_FILE)
+			continue;
+		pthread_mutex_lock(&f->mu);
+		rc = f->stop;
+		pthread_mutex_unlock(&f->mu);
+		if (rc)
+			break;
+		full = el_path_join(w->top, x->rel);
+		rc = x->stored ? feed_file(f, x, full) : feed_digest_only(f, x, full);
+		free(full);
+		if (rc != 0)
+			break;
+	}
+	return NULL;
+}
+
+/* The reader failed or the compressor gave up: tell the other side. */
+static void feed_stop(feeder *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->stop = 1;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Set the bundle's error from the reader's, once it has stopped. */
+static int feed_error(envlock_ctx *ctx, const feeder *f)
+{
+	return el_error_set(ctx, f->rc, "%s", f->err);
+}
+
+/* Run C: every work_dir entry in order, then the end of the tar archive, as one zstd frame. */
+static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const char *name, time_t clamp,
+		      el_progress *bar)
+{
+	struct archive *a = tar_writer(z, body_write);
 	int rc = 0;
 
-	/* mtimes: SOURCE_DATE_EPOCH caps them; otherwise the newest entry's time stands for the bundle */
-	for (size_t i = 0; i < w->n; i++)
-		if (w->v[i].mtime > clamp)
-			clamp = w->v[i].mtime;
-	if (sde && *sde)
-		clamp = (time_t)strtoll(sde, NULL, 10);
-	for (size_t i = 0; i < w->n; i++)
-		if (w->v[i].type == ENT_FILE && w->v[i].stored)
-			total += w->v[i].size;
-	if (!a)
-		el_oom();
-	archive_write_set_format_pax_restricted(a);
-	archive_write_add_filter_zstd(a);
-	snprintf(opt, sizeof(opt), "%d", w->opts->level > 0 ? w->opts->level : 3);
-	archive_write_set_filter_option(a, "zstd", "compression-level", opt);
-	/*
-	 * One thread by default: on the 2-vCPU machines this was measured on,
-	 * zstd's worker threads made the bundle slower (and bigger in memory)
-	 * than compressing on the calling thread (bench/RESULTS.md).
-	 */
-	if (w->opts->threads > 1) {
-		snprintf(opt, sizeof(opt), "%d", w->opts->threads);
-		archive_write_set_filter_option(a, "zstd", "threads", opt);
-	}
-	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, el_archive_reason(a));
-		goto done;
-	}
-	bar = el_progress_start("bundling", total, w->opts->progress);
-	if ((rc = put_blob(ctx, a, EL_BUNDLE_LOCK, lock->data, lock->len, clamp)) == 0)
-		rc = put_blob(ctx, a, EL_BUNDLE_MANIFEST, manifest, strlen(manifest), clamp);
 	for (size_t i = 0; rc == 0 && i < w->n; i++) {
 		const ent *x = &w->v[i];
 		char *path = el_xasprintf("%s/%s", name, x->rel);
 		time_t t = x->mtime < clamp ? x->mtime : clamp;
+		struct archive_entry *e = NULL;
 
 		if (x->type == ENT_DIR) {
-			struct archive_entry *e = new_entry(path, AE_IFDIR, 0755, t, 0);
-
-			if (archive_write_header(a, e) != ARCHIVE_OK)
-				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
-			archive_entry_free(e);
+			e = new_entry(path, AE_IFDIR, 0755, t, 0);
 		} else if (x->type == ENT_LINK) {
-			struct archive_entry *e = new_entry(path, AE_IFLNK, 0777, t, 0);
-
+			e = new_entry(path, AE_IFLNK, 0777, t, 0);
 			archive_entry_set_symlink(e, x->target);
-			if (archive_write_header(a, e) != ARCHIVE_OK)
-				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
-			archive_entry_free(e);
 		} else if (x->stored) {
-			rc = put_file(ctx, a, w, x, path, t, bar, buf);
+			e = new_entry(path, AE_IFREG, x->mode, t, (int64_t)x->size);
+		}
+		if (e && archive_write_header(a, e) != ARCHIVE_OK)
+			rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
+		archive_entry_free(e);
+		while (rc == 0 && x->type == ENT_FILE && x->stored) {
+			const feed_slot *s = feed_next(f);
+			int last;
+
+			if (!s) {
+				rc = ENVLOCK_ERROR; /* the reader's error, set by the caller */
+				break;
+			}
+			if (s->len && archive_write_data(a, s->data, s->len) != (la_ssize_t)s->len)
+				rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
+			el_progress_add(s->len, bar);
+			last = s->last;
+			feed_give_back(f);
+			if (last)
+				break;
 		}
 		free(path);
 	}
-	el_progress_finish(bar);
-	if (archive_write_close(a) != ARCHIVE_OK && rc == 0)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, el_archive_reason(a));
-done:
+	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_archive_reason(a));
 	archive_write_free(a);
-	free(buf);
+	if (rc == 0 && zout_put(z, NULL, 0, ZSTD_e_end) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", zout_reason(z));
+	return rc;
+}
+
+/* A tar entry as one compressed frame written at at; its length into *len. */
+static int write_compressed(envlock_ctx *ctx, int fd, off_t at, const el_buf *tar, int level, const char *name,
+			    size_t *len)
+{
+	size_t cap = ZSTD_compressBound(tar->len), n;
+	char *frame = el_xmalloc(cap);
+	int rc = 0;
+
+	n = ZSTD_compress(frame, cap, tar->data, tar->len, level);
+	if (ZSTD_isError(n))
+		rc = el_error_set(ctx, ENVLOCK_EIO, "compressing %s: %s", name, ZSTD_getErrorName(n));
+	else if (pwrite_all(fd, frame, n, at) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_strerror(errno));
+	*len = ZSTD_isError(n) ? 0 : n;
+	free(frame);
+	return rc;
+}
+
+/* Run A: the lockfile's entry as one compressed frame at the start of fd. */
+static int write_lock_frame(envlock_ctx *ctx, int fd, const el_buf *lock, time_t clamp, int level, off_t *end)
+{
+	el_buf tar = EL_BUF_INIT(EL_BUNDLE_MAX_META + (1u << 20));
+	size_t n = 0;
+	int rc = tar_blob(ctx, EL_BUNDLE_LOCK, lock->data, lock->len, clamp, &tar);
+
+	if (rc == 0)
+		rc = write_compressed(ctx, fd, 0, &tar, level, EL_BUNDLE_LOCK, &n);
+	*end = (off_t)n;
+	el_buf_release(&tar);
+	return rc;
+}
+
+/* MANIFEST.json's tar entry, from the digests the walk holds (stand-ins until the files are read). */
+static int manifest_tar(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, time_t clamp,
+			el_buf *tar)
+{
+	char *manifest = NULL;
+	int rc = manifest_text(ctx, w, name, lock_id, &manifest);
+
+	el_buf_reset(tar);
+	if (rc == 0)
+		rc = tar_blob(ctx, EL_BUNDLE_MANIFEST, manifest, strlen(manifest), clamp, tar);
+	free(manifest);
+	return rc;
+}
+
+/* Run B as raw blocks into the room left for it at at, which it must fill exactly. */
+static int write_manifest_raw(envlock_ctx *ctx, int fd, off_t at, const el_buf *tar, size_t room)
+{
+	size_t n = raw_frame(NULL, tar->len, NULL);
+	char *frame;
+	int rc = 0;
+
+	/* the digests are 64 hex digits like their stand-ins: the same length */
+	if (n != room)
+		return el_error_set(ctx, ENVLOCK_ERROR, "the manifest changed length (%zu, not %zu bytes)", n, room);
+	frame = el_xmalloc(n);
+	raw_frame(tar->data, tar->len, frame);
+	if (pwrite_all(fd, frame, n, at) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", el_strerror(errno));
+	free(frame);
+	return rc;
+}
+
+/* Copy n bytes from the start of src to dst at off, through buf (EL_BUNDLE_CHUNK bytes). */
+static int copy_body(envlock_ctx *ctx, int src, int dst, off_t off, uint64_t n, char *buf)
+{
+	for (off_t in = 0; n;) {
+		size_t want = n < EL_BUNDLE_CHUNK ? (size_t)n : EL_BUNDLE_CHUNK;
+		ssize_t got = pread(src, buf, want, in);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || pwrite_all(dst, buf, (size_t)got, off) != 0)
+			return el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s",
+					    got == 0 ? "its temporary body was cut short" : el_strerror(errno));
+		in += got;
+		off += got;
+		n -= (uint64_t)got;
+	}
+	return 0;
+}
+
+static int zout_open(envlock_ctx *ctx, zout *z, int fd, off_t at, const envlock_bundle_opts *opts)
+{
+	size_t r;
+
+	memset(z, 0, sizeof(*z));
+	z->fd = fd;
+	z->at = at;
+	z->cc = ZSTD_createCCtx();
+	if (!z->cc)
+		el_oom();
+	z->buf = el_xmalloc(EL_ZOUT_SIZE);
+	r = ZSTD_CCtx_setParameter(z->cc, ZSTD_c_compressionLevel, opts->level > 0 ? opts->level : 3);
+	/*
+	 * One compression thread by default, beside the reader thread: on the
+	 * 2-vCPU machine this was measured on, zstd's worker threads made the
+	 * bundle slower (bench/RESULTS.md). zstd's multithreaded output differs
+	 * from its single-threaded output but not between thread counts
+	 * (facebook/zstd#2238), so --threads 2 and --threads 8 give the same bytes.
+	 */
+	if (!ZSTD_isError(r) && opts->threads > 1)
+		r = ZSTD_CCtx_setParameter(z->cc, ZSTD_c_nbWorkers, opts->threads);
+	if (ZSTD_isError(r))
+		return el_error_set(ctx, ENVLOCK_EINVAL, "zstd: %s", ZSTD_getErrorName(r));
+	return 0;
+}
+
+static void zout_close(zout *z)
+{
+	ZSTD_freeCCtx(z->cc);
+	free(z->buf);
+}
+
+/*
+ * Where run C goes. Normally straight into the output, after the room
+ * for a raw run B. When the manifest would be a large part of the bundle
+ * (a work_dir of many small files: stored raw it could be several times
+ * the rest), C goes to a second temporary file instead and is copied
+ * behind a compressed B; that copy is then at most 64 times the
+ * manifest's size. Either way the choice follows from the work_dir alone,
+ * so the bytes stay the same from run to run.
+ */
+static int spill_body(const el_buf *manifest_tar, uint64_t stored)
+{
+	return manifest_tar->len > stored / 64;
+}
+
+/* Runs A, C and B into fd (the temporary output at tmp), reading every file once. */
+static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, const char *name, const el_buf *lock,
+			 const char *lock_id)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	const int level = w->opts->level > 0 ? w->opts->level : 3;
+	el_buf mtar = EL_BUF_INIT(EL_BUNDLE_MAX_META + (1u << 20));
+	time_t clamp = 0;
+	uint64_t total = 0;
+	size_t room = 0, mlen = 0;
+	off_t lock_end = 0;
+	char *warning = NULL;
+	el_progress *bar;
+	pthread_t thread;
+	feeder f;
+	zout z;
+	int rc, started, spill, body_fd = fd;
+
+	memset(&z, 0, sizeof(z));
+	memset(&f, 0, sizeof(f));
+	/* mtimes: SOURCE_DATE_EPOCH caps them; otherwise the newest entry's time stands for the bundle */
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->v[i].mtime > clamp)
+			clamp = w->v[i].mtime;
+		if (w->v[i].type == ENT_FILE && w->v[i].stored)
+			total += w->v[i].size;
+	}
+	if (sde && *sde)
+		clamp = (time_t)strtoll(sde, NULL, 10);
+	if ((rc = write_lock_frame(ctx, fd, lock, clamp, level, &lock_end)) != 0 ||
+	    (rc = manifest_tar(ctx, w, name, lock_id, clamp, &mtar)) != 0)
+		goto done;
+	room = raw_frame(NULL, mtar.len, NULL);
+	spill = spill_body(&mtar, total);
+	if (spill) {
+		char *path = el_xasprintf("%s.body.XXXXXX", tmp);
+
+		body_fd = mkstemp(path);
+		if (body_fd >= 0)
+			unlink(path);
+		free(path);
+		if (body_fd < 0) {
+			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmp, el_strerror(errno));
+			goto done;
+		}
+	}
+	if ((rc = zout_open(ctx, &z, body_fd, spill ? 0 : lock_end + (off_t)room, w->opts)) != 0)
+		goto done;
+
+	f.w = w;
+	pthread_mutex_init(&f.mu, NULL);
+	pthread_cond_init(&f.cv, NULL);
+	for (size_t i = 0; i < w->n && !f.hashes; i++)
+		if (w->v[i].type == ENT_FILE && !w->v[i].stored) {
+			f.hashes = el_hashcache_open(0, &warning);
+			if (warning && w->opts->on_warning)
+				w->opts->on_warning(warning, w->opts->warning_data);
+		}
+	for (int i = 0; i < EL_FEED_SLOTS; i++)
+		f.slot[i].data = el_xmalloc(EL_BUNDLE_CHUNK);
+	bar = el_progress_start("bundling", total, w->opts->progress);
+	started = pthread_create(&thread, NULL, feed_run, &f);
+	if (started != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "cannot start the reader thread: %s", el_strerror(started));
+	else
+		rc = write_body(ctx, w, &f, &z, name, clamp, bar);
+	if (started == 0) {
+		if (rc != 0)
+			feed_stop(&f);
+		pthread_join(thread, NULL);
+	}
+	el_progress_finish(bar);
+	/* the reader's failure is the one to report: the compressor only saw it stop */
+	if (started == 0 && f.failed)
+		rc = feed_error(ctx, &f);
+	if (rc == 0)
+		rc = manifest_tar(ctx, w, name, lock_id, clamp, &mtar);
+	if (rc == 0 && !spill)
+		rc = write_manifest_raw(ctx, fd, lock_end, &mtar, room);
+	if (rc == 0 && spill && (rc = write_compressed(ctx, fd, lock_end, &mtar, level, EL_BUNDLE_MANIFEST, &mlen)) == 0)
+		rc = copy_body(ctx, body_fd, fd, lock_end + (off_t)mlen, (uint64_t)z.at, f.slot[0].data);
+	if (f.hashes)
+		el_hashcache_save(f.hashes);
+	el_hashcache_free(f.hashes);
+	for (int i = 0; i < EL_FEED_SLOTS; i++)
+		free(f.slot[i].data);
+	pthread_cond_destroy(&f.cv);
+	pthread_mutex_destroy(&f.mu);
+done:
+	if (body_fd >= 0 && body_fd != fd)
+		close(body_fd);
+	zout_close(&z);
+	el_buf_release(&mtar);
+	free(warning);
 	return rc;
 }
 
@@ -485,10 +981,9 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 {
 	static const envlock_bundle_opts defaults;
 	walk w;
-	char *top = realpath(work_dir, NULL), *tmp = NULL, *manifest = NULL, *warning = NULL;
+	char *top = realpath(work_dir, NULL), *tmp = NULL;
 	char id[80] = "";
 	el_buf lock = EL_BUF_INIT(EL_BUNDLE_MAX_META);
-	size_t *files = NULL, nfiles = 0;
 	struct stat st;
 	int rc = 0, fd;
 
@@ -505,46 +1000,25 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 		rc = ENVLOCK_EIO;
 		goto done;
 	}
-
-	/* first pass: every file's digest, from the cache or hashed, one thread per core */
-	w.hashes = el_hashcache_open(0, &warning);
-	if (warning && w.opts->on_warning)
-		w.opts->on_warning(warning, w.opts->warning_data);
-	files = el_xcalloc(w.n ? w.n : 1, sizeof(*files));
-	for (size_t i = 0; i < w.n; i++)
-		if (w.v[i].type == ENT_FILE)
-			files[nfiles++] = i;
-	{
-		digest_job job = { &w, files };
-
-		el_pool_run(nfiles, el_pool_default_threads(), digest_one, &job);
-	}
-	el_hashcache_save(w.hashes);
-	for (size_t i = 0; i < nfiles; i++) {
-		const ent *e = &w.v[files[i]];
-
-		if (e->rc) {
-			rc = el_error_set(ctx, ENVLOCK_ERROR, "'%s/%s': %s", top, e->rel,
-					  e->rc == ENVLOCK_ERROR ? "changed while being hashed" : el_root_reason(e->rc, e->err_no));
-			goto done;
-		}
-	}
 	if ((rc = lock_text(ctx, &w, &lock, id, sizeof(id))) != 0)
 		goto done;
-	manifest = manifest_text(&w, el_path_base(top), id);
 
-	/* write next to the output, then rename: a failed bundle leaves nothing behind */
+	/* write next to the output, fsync, then rename: a failed bundle leaves nothing behind */
 	tmp = el_xasprintf("%s.tmp.XXXXXX", out_path);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
-		free(tmp);
-		tmp = NULL;
 		goto done;
 	}
-	close(fd);
-	rc = write_archive(ctx, &w, tmp, el_path_base(top), &lock, manifest);
-	if (rc == 0 && (chmod(tmp, 0644) != 0 || rename(tmp, out_path) != 0))
+	rc = write_archive(ctx, &w, fd, tmp, el_path_base(top), &lock, id);
+	/* on disk before it takes the name: a crash never leaves a short bundle under it */
+	if (rc == 0 && fsync(fd) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
+	if (rc == 0 && fchmod(fd, 0644) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
+	if (close(fd) != 0 && rc == 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
+	if (rc == 0 && rename(tmp, out_path) != 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
 	if (rc != 0)
 		unlink(tmp);
@@ -554,12 +1028,8 @@ done:
 		free(w.v[i].target);
 	}
 	free(w.v);
-	free(files);
-	free(manifest);
 	free(tmp);
 	free(top);
-	free(warning);
 	el_buf_release(&lock);
-	el_hashcache_free(w.hashes);
 	return rc;
 }

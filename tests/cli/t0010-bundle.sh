@@ -53,6 +53,79 @@ SOURCE_DATE_EPOCH=1700000000 "$ENVLOCK" bundle -q exp1 --lock "$lock" -o s1.tar.
 SOURCE_DATE_EPOCH=1700000000 "$ENVLOCK" bundle -q copy/exp1 --lock "$lock" -o s2.tar.zst >/dev/null
 if cmp -s s1.tar.zst s2.tar.zst; then ok "a copy with another owner and other mtimes gives the same bytes (SOURCE_DATE_EPOCH)"; else not_ok "a copy with another owner and other mtimes gives the same bytes (SOURCE_DATE_EPOCH)"; fi
 
+# zstd's own decoder accepts the frames (the lock's, the manifest's raw-block frame, the files')
+if zstd -tq exp1.envlock.tar.zst 2>err; then ok "zstd -t accepts the bundle"; else not_ok "zstd -t accepts the bundle"; sed 's/^/#   /' err; fi
+# worker threads: other bytes than one thread, the same for any count
+"$ENVLOCK" bundle -q exp1 --lock "$lock" --threads 2 -o t2.tar.zst >/dev/null
+"$ENVLOCK" bundle -q exp1 --lock "$lock" --threads 3 -o t3.tar.zst >/dev/null
+if cmp -s t2.tar.zst t3.tar.zst; then ok "--threads 2 and --threads 3 give the same bytes"; else not_ok "--threads 2 and --threads 3 give the same bytes"; fi
+"$ENVLOCK" bundle verify t2.tar.zst >/dev/null
+check_status "a bundle made on worker threads verifies" 0 $?
+check_eq "... and holds what one thread's holds" "$(tar -I zstd -xOf exp1.envlock.tar.zst | sha256sum)" "$(tar -I zstd -xOf t2.tar.zst | sha256sum)"
+
+# The zstd frames of a bundle, one line each: "raw N" when all N blocks are
+# stored as they are, else "compressed N" (RFC 8878, 3.1.1: frame header,
+# then blocks of a 3-byte header: Last_Block, Block_Type, Block_Size).
+frames() {
+	"$PYTHON" - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+pos = 0
+while pos < len(d):
+    assert int.from_bytes(d[pos:pos + 4], "little") == 0xFD2FB528, "not a zstd frame at %d" % pos
+    fhd = d[pos + 4]
+    pos += 5
+    single, checksum, dict_flag, fcs_flag = fhd >> 5 & 1, fhd >> 2 & 1, fhd & 3, fhd >> 6
+    pos += (0 if single else 1) + [0, 1, 2, 4][dict_flag] + [1 if single else 0, 2, 4, 8][fcs_flag]
+    types = []
+    while True:
+        h = int.from_bytes(d[pos:pos + 3], "little")
+        pos += 3
+        types.append(h >> 1 & 3)
+        pos += 1 if types[-1] == 1 else h >> 3
+        if h & 1:
+            break
+    pos += 4 * checksum
+    print(("raw" if set(types) == {0} else "compressed"), len(types))
+PY
+}
+
+# many small files: a manifest over 128 KiB, stored compressed (the files go in aside and are copied behind it)
+mkdir -p wide/runs
+i=0
+while [ $i -lt 1500 ]; do printf '%s\n' "$i" >"wide/runs/metric_$i.json"; i=$((i + 1)); done
+"$ENVLOCK" bundle -q wide --lock "$lock" -o wide.tar.zst >/dev/null
+check_status "bundle of 1,500 small files" 0 $?
+tar -I zstd -xOf wide.tar.zst MANIFEST.json >wide.manifest
+check_eq "its manifest is over 128 KiB" "yes" "$([ "$(wc -c <wide.manifest)" -gt 131072 ] && echo yes || echo no)"
+check_eq "the manifest's frame is compressed" "compressed" "$(frames wide.tar.zst | sed -n 2p | cut -d' ' -f1)"
+check_eq "so the bundle is smaller than its manifest" "yes" \
+	"$([ "$(wc -c <wide.tar.zst)" -lt "$(wc -c <wide.manifest)" ] && echo yes || echo no)"
+check_eq "GNU tar reads all 1,500 records from it" "1501" \
+	"$("$PYTHON" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["files"]))' wide.manifest)"
+check_eq "GNU tar lists every entry" "1503" "$(tar -I zstd -tf wide.tar.zst | wc -l | tr -d ' ')"
+"$ENVLOCK" bundle verify wide.tar.zst >out
+check_status "verify of 1,500 files" 0 $?
+check_eq "verify counts every entry" "ok: 1501 entries, every digest and the lock id match" "$(tail -n 1 out)"
+"$ENVLOCK" bundle -q wide --lock "$lock" -o wide2.tar.zst >/dev/null
+if cmp -s wide.tar.zst wide2.tar.zst; then ok "that layout is byte-identical from run to run"; else not_ok "that layout is byte-identical from run to run"; fi
+
+# the same with 32 MiB of weights: the manifest goes in raw blocks, in room left before the files
+head -c 33554432 /dev/urandom >wide/epoch_1.pth
+"$ENVLOCK" bundle -q wide --lock "$lock" -o heavy.tar.zst >/dev/null
+check_status "bundle of 1,500 small files and 32 MiB of weights" 0 $?
+frames heavy.tar.zst >heavy.frames
+check_eq "three frames: the lock compressed, the manifest raw, the files compressed" "compressed raw compressed" \
+	"$(cut -d' ' -f1 heavy.frames | tr '\n' ' ' | sed 's/ $//')"
+check_eq "the manifest's raw frame spans several 128 KiB blocks" "yes" \
+	"$([ "$(sed -n 2p heavy.frames | cut -d' ' -f2)" -gt 1 ] && echo yes || echo no)"
+check_eq "zstd decodes it to the tar GNU tar lists" "1504" "$(zstd -dcq heavy.tar.zst | tar -tf - | wc -l | tr -d ' ')"
+"$ENVLOCK" bundle verify heavy.tar.zst >out
+check_status "verify of the raw-manifest layout" 0 $?
+check_eq "the weights' digest in that manifest = sha256sum" "$(sha256sum wide/epoch_1.pth | cut -d' ' -f1)" \
+	"$(tar -I zstd -xOf heavy.tar.zst MANIFEST.json | "$PYTHON" -c 'import json,sys; print([f["sha256"] for f in json.load(sys.stdin)["files"] if f["path"] == "wide/epoch_1.pth"][0])')"
+rm -rf wide wide*.tar.zst heavy.tar.zst
+
 # --checkpoints hash: weights left out, digests kept
 "$ENVLOCK" bundle -q exp1 --lock "$lock" --checkpoints hash -o small.tar.zst >/dev/null
 check_eq "hash mode leaves the weights out" "" "$(tar -I zstd -tf small.tar.zst | grep '\.pth$' | grep -v latest)"

@@ -105,3 +105,49 @@ run many
 check_status "100,000 entries extract under the default limit" 0 "$status"
 check_eq "all 100,000 files are there" "100000" "$(ls "$case/out/w" | wc -l | tr -d ' ')"
 check_eq "many: nothing beside the target" ". ./out " "$(cd "$case" && find . -maxdepth 1 | sort | tr '\n' ' ')"
+
+# the limits as flags: each stops the extraction with its value in the message
+man=$scratch/valid.manifest.json
+tar -I zstd -xOf "$corpus/valid.tar.zst" MANIFEST.json >"$man"
+weights=$("$PYTHON" -c 'import json,sys; print([f["size"] for f in json.load(open(sys.argv[1]))["files"] if f["path"] == "exp1/epoch_1.pth"][0])' "$man")
+rm -rf "$scratch/case-valid" "$scratch/case-bomb"
+run valid --max-size 100K
+check_status "--max-size 100K stops the valid bundle" 1 "$status"
+check_eq "--max-size 100K: K is 1024 bytes, and the entry is named" \
+	"envlock: bundle extract: '$corpus/valid.tar.zst': entry 'exp1/epoch_1.pth': its $weights bytes would pass the limit of $((100 * 1024)) in all, stopped" \
+	"$(cat "$case.err")"
+check_eq "--max-size 100K: nothing past the limit written" "$head ./out/exp1 ./out/exp1/config.py " "$(tree "$case")"
+rm -rf "$case"
+run valid --max-size=1M
+check_status "--max-size=1M lets the valid bundle (under 1 MiB) through" 0 "$status"
+rm -rf "$case"
+run valid --max-size 10GiB
+check_status "--max-size 10GiB is understood" 0 "$status"
+rm -rf "$case"
+fifth=$(tar -I zstd -tf "$corpus/valid.tar.zst" | sed -n 5p | sed 's,/$,,')
+run valid --max-entries 4
+check_status "--max-entries 4 stops the valid bundle" 1 "$status"
+check_eq "--max-entries 4: the lockfile and manifest count, the fifth entry is named" \
+	"envlock: bundle extract: '$corpus/valid.tar.zst': more than 4 entries, stopped at '$fifth'" "$(cat "$case.err")"
+rm -rf "$case"
+run bomb --max-ratio 10
+check_status "--max-ratio 10 stops the bomb" 1 "$status"
+check_eq "--max-ratio 10: its value in the message" \
+	"envlock: bundle extract: '$corpus/bomb.tar.zst': entry 'w/zeros': expands more than 10 times the compressed bytes read, stopped (a decompression bomb?)" \
+	"$(cat "$case.err")"
+check_eq "--max-ratio 10: the partial file is removed" "$head ./out/w " "$(tree "$case")"
+rm -rf "$case"
+
+# bad values: a usage error (exit 2) naming the flag and the value, nothing made
+bad() { # FLAG VALUE
+	mkdir "$scratch/bad"
+	"$ENVLOCK" bundle extract "$corpus/valid.tar.zst" "$scratch/bad/out" "$1" "$2" >/dev/null 2>"$scratch/bad.err"
+	st=$?
+	check_status "$1 '$2' is refused" 2 "$st"
+	check_grep "$1 '$2': one line naming the flag and the value" "^envlock: bundle extract: $1 takes .*, not '$2'\$" "$scratch/bad.err"
+	check_eq "$1 '$2': nothing made" ". " "$(tree "$scratch/bad")"
+	rm -rf "$scratch/bad"
+}
+for v in 0 -5 10X 1.5 '' 18446744073709551616 16E 1Ki; do bad --max-size "$v"; done
+for v in 0 1e3 12K abc -1; do bad --max-entries "$v"; done
+for v in 0 2.5 abc; do bad --max-ratio "$v"; done

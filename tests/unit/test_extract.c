@@ -840,6 +840,86 @@ static void python_many_stops_at_max_entries(void **state)
 	fixture_release(&f);
 }
 
+/*
+ * A bundle envlock makes (concatenated zstd frames, the manifest's in
+ * raw blocks) read by libarchive's own zstd and tar readers, with no
+ * envlock code: the entries in order, a file of several buffers intact,
+ * its digest in the manifest.
+ */
+static void created_bundle_read_by_libarchive(void **state)
+{
+	const char *lock = "tests/golden/ubuntu1604-mmdet.lock.json";
+	envlock_bundle_opts opts;
+	envlock_bundle_report rep;
+	struct archive *a;
+	struct archive_entry *e;
+	el_buf names = EL_BUF_INIT(1 << 16), manifest = EL_BUF_INIT(1 << 24);
+	char *dir, work[1024], out[1024], hex[EL_SHA256_HEX], got[EL_SHA256_HEX], want[128];
+	char *weights = malloc(3u << 20);
+	unsigned x = 99;
+	envlock_ctx *ctx;
+
+	(void)state;
+	if (access(lock, R_OK) != 0) {
+		print_message("skipped: no %s here (run from the repository root)\n", lock);
+		skip();
+	}
+	for (size_t i = 0; i < (3u << 20); i++) {
+		x = x * 1103515245u + 12345u;
+		weights[i] = (char)(x >> 16);
+	}
+	el_sha256_buf(weights, 3u << 20, hex);
+	dir = unit_tmpdir();
+	snprintf(work, sizeof(work), "%s/exp", dir);
+	snprintf(out, sizeof(out), "%s/exp.tar.zst", dir);
+	unit_write(work, "a.log", "epoch 1 loss 0.5\n", -1);
+	unit_write(work, "w.pth", weights, 3l << 20);
+	unit_write(work, "sub/b.txt", "b\n", -1);
+	unit_symlink(work, "latest.pth", "w.pth");
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	memset(&opts, 0, sizeof(opts));
+	opts.lock_path = lock;
+	assert_int_equal(envlock_bundle_create(ctx, work, out, &opts), 0);
+	assert_int_equal(envlock_bundle_verify(ctx, out, NULL, &rep), 0);
+	assert_int_equal(rep.problems, 0);
+	assert_int_equal(rep.entries, 5);
+
+	a = archive_read_new();
+	assert_int_equal(archive_read_support_filter_zstd(a), ARCHIVE_OK);
+	archive_read_support_format_tar(a);
+	assert_int_equal(archive_read_open_filename(a, out, 65536), ARCHIVE_OK);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(e);
+		char buf[65536];
+		la_ssize_t n;
+
+		el_buf_printf(&names, "%s%s", names.len ? " " : "", name);
+		if (strcmp(name, "MANIFEST.json") == 0) {
+			while ((n = archive_read_data(a, buf, sizeof(buf))) > 0)
+				el_buf_put(&manifest, buf, (size_t)n);
+			assert_int_equal(n, 0);
+		} else if (strcmp(name, "exp/w.pth") == 0) {
+			el_sha256 *h = el_sha256_begin();
+
+			while ((n = archive_read_data(a, buf, sizeof(buf))) > 0)
+				el_sha256_update(h, buf, (size_t)n);
+			assert_int_equal(n, 0);
+			el_sha256_end(h, got);
+			assert_string_equal(got, hex);
+		}
+	}
+	assert_string_equal(el_buf_cstr(&names),
+			    "envlock.lock.json MANIFEST.json exp/a.log exp/latest.pth exp/sub/ exp/sub/b.txt exp/w.pth");
+	snprintf(want, sizeof(want), "\"sha256\": \"%s\"", hex);
+	assert_non_null(strstr(el_buf_cstr(&manifest), want));
+	archive_read_free(a);
+	el_buf_release(&names);
+	el_buf_release(&manifest);
+	envlock_ctx_free(ctx);
+	free(weights);
+	unit_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -857,6 +937,7 @@ int main(void)
 		cmocka_unit_test(corrupt_archives),
 		cmocka_unit_test(limits_stop_early),
 		cmocka_unit_test(python_many_stops_at_max_entries),
+		cmocka_unit_test(created_bundle_read_by_libarchive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,18 +27,7 @@ static int teardown(void **state)
 
 static envlock_lock *load_text(const char *text)
 {
-	char name[64], path[4096];
-	envlock_ctx *ctx;
-	envlock_lock *lock = NULL;
-
-	snprintf(name, sizeof(name), "lock%d.json", nfile++);
-	unit_write(dir, name, text, -1);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	if (envlock_lock_load(&lock, ctx, path) != 0)
-		fail_msg("load: %s", envlock_error_last(ctx));
-	envlock_ctx_free(ctx);
-	return lock;
+	return unit_load_text(dir, &nfile, text);
 }
 
 /* s through one escaper, as a malloc'd string. */

@@ -310,6 +310,20 @@ static void show_checks(shower *sh, const cJSON *doc)
 	}
 }
 
+/* What `save --verify` found: the result and each stage's verdict. */
+static void show_verify(shower *sh, const cJSON *doc)
+{
+	const cJSON *v = el_jget(doc, "verify"), *st;
+
+	if (!v)
+		return;
+	row(sh, "verify", "%s at save time (envlock verify for the figures)",
+	    T(sh, str_or(el_jget_str(v, "result"), "unknown")));
+	cJSON_ArrayForEach(st, el_jget(v, "stages"))
+		fprintf(sh->out, "  - %s: %s\n", T(sh, str_or(el_jget_str(st, "stage"), "?")),
+			T(sh, str_or(el_jget_str(st, "status"), "?")));
+}
+
 int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 {
 	const cJSON *doc = lock->doc, *w;
@@ -334,6 +348,7 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 	show_python(&sh, doc);
 	show_frameworks(&sh, doc);
 	show_checks(&sh, doc);
+	show_verify(&sh, doc);
 	if (nw) {
 		row(&sh, "warnings", "%d", nw);
 		cJSON_ArrayForEach(w, el_jget(doc, "warnings"))

@@ -108,6 +108,9 @@ check_eq "verify section: result" "$([ "$want_status" = 3 ] && echo no-gpu || ec
 check_eq "verify section: toolchain passed" "pass" "$(jget "$scratch/verified.json" verify.stages.0.status)"
 check_eq "without --verify there is no verify section" "" "$(jget "$scratch/plain.json" verify)"
 check_eq "the verify section is left out of the id" "$(jget "$scratch/plain.json" id)" "$(jget "$scratch/verified.json" id)"
+"$ENVLOCK" show "$scratch/verified.json" >"$scratch/show.out"
+check_grep "show: the verify result" "^verify      $(jget "$scratch/verified.json" verify.result) at save time" "$scratch/show.out"
+check_grep "show: each stage's verdict" "^  - toolchain: pass$" "$scratch/show.out"
 
 # a lockfile, --cpu-only, and a --cuda-home without nvcc: no compile; the other stages still run
 mkdir -p "$scratch/empty-toolkit"

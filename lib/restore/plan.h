@@ -77,7 +77,7 @@ struct envlock_restore {
 	char *journal_path;
 	char *log_path;
 	char *interrupted;        /* step an earlier apply stopped in, or NULL */
-	char **created;           /* host paths earlier applies of this lock left half made */
+	char **created;           /* host paths (conda envs, clones) earlier applies left half made */
 };
 
 struct el_apply {

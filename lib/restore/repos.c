@@ -24,6 +24,7 @@ typedef struct {
 	char *branch;  /* recorded branch, or NULL when HEAD was detached */
 	char *patch;   /* uncommitted changes to apply, or NULL */
 	bool clone;
+	bool replace;  /* a clone an interrupted restore left half made: moved aside first */
 } repo_job;
 
 static void repo_free(void *p)
@@ -60,6 +61,11 @@ static int repo_restore(el_item *it, el_apply *ap)
 	git_libgit2_init();
 	if (j->clone) {
 		git_clone_options co;
+		struct stat st;
+
+		if (j->replace && lstat(it->path, &st) == 0 && el_apply_aside(ap, it, it->path, NULL) != 0)
+			goto done;
+		el_apply_journal(ap, "creating %s", it->path);
 
 		git_clone_options_init(&co, GIT_CLONE_OPTIONS_VERSION);
 		co.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
@@ -129,6 +135,8 @@ static int repo_restore(el_item *it, el_apply *ap)
 		}
 		el_apply_log(ap, "applied the recorded patch (%zu bytes)", strlen(j->patch));
 	}
+	if (j->clone)
+		el_apply_journal(ap, "created %s", it->path);
 	rc = 0;
 done:
 	git_diff_free(diff);
@@ -186,7 +194,7 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		const cJSON *head = el_jget(e, "head"), *patch = el_jget(e, "patch"), *live;
 		const char *commit = el_jget_str(head, "commit"), *url = first_remote(e);
 		const char *patch_text = el_jget_str(patch, "text"), *patch_sha = el_jget_str(patch, "sha256");
-		bool want_patch = patch && el_jget_int(patch, "size", 0) > 0;
+		bool want_patch = patch && el_jget_int(patch, "size", 0) > 0, half_made;
 		char *in, *host, hex[EL_SHA256_HEX];
 		struct stat st;
 		repo_job *j;
@@ -217,7 +225,10 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 			continue;
 		}
 		live = live_repo(r, host);
-		if (stat(host, &st) == 0 && (!live || strcmp(el_jget_str(live, "status") ?: "", "present") != 0)) {
+		half_made = stat(host, &st) == 0 && el_restore_created(r, host);
+		if (half_made)
+			live = NULL; /* whatever is there, this restore began it: clone again */
+		else if (stat(host, &st) == 0 && (!live || strcmp(el_jget_str(live, "status") ?: "", "present") != 0)) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: exists but is not a git repository", path);
 			el_item_note(it, "move it away, then rerun to clone %s there", url ? url : "the repository");
 			free(host);
@@ -242,7 +253,8 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 				continue;
 			}
 		} else if (!url) {
-			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: missing, and no remote is recorded", path);
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: %s, and no remote is recorded", path,
+					 half_made ? "left half cloned by an interrupted restore" : "missing");
 			el_item_note(it, "put a clone there, then rerun to check out %.12s", commit);
 			free(host);
 			continue;
@@ -255,9 +267,12 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 			free(j->branch), j->branch = NULL;
 		j->patch = want_patch ? el_xstrdup(patch_text) : NULL;
 		j->clone = !live;
+		j->replace = half_made;
 		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s%s at %.12s%s", live ? "check out " : "clone ",
 				 live ? path : url, commit, want_patch ? ", then apply the recorded patch" : "");
-		if (!live)
+		if (half_made)
+			el_item_note(it, "into %s; an interrupted restore left a half-made clone there: moved aside first", path);
+		else if (!live)
 			el_item_note(it, "into %s", path);
 		it->path = host;
 		it->extra = j;

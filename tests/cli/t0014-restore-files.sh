@@ -65,6 +65,18 @@ check_grep "manual, saying why" "repository proj has local changes" out
 check_eq "still at its own commit" "$c2" "$(git -C F/proj rev-parse HEAD)"
 check_eq "its changes untouched" "mine" "$(tail -n 1 F/proj/train.py)"
 
+# a clone an interrupted restore left half made (the journal says it began it): cloned again
+mkdir -p I/proj istate && printf 'partial\n' >I/proj/HEAD
+printf '2026-11-30T00:00:00Z start repos\n2026-11-30T00:00:01Z creating %s\n' "$PWD/I/proj" \
+	>"istate/restore-$(jget P.lock id | cut -c8-19).journal"
+"$ENVLOCK" restore P.lock --dest I --only repos --state-dir istate --yes >out 2>err
+check_status "a half-made clone is replaced" 0 $?
+check_grep "the rerun says where the last one stopped" "stopped during step 'repos'" err
+check_eq "cloned at the commit" "$c1" "$(git -C I/proj rev-parse HEAD)"
+check_eq "the half-made one kept aside" "partial" "$(cat I/proj.envlock-bak-*/HEAD)"
+"$ENVLOCK" restore P.lock --dest I --only repos --state-dir istate --dry-run >again
+check_status "and then it is the user's: nothing to do" 0 $?
+
 # --- a hostile lock: refused before anything runs --------------------------
 mkdir -p bin H && ln -s "$STANDIN" bin/conda
 export STANDIN_LOG="$scratch/standin.log"

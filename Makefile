@@ -99,7 +99,7 @@ check: all header-test $(UNIT_BIN) fixtures
 	@ENVLOCK=$(BUILD)/envlock BUILD=$(BUILD) sh tests/run.sh $(UNIT_BIN)
 
 asan: deps
-	@$(MAKE) --no-print-directory check BUILD=build/asan \
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory check BUILD=build/asan \
 	  EXTRA_CFLAGS="-O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 # every benchmark; each writes bench/out/ and bench/RESULTS.md quotes them

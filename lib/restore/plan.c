@@ -313,7 +313,8 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 		if (!in)
 			continue;
 		host = el_restore_host(&r->dest_root, in);
-		if (stat(host, &st) == 0 && S_ISDIR(st.st_mode))
+		/* a clone an interrupted restore left half made is not probed: it is cloned again */
+		if (stat(host, &st) == 0 && S_ISDIR(st.st_mode) && !el_restore_created(r, host))
 			el_strv_push(&repos, host);
 		free(host);
 		free(in);

@@ -19,49 +19,6 @@ static void usage(FILE *out)
 	      "Exit status: 0 when nothing is breaking, 1 when something is, 2 on error.\n", out);
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void print_json(FILE *out, const envlock_findings *f)
-{
-	size_t n = envlock_findings_count(f);
-
-	fputs("{\"findings\": [", out);
-	for (size_t i = 0; i < n; i++) {
-		const envlock_finding *x = envlock_findings_get(f, i);
-
-		fputs(i ? ",\n  {" : "\n  {", out);
-		fputs("\"rule\": ", out);
-		json_string(out, x->rule);
-		fprintf(out, ", \"severity\": \"%s\", \"section\": ", envlock_severity_name(x->severity));
-		json_string(out, x->section);
-		fputs(", \"subject\": ", out);
-		json_string(out, x->subject);
-		fputs(", \"message\": ", out);
-		json_string(out, x->message);
-		fputs(", \"fix\": ", out);
-		json_string(out, x->fix);
-		fputs(", \"source\": ", out);
-		json_string(out, x->source);
-		fputc('}', out);
-	}
-	fprintf(out, "%s], \"worst\": \"%s\"}\n", n ? "\n" : "",
-		n ? envlock_severity_name(envlock_findings_worst(f)) : "none");
-}
-
 int cmd_check(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -106,10 +63,9 @@ int cmd_check(int argc, char **argv)
 		cmd_error("check: %s", envlock_error_last(ctx));
 		goto done;
 	}
-	if (json) {
-		print_json(stdout, found);
-	} else if (envlock_show_findings(found, ctx, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR")
-							      ? ENVLOCK_PRINT_COLOR : 0) != 0) {
+	if (json ? envlock_show_findings_json(found, ctx, stdout) != 0
+		 : envlock_show_findings(found, ctx, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR")
+								? ENVLOCK_PRINT_COLOR : 0) != 0) {
 		cmd_error("check: %s", envlock_error_last(ctx));
 		goto done;
 	}

@@ -31,4 +31,12 @@ ENVLOCK_EXTERN(int) envlock_show_print(const envlock_lock *lock,
 ENVLOCK_EXTERN(int) envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx,
 					  FILE *out, unsigned flags);
 
+/**
+ * The findings as one JSON document: {"findings": [{"rule", "severity",
+ * "section", "subject", "message", "fix", "source"}...], "worst": "breaking"
+ * | "risky" | "info" | "none"}, keys sorted, 2-space indent. Text from a
+ * lock that is not UTF-8 comes out as U+FFFD, so the output always parses.
+ */
+ENVLOCK_EXTERN(int) envlock_show_findings_json(const envlock_findings *f, envlock_ctx *ctx, FILE *out);
+
 #endif

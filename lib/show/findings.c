@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "envlock/show.h"
+#include "lock/model.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -46,4 +47,34 @@ int envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx, FILE *out
 	if (fflush(out) != 0 || ferror(out))
 		return el_error_set(ctx, ENVLOCK_EIO, "write error: %s", el_strerror(errno));
 	return 0;
+}
+
+int envlock_show_findings_json(const envlock_findings *f, envlock_ctx *ctx, FILE *out)
+{
+	cJSON *doc = el_jnew_obj(), *arr = el_jset_arr(doc, "findings");
+	size_t n = envlock_findings_count(f);
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const envlock_finding *x = envlock_findings_get(f, i);
+		cJSON *o = el_jpush_obj(arr);
+
+		el_jset_str(o, "rule", x->rule);
+		el_jset_str(o, "severity", envlock_severity_name(x->severity));
+		el_jset_str(o, "section", x->section);
+		el_jset_str(o, "subject", x->subject);
+		el_jset_str(o, "message", x->message);
+		el_jset_str(o, "fix", x->fix);
+		el_jset_str(o, "source", x->source);
+	}
+	el_jset_str(doc, "worst", n ? envlock_severity_name(envlock_findings_worst(f)) : "none");
+	/* the lock writer: sorted keys, and bytes that are not UTF-8 written as U+FFFD, so always valid JSON */
+	if (el_json_write(doc, &b, 2) != 0)
+		rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the findings are larger than 1 GiB of JSON");
+	else if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0)
+		rc = el_error_set(ctx, ENVLOCK_EIO, "write error: %s", el_strerror(errno));
+	el_buf_release(&b);
+	cJSON_Delete(doc);
+	return rc;
 }

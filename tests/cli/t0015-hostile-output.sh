@@ -78,6 +78,9 @@ check_eq "check: nothing raw reaches the terminal" clean "$(clean check.txt)"
 check_grep "check: the subject quotes the driver, escaped" "^breaking  gpu        driver 390.144$esc / CUDA 10.2.89\$" check.txt
 check_grep "check: the message quotes it, escaped" "this machine has 390.144$esc\$" check.txt
 check_grep "check: the fix quotes mmcv's version, escaped" "fix: .*matches mmcv 1.2.0$esc\$" check.txt
+"$ENVLOCK" check --json hostile.lock.json >check.json 2>err
+check_eq "check --json of a lock with a byte that is not UTF-8: still valid JSON" "ok" \
+	"$("$PYTHON" -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8")); print("ok")' check.json 2>&1 | tail -n 1)"
 NO_COLOR= "$ENVLOCK" check "$good" >good-check.txt
 check_eq "check: a normal lock's findings are unchanged by the escaping" \
 	"$("$PYTHON" -c '

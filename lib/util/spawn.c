@@ -32,6 +32,7 @@ int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit
 		const el_spawn_opts *opts)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	int pipefd[2], status = 0, rc = 0, timed_out = 0;
 	long deadline = now_ms() + timeout_ms;
 	pid_t pid;
@@ -47,8 +48,17 @@ int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit
 	else
 		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
+	/*
+	 * Its own process group, so a timeout ends what it started too (nvcc
+	 * runs cicc, ptxas, gcc); stdin is /dev/null, so it never needs the
+	 * terminal.
+	 */
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	rc = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv,
 			  opts && opts->envp ? opts->envp : environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
 	if (rc != 0) {
@@ -84,7 +94,7 @@ int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit
 	}
 	close(pipefd[0]);
 	if (timed_out)
-		kill(pid, SIGKILL);
+		kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (timed_out)

@@ -14,7 +14,8 @@
  * On return 0, *exit_status is the program's exit code (or 128+signal)
  * and out holds what it printed (up to out's limit; the rest is read and
  * dropped). ENVLOCK_ENOTFOUND: could not be started; ENVLOCK_ETIMEOUT: it
- * was killed after timeout_ms.
+ * was killed after timeout_ms, with every process it started (it runs in
+ * a process group of its own).
  */
 int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_status);
 

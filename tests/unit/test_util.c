@@ -1,4 +1,6 @@
 /* Unit tests for lib/util and the lock's JSON writer. */
+#include <signal.h>
+
 #include "unit.h"
 
 #include <fcntl.h>
@@ -240,6 +242,34 @@ static void spawn_captures_and_times_out(void **state)
 	el_buf_release(&out);
 }
 
+/* A timeout ends what the program started too (nvcc's cicc and ptxas), not only the program. */
+static void spawn_timeout_ends_the_whole_group(void **state)
+{
+	char *dir = unit_tmpdir(), pidfile[4200], script[4300];
+	const char *argv[] = { "sh", "-c", script, NULL };
+	el_buf out = EL_BUF_INIT(1024), pid_text = EL_BUF_INIT(64);
+	int status, e = 0;
+	el_root live = { (char *)"", 1 };
+	long grandchild;
+
+	(void)state;
+	snprintf(pidfile, sizeof(pidfile), "%s/pid", dir);
+	/* the grandchild sleeps in the background; the child waits for it */
+	snprintf(script, sizeof(script), "sleep 30 & echo $! >'%s'; wait", pidfile);
+	assert_int_equal(el_spawn(argv, 300, &out, &status), ENVLOCK_ETIMEOUT);
+	assert_int_equal(el_root_read(&live, pidfile, &pid_text, &e), 0);
+	grandchild = strtol(el_buf_cstr(&pid_text), NULL, 10);
+	assert_true(grandchild > 1);
+	/* killed with the group: gone once the kernel has reaped it (init adopts and reaps it) */
+	for (int i = 0; i < 100 && kill((pid_t)grandchild, 0) == 0; i++)
+		usleep(20000);
+	assert_int_equal(kill((pid_t)grandchild, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	el_buf_release(&out);
+	el_buf_release(&pid_text);
+	unit_rmtree(dir);
+}
+
 static void hashcache_hits_and_survives_corruption(void **state)
 {
 	char *dir = unit_tmpdir(), file[4200], cache[4200], *warning = NULL;
@@ -471,6 +501,7 @@ int main(void)
 		cmocka_unit_test(root_resolves_like_a_chroot),
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),
+		cmocka_unit_test(spawn_timeout_ends_the_whole_group),
 		cmocka_unit_test(hashcache_hits_and_survives_corruption),
 		cmocka_unit_test(term_text_escapes_what_drives_a_terminal),
 		cmocka_unit_test(term_text_is_safe_for_every_short_string),

@@ -200,6 +200,24 @@ static void describe(envlock_diff *d, el_diff_side *s, const envlock_lock *lock,
 	s->created = el_strpool_str(pool, el_jget_str(lock->doc, "created"));
 }
 
+/*
+ * The sections a lock can speak for: all of them, or for a partial lock
+ * (envlock import of a conda or pip list) only those it holds. Comparing
+ * a full lock with a partial one must not list every other item of the
+ * full lock as removed.
+ */
+static uint32_t held_sections(const envlock_lock *lock)
+{
+	uint32_t m = 0;
+
+	if (!el_jget(lock->doc, "partial"))
+		return (1u << EL_SEC_COUNT) - 1;
+	for (int i = 0; i < EL_SEC_COUNT; i++)
+		if (el_jget(lock->doc, el_diff_sections[i]))
+			m |= 1u << i;
+	return m;
+}
+
 int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
 		       const envlock_lock *a, const char *name_a,
 		       const envlock_lock *b, const char *name_b,
@@ -212,6 +230,7 @@ int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
 	*out = NULL;
 	if ((rc = el_diff_section_mask(ctx, opts, &mask)) != 0)
 		return rc;
+	mask &= held_sections(a) & held_sections(b);
 	d = el_xcalloc(1, sizeof(*d));
 	el_itab_init(&d->tab, mask);
 	describe(d, &d->a, a, name_a ? name_a : "A");

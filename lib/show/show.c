@@ -24,6 +24,7 @@ typedef struct {
 	FILE *out;
 	el_buf ring[RING];
 	unsigned next;
+	bool partial; /* an imported conda or pip list: only its sections */
 } shower;
 
 /*
@@ -242,12 +243,13 @@ static void show_python(shower *sh, const cJSON *doc)
 	if (is_present(py))
 		row(sh, "Python", "%s (%s, %s)", T(sh, str_or(el_jget_str(py, "version"), "unknown version")),
 		    T(sh, el_jget_str(py, "kind")), T(sh, el_jget_str(py, "prefix")));
-	else
+	else if (!sh->partial)
 		row(sh, "Python", "not found");
 	if (is_present(conda)) {
 		long long n = el_jget_int(conda, "package_count", cJSON_GetArraySize(el_jget(conda, "packages")));
 
-		row(sh, "conda env", "%s: %lld package%s", T(sh, el_jget_str(conda, "name")), n, n == 1 ? "" : "s");
+		row(sh, "conda env", "%s: %lld package%s", T(sh, str_or(el_jget_str(conda, "name"), "(unnamed)")),
+		    n, n == 1 ? "" : "s");
 	}
 	if (is_present(pip)) {
 		cJSON_ArrayForEach(d, el_jget(pip, "distributions")) {
@@ -339,12 +341,19 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 	if (stored && strcmp(stored, id) != 0)
 		fprintf(out, "%-*s!! the file says %s: it was edited after it was saved\n", LABEL_WIDTH, "",
 			T(&sh, stored));
-	row(&sh, "saved", "%s on %s", T(&sh, el_jget_str(doc, "created")),
-	    T(&sh, str_or(el_jget_str(el_jget(doc, "host"), "hostname"), "unknown host")));
-	show_system(&sh, doc);
-	show_gpu(&sh, doc);
-	show_cuda(&sh, doc);
-	show_compilers(&sh, doc);
+	sh.partial = el_jget(doc, "partial") != NULL;
+	if (sh.partial) {
+		/* an imported conda or pip list: only what it holds, nothing said of the rest */
+		row(&sh, "partial", "made by envlock import from %s output; it records nothing else of the machine",
+		    T(&sh, str_or(el_jget_str(el_jget(doc, "partial"), "from"), "unknown")));
+	} else {
+		row(&sh, "saved", "%s on %s", T(&sh, el_jget_str(doc, "created")),
+		    T(&sh, str_or(el_jget_str(el_jget(doc, "host"), "hostname"), "unknown host")));
+		show_system(&sh, doc);
+		show_gpu(&sh, doc);
+		show_cuda(&sh, doc);
+		show_compilers(&sh, doc);
+	}
 	show_python(&sh, doc);
 	show_frameworks(&sh, doc);
 	show_checks(&sh, doc);

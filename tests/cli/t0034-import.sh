@@ -62,6 +62,13 @@ check_eq "import -> export: the same URL lines" "$(grep -v '^#' explicit.txt)" "
 "$ENVLOCK" diff "$GOLDEN/ubuntu1604-mmdet.lock.json" conda.lock.json --only conda --json >out 2>/dev/null
 check_eq "diff --only conda: every package the same (only the env name and prefix, which the list lacks)" "env prefix" \
 	"$("$PYTHON" -c 'import json; print(" ".join(e["key"] for e in json.load(open("out"))["differences"]))')"
+"$ENVLOCK" diff "$GOLDEN/ubuntu1604-mmdet.lock.json" conda.lock.json --json >out 2>/dev/null
+check_eq "diff without --only: only the sections the partial lock holds" "conda:env conda:prefix" \
+	"$("$PYTHON" -c 'import json; print(" ".join(e["section"] + ":" + e["key"] for e in json.load(open("out"))["differences"]))')"
+"$ENVLOCK" show conda.lock.json >out 2>&1
+check_eq "show of a partial lock: what it is, and only what it holds" \
+	"partial     made by envlock import from conda-explicit output; it records nothing else of the machine|conda env   (unnamed): $(jget conda.lock.json conda.package_count) packages" \
+	"$(sed 1d out | tr '\n' '|' | sed 's/|$//')"
 # hashes as conda --sha256 and CEP 23 write them, and credentials that must not reach the lock
 cat >sha.txt <<'EOF'
 # platform: linux-64

@@ -150,7 +150,7 @@ int el_apply_run_argv(el_item *it, el_apply *ap)
 		dprintf(ap->log_fd, " [env %s]", *e);
 	dprintf(ap->log_fd, "\n");
 	rc = el_spawn_logged((const char *const *)it->argv, (const char *const *)it->envv,
-			     ap->log_fd, 0, &status);
+			     ap->log_fd, &status);
 	if (rc == ENVLOCK_ENOTFOUND) {
 		el_item_fail(it, "'%s': cannot be started", it->argv[0]);
 		return -1;

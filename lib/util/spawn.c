@@ -137,43 +137,27 @@ static char **merged_environ(const char *const extra[])
 	return env;
 }
 
-int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd,
-		    int timeout_ms, int *exit_status)
+int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd, int *exit_status)
 {
 	posix_spawn_file_actions_t fa;
-	long deadline = now_ms() + timeout_ms;
 	char **env = merged_environ(envv);
 	int status = 0, rc;
-	pid_t pid, done;
+	pid_t pid;
 
 	*exit_status = -1;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	/* in envlock's own process group: Ctrl-C at the terminal reaches it too */
 	rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, env);
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	if (rc != 0)
 		return ENVLOCK_ENOTFOUND;
-	for (;;) {
-		done = waitpid(pid, &status, timeout_ms > 0 ? WNOHANG : 0);
-		if (done == pid)
-			break;
-		if (done < 0 && errno != EINTR)
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
 			return ENVLOCK_EIO;
-		if (timeout_ms > 0 && done == 0) {
-			struct timespec pause = { 0, 20 * 1000000L };
-
-			if (now_ms() >= deadline) {
-				kill(pid, SIGKILL);
-				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-					;
-				return ENVLOCK_ETIMEOUT;
-			}
-			nanosleep(&pause, NULL);
-		}
-	}
 	if (WIFEXITED(status))
 		*exit_status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))

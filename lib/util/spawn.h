@@ -22,11 +22,11 @@ int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_st
 /*
  * Run argv[0] (searched in PATH) with stdout and stderr going to log_fd,
  * stdin from /dev/null, and envv's KEY=VALUE strings (NULL-terminated,
- * may be NULL) added to the environment. timeout_ms 0 waits as long as it
- * takes (Ctrl-C reaches the child as well). Errors as el_spawn.
+ * may be NULL) added to the environment, for as long as it takes (an
+ * installer): it stays in envlock's process group, so Ctrl-C reaches it.
+ * Errors as el_spawn.
  */
-int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd,
-		    int timeout_ms, int *exit_status);
+int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd, int *exit_status);
 /* What el_spawn_ex can change. Zero-initialise. */
 typedef struct {
 	char *const *envp; /* the program's environment; NULL: envlock's own */

@@ -44,6 +44,36 @@ static int bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
 	return CMD_USAGE;
 }
 
+/*
+ * What sign and verify-sig share after their options: exactly one LOCK
+ * and the required key (key_flag names it in the error), the signature
+ * file (sig, else LOCK.sig, malloc'd into *sig_path), a context and the
+ * loaded lock. CMD_OK, or the status to exit with after saying why.
+ */
+static int signed_lock(const char *cmd, int argc, char **argv, const char *key, const char *key_flag,
+		       const char *sig, void (*usage)(FILE *), envlock_ctx **ctx, envlock_lock **lock,
+		       char **sig_path)
+{
+	*ctx = NULL;
+	*lock = NULL;
+	*sig_path = NULL;
+	if (argc - optind != 1 || !key) {
+		cmd_error("%s: expected one LOCK and %s", cmd, key_flag);
+		usage(stderr);
+		return CMD_USAGE;
+	}
+	if ((sig ? (*sig_path = strdup(sig)) == NULL : asprintf(sig_path, "%s.sig", argv[optind]) < 0) ||
+	    envlock_ctx_new(ctx) != 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	if (envlock_lock_load(lock, *ctx, argv[optind]) != 0) {
+		cmd_error("%s: %s", cmd, envlock_error_last(*ctx));
+		return CMD_FAIL;
+	}
+	return CMD_OK;
+}
+
 int cmd_sign(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -56,7 +86,7 @@ int cmd_sign(int argc, char **argv)
 	envlock_sign_result res;
 	envlock_lock *lock = NULL;
 	envlock_ctx *ctx = NULL;
-	char *def = NULL;
+	char *path = NULL;
 	int c, rc = CMD_USAGE;
 
 	opterr = 0;
@@ -69,32 +99,21 @@ int cmd_sign(int argc, char **argv)
 		default: return bad_option("sign", argv, usage_sign);
 		}
 	}
-	if (argc - optind != 1 || !key) {
-		cmd_error("sign: expected one LOCK and --key KEY.pem");
-		usage_sign(stderr);
-		return CMD_USAGE;
-	}
-	if (!output && asprintf(&def, "%s.sig", argv[optind]) < 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
+	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, usage_sign, &ctx, &lock,
+			      &path)) != CMD_OK)
 		goto done;
-	}
-	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0 ||
-	    envlock_sign(ctx, lock, key, output ? output : def, &res) != 0) {
+	if (envlock_sign(ctx, lock, key, path, &res) != 0) {
 		cmd_error("sign: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto done;
 	}
 	if (!output || strcmp(output, "-") != 0)
-		printf("signed %s\nkey %s\nwrote %s\n", res.lock_id, res.fingerprint, output ? output : def);
+		printf("signed %s\nkey %s\nwrote %s\n", res.lock_id, res.fingerprint, path);
 	rc = CMD_OK;
 done:
 	envlock_lock_free(lock);
 	envlock_ctx_free(ctx);
-	free(def);
+	free(path);
 	return rc;
 }
 
@@ -110,7 +129,7 @@ int cmd_verify_sig(int argc, char **argv)
 	envlock_sig_report rep;
 	envlock_lock *lock = NULL;
 	envlock_ctx *ctx = NULL;
-	char *def = NULL;
+	char *path = NULL;
 	int c, rc = CMD_USAGE;
 
 	opterr = 0;
@@ -123,22 +142,14 @@ int cmd_verify_sig(int argc, char **argv)
 		default: return bad_option("verify-sig", argv, usage_verify);
 		}
 	}
-	if (argc - optind != 1 || !pub) {
-		cmd_error("verify-sig: expected one LOCK and --pub PUB.pem");
-		usage_verify(stderr);
-		return CMD_USAGE;
-	}
-	if (!sig && asprintf(&def, "%s.sig", argv[optind]) < 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
+	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", sig, usage_verify, &ctx, &lock,
+			      &path)) != CMD_OK) {
+		rc = rc == CMD_FAIL ? CMD_USAGE : rc; /* an unreadable lock is an input error here (exit 2) */
 		goto done;
 	}
-	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0 ||
-	    envlock_verify_sig(ctx, lock, sig ? sig : def, pub, &rep) != 0) {
+	if (envlock_verify_sig(ctx, lock, path, pub, &rep) != 0) {
 		cmd_error("verify-sig: %s", envlock_error_last(ctx));
+		rc = CMD_USAGE;
 		goto done;
 	}
 	if (rep.valid) {
@@ -151,7 +162,7 @@ int cmd_verify_sig(int argc, char **argv)
 done:
 	envlock_lock_free(lock);
 	envlock_ctx_free(ctx);
-	free(def);
+	free(path);
 	return rc;
 }
 

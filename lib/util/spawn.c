@@ -15,6 +15,14 @@
 
 extern char **environ;
 
+/* A wait status as a shell reports it: the exit code, or 128 + the signal. */
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -99,10 +107,7 @@ int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit
 		;
 	if (timed_out)
 		return ENVLOCK_ETIMEOUT;
-	if (WIFEXITED(status))
-		*exit_status = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		*exit_status = 128 + WTERMSIG(status);
+	*exit_status = exit_code(status);
 	/* posix_spawnp reports exec failure as exit 127 from the child */
 	if (*exit_status == 127 && out->len == 0)
 		return ENVLOCK_ENOTFOUND;
@@ -158,9 +163,6 @@ int el_spawn_logged(const char *const argv[], const char *const envv[], int log_
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return ENVLOCK_EIO;
-	if (WIFEXITED(status))
-		*exit_status = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		*exit_status = 128 + WTERMSIG(status);
+	*exit_status = exit_code(status);
 	return 0;
 }

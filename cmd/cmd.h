@@ -47,6 +47,12 @@ void cmd_push_arg(const char ***list, size_t *n, const char *arg);
 int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
 		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out);
 
+/*
+ * ENVLOCK_PRINT_COLOR for stdout on a terminal, unless NO_COLOR is set
+ * (no-color.org) or TERM=dumb; else 0.
+ */
+unsigned cmd_print_flags(void);
+
 /* Print a warning line "envlock: warning: ..." on stderr. */
 void cmd_warning(const char *msg, void *data);
 

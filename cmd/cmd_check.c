@@ -64,8 +64,7 @@ int cmd_check(int argc, char **argv)
 		goto done;
 	}
 	if (json ? envlock_show_findings_json(found, ctx, stdout) != 0
-		 : envlock_show_findings(found, ctx, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR")
-								? ENVLOCK_PRINT_COLOR : 0) != 0) {
+		 : envlock_show_findings(found, ctx, stdout, cmd_print_flags()) != 0) {
 		cmd_error("check: %s", envlock_error_last(ctx));
 		goto done;
 	}

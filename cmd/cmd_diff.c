@@ -8,7 +8,6 @@
 
 #include "cmd.h"
 
-#define MAX_FILTERS 64
 #define MAX_LOADERS 8 /* lockfiles parsed at once; parsing is most of a diff's time */
 
 static void usage(FILE *out)
@@ -27,16 +26,6 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < envlock_diff_section_count(); i++)
 		fprintf(out, "%s%s", i ? ", " : "", envlock_diff_section_name(i));
 	fputs("\nexit status: 0 identical, 1 different, 2 error\n", out);
-}
-
-/* Colour only for a terminal, and never when NO_COLOR is set (no-color.org) or TERM=dumb. */
-static unsigned print_flags(void)
-{
-	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-
-	if ((no && *no) || (term && strcmp(term, "dumb") == 0) || !isatty(STDOUT_FILENO))
-		return 0;
-	return ENVLOCK_PRINT_COLOR;
 }
 
 /* Lockfiles parsed in parallel, each on its own context; reported in argument order. */
@@ -119,7 +108,7 @@ static int diff_two(envlock_ctx *ctx, char **files, const envlock_diff_opts *opt
 		goto done;
 	}
 	if ((json ? envlock_diff_print_json(d, ctx, stdout)
-		  : envlock_diff_print(d, ctx, stdout, print_flags())) != 0) {
+		  : envlock_diff_print(d, ctx, stdout, cmd_print_flags())) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
 		goto done;
 	}
@@ -162,7 +151,7 @@ static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts 
 	}
 	if (envlock_drift_finish(d, ctx) != 0 ||
 	    (json ? envlock_drift_print_json(d, ctx, stdout)
-		  : envlock_drift_print(d, ctx, stdout, print_flags())) != 0) {
+		  : envlock_drift_print(d, ctx, stdout, cmd_print_flags())) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
 		goto done;
 	}
@@ -182,15 +171,13 @@ int cmd_diff(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *only[MAX_FILTERS], *ignore[MAX_FILTERS];
+	const char **only = NULL, **ignore = NULL;
 	envlock_diff_opts opts;
 	envlock_ctx *ctx = NULL;
 	envlock_rules *rules = NULL;
 	int c, json = 0, nfiles, rc;
 
 	memset(&opts, 0, sizeof(opts));
-	opts.only = only;
-	opts.ignore = ignore;
 	opterr = 0;
 	optind = 1;
 	/* options may follow the files: envlock diff A B --json */
@@ -198,17 +185,8 @@ int cmd_diff(int argc, char **argv)
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'a': opts.all = 1; break;
-		case 'o':
-		case 'i':
-			if ((c == 'o' ? opts.only_count : opts.ignore_count) == MAX_FILTERS) {
-				cmd_error("diff: more than %d --%s options", MAX_FILTERS, c == 'o' ? "only" : "ignore");
-				return CMD_USAGE;
-			}
-			if (c == 'o')
-				only[opts.only_count++] = optarg;
-			else
-				ignore[opts.ignore_count++] = optarg;
-			break;
+		case 'o': cmd_push_arg(&only, &opts.only_count, optarg); break;
+		case 'i': cmd_push_arg(&ignore, &opts.ignore_count, optarg); break;
 		case 'h': usage(stdout); return CMD_OK;
 		default:
 			cmd_error("diff: unknown or incomplete option '%s'", argv[optind - 1]);
@@ -216,24 +194,29 @@ int cmd_diff(int argc, char **argv)
 			return CMD_USAGE;
 		}
 	}
+	opts.only = only;
+	opts.ignore = ignore;
 	nfiles = argc - optind;
+	rc = CMD_USAGE;
 	if (nfiles < 2) {
 		cmd_error("diff: expected two lockfiles (or more for a drift table), got %d", nfiles);
-		return CMD_USAGE;
+		goto out;
 	}
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
-		return CMD_USAGE;
+		goto out;
 	}
 	if (envlock_rules_load_default(&rules, ctx) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
-		envlock_ctx_free(ctx);
-		return CMD_USAGE;
+		goto out;
 	}
 	opts.rules = rules;
 	rc = nfiles == 2 ? diff_two(ctx, argv + optind, &opts, json)
 			 : drift(ctx, argv + optind, nfiles, &opts, json);
+out:
 	envlock_rules_free(rules);
 	envlock_ctx_free(ctx);
+	free(only);
+	free(ignore);
 	return rc;
 }

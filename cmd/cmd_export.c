@@ -64,9 +64,15 @@ int cmd_export(int argc, char **argv)
 		cmd_error("out of memory");
 		return CMD_USAGE;
 	}
-	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0 ||
-	    envlock_export_write(ctx, lock, format, output, &opts) != 0) {
+	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
 		cmd_error("export: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
+	} else if ((c = envlock_export_write(ctx, lock, format, output, &opts)) != 0) {
+		/* nothing to export is about the lock: name it (write errors name the output already) */
+		if (c == ENVLOCK_EINVAL)
+			cmd_error("export: '%s': %s", argv[optind], envlock_error_last(ctx));
+		else
+			cmd_error("export: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 	} else {
 		rc = CMD_OK;

@@ -132,8 +132,7 @@ int cmd_restore(int argc, char **argv)
 	opts.only_count = n_only;
 	opts.skip = skip;
 	opts.skip_count = n_skip;
-	if (isatty(STDOUT_FILENO) && !getenv("NO_COLOR"))
-		flags |= ENVLOCK_PRINT_COLOR;
+	flags = cmd_print_flags();
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
 		goto out;
@@ -149,15 +148,14 @@ int cmd_restore(int argc, char **argv)
 	if (envlock_restore_interrupted(plan))
 		fprintf(stderr, "envlock: restore: the last apply of this lock stopped during step '%s'; planning again from what is there now\n",
 			envlock_restore_interrupted(plan));
-	if (json) {
-		if (envlock_restore_print_json(plan, ctx, stdout) != 0) {
-			cmd_error("restore: %s", envlock_error_last(ctx));
-			goto out;
-		}
-	} else {
-		envlock_restore_print(plan, stdout, flags);
+	/* one JSON document: the plan when nothing is applied, else the plan as applied */
+	dry = dry || envlock_restore_count(plan, ENVLOCK_ITEM_DO) == 0;
+	if (json ? dry && envlock_restore_print_json(plan, ctx, stdout) != 0
+		 : (envlock_restore_print(plan, stdout, flags), 0)) {
+		cmd_error("restore: %s", envlock_error_last(ctx));
+		goto out;
 	}
-	if (dry || envlock_restore_count(plan, ENVLOCK_ITEM_DO) == 0) {
+	if (dry) {
 		rc = envlock_restore_count(plan, ENVLOCK_ITEM_DO) || envlock_restore_count(plan, ENVLOCK_ITEM_MANUAL)
 			     ? CMD_FAIL : CMD_OK;
 		goto out;
@@ -179,16 +177,24 @@ int cmd_restore(int argc, char **argv)
 		rc = CMD_FAIL;
 		goto out;
 	}
-	fputc('\n', stdout);
-	if (!json)
+	if (json) {
+		if (envlock_restore_print_json(plan, ctx, stdout) != 0) {
+			cmd_error("restore: %s", envlock_error_last(ctx));
+			rc = CMD_FAIL;
+			goto out;
+		}
+	} else {
+		fputc('\n', stdout);
 		envlock_restore_print(plan, stdout, flags);
+	}
 	if (envlock_restore_count(plan, ENVLOCK_ITEM_FAILED)) {
-		fprintf(stderr, "envlock: restore: a step failed; the journal and log are in %s (rerun to resume)\n",
-			opts.state_dir ? opts.state_dir : ".envlock");
+		fprintf(stderr, "envlock: restore: a step failed; the log is %s (rerun to resume)\n",
+			envlock_restore_log_path(plan));
 		rc = CMD_FAIL;
 		goto out;
 	}
-	if (envlock_restore_remaining(plan, ctx, lock, stdout, flags, &breaking) != 0) {
+	/* with --json, stdout holds only the JSON: the comparison goes to stderr */
+	if (envlock_restore_remaining(plan, ctx, lock, json ? stderr : stdout, json ? 0 : flags, &breaking) != 0) {
 		cmd_error("restore: checking the result: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto out;

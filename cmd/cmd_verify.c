@@ -84,8 +84,10 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
-		return CMD_USAGE;
+		return CMD_FAIL;
 	}
+	/* from here on a problem is a failure (1), not a usage error (2), unless said otherwise */
+	rc = CMD_FAIL;
 	if (optind < argc) {
 		if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
 			cmd_error("verify: %s", envlock_error_last(ctx));
@@ -96,13 +98,13 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (isatty(STDERR_FILENO))
 		opts.on_progress = progress;
-	if (envlock_verify_run(&v, ctx, &opts) != 0) {
+	if ((c = envlock_verify_run(&v, ctx, &opts)) != 0) {
 		cmd_error("verify: %s", envlock_error_last(ctx));
+		rc = c == ENVLOCK_EINVAL || c == ENVLOCK_ENOTFOUND ? CMD_USAGE : CMD_FAIL;
 		goto done;
 	}
 	if ((json ? envlock_verify_print_json(v, ctx, stdout)
-		  : envlock_verify_print(v, ctx, stdout,
-					 isatty(STDOUT_FILENO) && !getenv("NO_COLOR") ? ENVLOCK_PRINT_COLOR : 0)) != 0) {
+		  : envlock_verify_print(v, ctx, stdout, cmd_print_flags())) != 0) {
 		cmd_error("verify: %s", envlock_error_last(ctx));
 		goto done;
 	}

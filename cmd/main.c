@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -34,6 +35,15 @@ void cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+unsigned cmd_print_flags(void)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if ((no && *no) || (term && strcmp(term, "dumb") == 0) || !isatty(STDOUT_FILENO))
+		return 0;
+	return ENVLOCK_PRINT_COLOR;
 }
 
 void cmd_warning(const char *msg, void *data)

@@ -114,16 +114,19 @@ int el_apply_backup_copy(el_apply *ap, el_item *it, const char *host_path)
 
 	/* a hard link keeps the old contents: the new file replaces the name by rename */
 	if (link(host_path, name) != 0) {
-		int in = open(host_path, O_RDONLY | O_CLOEXEC), out;
+		int in = open(host_path, O_RDONLY | O_CLOEXEC), out, failed;
 		char chunk[65536];
-		ssize_t n;
+		ssize_t n = 0;
 
 		out = in < 0 ? -1 : open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		while (out >= 0 && (n = read(in, chunk, sizeof(chunk))) > 0)
-			if (el_write_all(out, chunk, (size_t)n) != 0)
-				break;
-		if (in < 0 || out < 0 || fsync(out) != 0) {
+		failed = out < 0;
+		while (!failed && (n = read(in, chunk, sizeof(chunk))) > 0)
+			failed = el_write_all(out, chunk, (size_t)n) != 0;
+		/* a read error, a short write or a failed fsync: no copy, so the original stays */
+		if (failed || n < 0 || fsync(out) != 0) {
 			el_item_fail(it, "'%s': cannot keep a copy: %s", host_path, el_strerror(errno));
+			if (out >= 0)
+				unlink(name);
 			rc = -1;
 		}
 		if (in >= 0)

@@ -6,10 +6,12 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 #define EL_MAX_NAME 200
@@ -150,16 +152,17 @@ const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const c
 	vsnprintf(field, sizeof(field), fmt, ap);
 	va_end(ap);
 	if (!*failed) {
-		/* show a bounded, printable excerpt of what was refused */
-		char shown[48];
-		size_t i = 0;
+		/* a bounded excerpt of what was refused, escaped like every lock text on a terminal */
+		const char *v = cJSON_IsString(item) ? item->valuestring : "";
+		char *cut = el_xstrndup(v, 40);
+		el_buf shown = EL_BUF_INIT(1024);
 
-		for (const char *p = cJSON_IsString(item) ? item->valuestring : ""; *p && i + 4 < sizeof(shown); p++)
-			shown[i++] = (unsigned char)*p < 0x20 ? '?' : *p;
-		shown[i] = '\0';
+		el_term_text(&shown, cut);
 		el_error_set(ctx, ENVLOCK_EPARSE, "%s.%s%s%s%s: %s", field, key,
-			     cJSON_IsString(item) ? " '" : "", shown,
-			     cJSON_IsString(item) ? (strlen(item->valuestring) > i ? "...'" : "'") : "", why);
+			     cJSON_IsString(item) ? " '" : "", el_buf_cstr(&shown),
+			     cJSON_IsString(item) ? (strlen(v) > 40 ? "...'" : "'") : "", why);
+		el_buf_release(&shown);
+		free(cut);
 	}
 	*failed = 1;
 	return NULL;

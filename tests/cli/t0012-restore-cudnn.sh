@@ -118,3 +118,12 @@ check_status "an archive with another library" 1 $?
 check_grep "the failure names the file and the digests" "libcudnn.so.8.2.1 has sha256 .*, the lock recorded" out
 check_eq "nothing installed from it" "" "$(ls "D$TK/lib64")"
 check_eq "no temporary file left" "" "$(ls -A "D$TK/lib64" "D$TK/include" | grep envlock)"
+
+# --json with an apply: stdout is one JSON document, the plan as applied
+mk_root J
+cp libcudnn.so.8.2.1 "J$TK/lib64/" && cp cudnn_version.h "J$TK/include/"
+"$ENVLOCK" restore A.lock --root J --only cudnn --yes --json >applied.json 2>err
+check_status "restore --json --yes" 0 $?
+check_eq "stdout is one JSON document whose cudnn items are done" "done" \
+	"$("$PYTHON" -c "import json; d = json.load(open('applied.json')); print(' '.join(sorted({i['state'] for s in d['steps'] if s['step'] == 'cudnn' for i in s['items'] if i['state'] != 'ok'})))")"
+check_grep "the comparison with the lock went to stderr" "this machine against the lock: identical" err

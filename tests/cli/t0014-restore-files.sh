@@ -112,7 +112,7 @@ check_eq "no file appeared" "" "$(ls pwned 2>/dev/null)"
 hostile h8.lock "d['configs'] = {'status': 'present', 'files': [{'path': 'x\\u001b]0;owned\\u0007.py', 'requested': True, 'error': 'gone'}]}"
 "$ENVLOCK" restore h8.lock --only configs --dry-run >out 2>err
 check_status "a control character in a path" 2 $?
-check_grep "refused, saying why" "configs.files\[0\].path 'x?\]0;owned?.py': contains a control character" err
+check_grep "refused, saying why (the value escaped as every lock text is)" "configs.files\[0\].path 'x\\\\x1b\]0;owned\\\\x07.py': contains a control character" err
 check_eq "no raw escape byte reaches the terminal" "0" "$(cat out err | tr -cd '\033\007' | wc -c)"
 # a terminal escape in a value restore only prints (the locked driver version): escaped
 hostile h9.lock "d['gpu']['driver']['version'] = '450\\u001b]0;owned\\u0007'"

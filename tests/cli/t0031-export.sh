@@ -19,7 +19,7 @@ for lock in "$GOLDEN"/*.lock.json; do
 		fi
 	done
 done
-check_eq "a lock without conda: one clear line" "envlock: export: the lock has no conda packages to export" \
+check_eq "a lock without conda: one clear line naming the file" "envlock: export: '$GOLDEN/no-nvidia.lock.json': the lock has no conda packages to export" \
 	"$("$ENVLOCK" export "$GOLDEN/no-nvidia.lock.json" --format conda-explicit 2>&1)"
 "$ENVLOCK" export "$GOLDEN/no-nvidia.lock.json" --format wheel >out 2>err
 check_status "an unknown format" 2 $?

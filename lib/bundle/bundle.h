@@ -15,6 +15,17 @@
 struct archive;
 
 /*
+ * What extraction accepts (extract.c), so that create never writes an
+ * entry extract would refuse. An entry path: relative, no '..', no empty
+ * or '.' component, no control character; its trailing-slash-free form
+ * goes to out. A symlink at path: a relative target that stays inside the
+ * archive's top folder, with no '..' after a name. NULL when acceptable,
+ * else the reason ("control character in the name").
+ */
+const char *el_bundle_check_name(const char *name, char *out, size_t size);
+const char *el_bundle_check_target(const char *path, const char *target);
+
+/*
  * libarchive's last error on a as one lowercase clause for envlock's
  * messages ("truncated zstd input", "no such file or directory").
  * Valid until the next call on this thread.

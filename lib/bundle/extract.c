@@ -105,7 +105,7 @@ static int archive_fail(extractor *x, const char *where, const char *path)
  * Check an entry's name and write its plain form (no trailing '/') into
  * out. Returns NULL, or why the name is refused.
  */
-static const char *check_name(const char *name, char *out, size_t size)
+const char *el_bundle_check_name(const char *name, char *out, size_t size)
 {
 	size_t n;
 
@@ -143,7 +143,7 @@ static const char *check_name(const char *name, char *out, size_t size)
  * against that folder's depth. ".." after a name is refused as well:
  * "s/../.." climbs from wherever s leads, and s may be another link.
  */
-static const char *check_target(const char *path, const char *target)
+const char *el_bundle_check_target(const char *path, const char *target)
 {
 	int depth = 0, named = 0;
 
@@ -506,7 +506,7 @@ static int check_entry(extractor *x, struct archive_entry *e, const char *path, 
 		return entry_error(x, ENVLOCK_EINVAL, path, "%s, refused", type_name(archive_entry_filetype(e)));
 	if (kind != EL_MADE_FILE && archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
 		return entry_error(x, ENVLOCK_EINVAL, path, "%s with data, refused", kind == EL_MADE_DIR ? "folder" : "symlink");
-	if (kind == EL_MADE_LINK && (why = check_target(path, target)) != NULL)
+	if (kind == EL_MADE_LINK && (why = el_bundle_check_target(path, target)) != NULL)
 		return entry_error(x, ENVLOCK_EINVAL, path, "%s ('%s'), refused", why, shown(target, name, sizeof(name)));
 
 	/* nothing may be written through a link or a file this archive made */
@@ -563,7 +563,7 @@ static int extract_entry(extractor *x, struct archive_entry *e)
 	/* a name that is not valid in the locale is still the bytes the archive holds */
 	if (!raw)
 		raw = archive_entry_pathname(e);
-	if ((why = check_name(raw, path, sizeof(path))) != NULL)
+	if ((why = el_bundle_check_name(raw, path, sizeof(path))) != NULL)
 		return entry_error(x, ENVLOCK_EINVAL, raw ? raw : "", "%s, refused", why);
 	if (kind == EL_MADE_LINK && !(target = archive_entry_symlink_utf8(e)))
 		target = archive_entry_symlink(e);

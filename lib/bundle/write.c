@@ -78,11 +78,17 @@ typedef struct {
 	int failed;
 } walk;
 
+/* A one-line warning; file names are escaped (a name may hold a newline or an escape). */
 static void warn(const walk *w, const char *fmt, const char *a, const char *b)
 {
-	char msg[PATH_MAX * 2 + 128];
+	char msg[PATH_MAX * 8 + 128];
+	el_buf ea = EL_BUF_INIT(PATH_MAX * 4), eb = EL_BUF_INIT(PATH_MAX * 4);
 
-	snprintf(msg, sizeof(msg), fmt, a, b);
+	el_term_text(&ea, a);
+	el_term_text(&eb, b);
+	snprintf(msg, sizeof(msg), fmt, el_buf_cstr(&ea), el_buf_cstr(&eb));
+	el_buf_release(&ea);
+	el_buf_release(&eb);
 	if (w->opts->on_warning)
 		w->opts->on_warning(msg, w->opts->warning_data);
 }
@@ -97,30 +103,6 @@ static bool excluded(const walk *w, const char *rel)
 }
 
 /* Does a symlink at rel pointing to target stay inside the work_dir? */
-static bool link_inside(const char *rel, const char *target)
-{
-	int depth = 0;
-	const char *s;
-
-	if (target[0] == '/')
-		return false;
-	for (s = rel; *s; s++)
-		depth += *s == '/';
-	for (s = target; *s;) {
-		size_t n = strcspn(s, "/");
-
-		if (n == 2 && s[0] == '.' && s[1] == '.') {
-			if (--depth < 0)
-				return false;
-		} else if (n && !(n == 1 && s[0] == '.')) {
-			depth++;
-		}
-		s += n;
-		s += *s == '/';
-	}
-	return true;
-}
-
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -167,8 +149,21 @@ static void collect(walk *w, const char *rel)
 		struct stat st;
 		ent e;
 
+		char *apath = el_xasprintf("%s/%s", el_path_base(w->top), r), clean[PATH_MAX];
+		const char *why = NULL;
+
 		memset(&e, 0, sizeof(e));
-		if (excluded(w, r) || lstat(full, &st) != 0) {
+		if (excluded(w, r)) {
+			free(apath);
+			free(r);
+			free(full);
+			continue;
+		}
+		/* never write what `bundle extract` would refuse: say so now, not at extraction */
+		why = lstat(full, &st) != 0 ? el_strerror(errno) : el_bundle_check_name(apath, clean, sizeof(clean));
+		if (why) {
+			warn(w, "'%s': %s; not bundled", full, why);
+			free(apath);
 			free(r);
 			free(full);
 			continue;
@@ -189,13 +184,18 @@ static void collect(walk *w, const char *rel)
 			ssize_t tl = readlink(full, target, sizeof(target) - 1);
 
 			if (tl < 0) {
+				warn(w, "'%s': %s; not bundled", full, el_strerror(errno));
+				free(apath);
 				free(r);
 				free(full);
 				continue;
 			}
 			target[tl] = '\0';
-			if (!link_inside(r, target)) {
-				warn(w, "'%s': symlink to '%s' leaves the work_dir, not bundled", full, target);
+			if ((why = el_bundle_check_target(apath, target)) != NULL) {
+				char what[PATH_MAX + 64];
+
+				snprintf(what, sizeof(what), "symlink to '%s': %s", target, why);
+				warn(w, "'%s': %s; not bundled", full, what);
 			} else {
 				e.rel = r;
 				e.type = ENT_LINK;
@@ -224,6 +224,7 @@ static void collect(walk *w, const char *rel)
 		} else {
 			warn(w, "'%s': %s", full, "not a regular file, folder or symlink; skipped");
 		}
+		free(apath);
 		free(r);
 		free(full);
 	}

@@ -197,3 +197,15 @@ if "$ENVLOCK" bundle extract exp1.envlock.tar.zst back >out 2>err; then
 else
 	not_ok "bundle extract"; sed 's/^/#   /' err
 fi
+
+# bundle never writes what extract would refuse: it says so and leaves it out
+mkdir -p odd/d && printf 'x' >odd/d/x && printf 'y' >"odd/bad
+name" && ln -s ../d/../x odd/d/l && ln -s ../../../etc/passwd odd/d/out
+"$ENVLOCK" bundle odd --lock "$lock" -o odd.tar.zst >out 2>err
+check_status "a work_dir with entries extract would refuse" 0 $?
+check_grep "a name with a control character: warned, not bundled" "control character in the name; not bundled" err
+check_grep "a link with '..' after a name: warned, not bundled" "symlink to '../d/../x': symlink target has '..' after a name; not bundled" err
+check_grep "a link out of the work_dir: warned, not bundled" "symlink to '../../../etc/passwd': symlink leads outside the target folder; not bundled" err
+"$ENVLOCK" bundle extract odd.tar.zst oddx >out 2>err
+check_status "what was bundled extracts" 0 $?
+check_eq "and is the rest of the work_dir" "odd odd/d odd/d/x" "$(cd oddx && find odd | sort | tr '\n' ' ' | sed 's/ $//')"

@@ -1,6 +1,8 @@
 /* Ed25519 keys: make a pair, read one from PEM, name it by its digest. */
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <openssl/bio.h>
@@ -169,6 +171,15 @@ int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keyg
 				  lstat(out->private_path, &st) == 0 ? out->private_path : out->public_path);
 		goto done;
 	}
+	/* with --force, what is replaced must be a file: a folder there would fail after the first write */
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		const char *path = i ? out->public_path : out->private_path;
+
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s': not a file; nothing written", path);
+	}
+	if (rc)
+		goto done;
 	ERR_clear_error();
 	kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
 	if (!kctx || EVP_PKEY_keygen_init(kctx) != 1 || EVP_PKEY_keygen(kctx, &pkey) != 1) {
@@ -183,11 +194,23 @@ int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keyg
 	}
 	if ((rc = el_key_fingerprint(ctx, pkey, out->fingerprint)) != 0)
 		goto done;
-	rc = force ? el_write_atomic(ctx, out->private_path, priv, priv_len, 0600)
-		   : el_write_atomic_new(ctx, out->private_path, priv, priv_len, 0600);
-	if (rc == 0)
-		rc = force ? el_write_atomic(ctx, out->public_path, pub, pub_len, 0644)
-			   : el_write_atomic_new(ctx, out->public_path, pub, pub_len, 0644);
+	/* both files or neither: a failure must never leave a private key beside another's public key */
+	if (!force) {
+		rc = el_write_atomic_new(ctx, out->private_path, priv, priv_len, 0600);
+		if (rc == 0 && (rc = el_write_atomic_new(ctx, out->public_path, pub, pub_len, 0644)) != 0)
+			unlink(out->private_path); /* created just now: nobody else's */
+	} else {
+		/* the new public key waits beside the old one until the private key is in place */
+		char *staged = el_xasprintf("%s.new", out->public_path);
+
+		rc = el_write_atomic(ctx, staged, pub, pub_len, 0644);
+		if (rc == 0 && (rc = el_write_atomic(ctx, out->private_path, priv, priv_len, 0600)) != 0)
+			unlink(staged);
+		else if (rc == 0 && rename(staged, out->public_path) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s; the new private key's public key is '%s'",
+					  out->public_path, el_strerror(errno), staged);
+		free(staged);
+	}
 done:
 	if (priv)
 		OPENSSL_cleanse(priv, priv_len);

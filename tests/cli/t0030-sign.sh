@@ -154,3 +154,11 @@ fi
 "$ENVLOCK" sign lock.json --key alice.key.pem -o - >stdout.sig 2>err
 check_status "sign -o -" 0 $?
 check_eq "the same signature (Ed25519 is deterministic)" "$(jget lock.json.sig signature)" "$(jget stdout.sig signature)"
+
+# keygen --force: both files or neither
+mkdir kk && "$ENVLOCK" keygen -o kk/k >/dev/null && cp kk/k.key.pem kk/before.pem
+rm kk/k.pub.pem && mkdir kk/k.pub.pem
+"$ENVLOCK" keygen -o kk/k --force >out 2>err
+check_status "keygen --force where the public key's name is a folder" 1 $?
+check_eq "one line naming it" "envlock: keygen: 'kk/k.pub.pem': not a file; nothing written" "$(cat err)"
+check_eq "the private key is untouched" "$(sha256sum <kk/before.pem)" "$(sha256sum <kk/k.key.pem)"

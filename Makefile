@@ -15,7 +15,7 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -Iinclude -Ilib \
            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
-LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm -ldl
+LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
@@ -57,6 +57,7 @@ $(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
 $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
 # and so is verify's CUDA training program (mlp.h is a dependency of every object already)
 $(BUILD)/lib/verify/kernel.o: lib/verify/mlp.cu
+$(BUILD)/lib/verify/cudnn.o: lib/verify/programs/cudnn_load.c
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@

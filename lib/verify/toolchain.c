@@ -206,6 +206,23 @@ static const cJSON *live_toolkit(const el_verify_run *run, const char *home)
 	return NULL;
 }
 
+char *el_verify_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+
+	for (const char *p = path; p && *p;) {
+		size_t n = strcspn(p, ":");
+		char *dir = el_xstrndup(p, n), *file = dir[0] == '/' ? el_path_join(dir, name) : NULL;
+
+		free(dir);
+		if (file && is_executable(file))
+			return file;
+		free(file);
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
 /*
  * The toolkit to use: --cuda-home, the lockfile's default toolkit when
  * this machine has it too (a path from a lockfile alone is never run),
@@ -214,7 +231,7 @@ static const cJSON *live_toolkit(const el_verify_run *run, const char *home)
 static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *tried)
 {
 	const char *locked = el_jget_str(el_jget(run->locked, "cuda"), "default");
-	const char *env = getenv("CUDA_HOME"), *path = getenv("PATH");
+	const char *env = getenv("CUDA_HOME");
 	char *nvcc;
 
 	if (run->opts->cuda_home) {
@@ -246,18 +263,9 @@ static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *
 	}
 	el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
 	free(nvcc);
-	for (const char *p = path; p && *p;) {
-		size_t n = strcspn(p, ":");
-		char *dir = el_xstrndup(p, n);
-
-		nvcc = dir[0] == '/' ? el_path_join(dir, "nvcc") : NULL;
-		free(dir);
-		if (nvcc && is_executable(nvcc)) {
-			*source = "PATH";
-			return nvcc;
-		}
-		free(nvcc);
-		p += n + (p[n] == ':');
+	if ((nvcc = el_verify_in_path("nvcc")) != NULL) {
+		*source = "PATH";
+		return nvcc;
 	}
 	el_buf_printf(tried, "%snvcc in PATH", tried->len ? ", " : "");
 	return NULL;

@@ -16,6 +16,8 @@
 /* mlp.cu and mlp.h as text, NUL-terminated (kernel.c). */
 extern const char el_verify_mlp_cu[];
 extern const char el_verify_mlp_h[];
+/* programs/cudnn_load.c as text, NUL-terminated (cudnn.c). */
+extern const char el_verify_cudnn_load_c[];
 
 enum { EL_VERIFY_TOOLCHAIN, EL_VERIFY_RUNTIME, EL_VERIFY_TRAINING, EL_VERIFY_CUDNN, EL_VERIFY_LOCK,
        EL_VERIFY_STAGES };
@@ -108,6 +110,30 @@ char *el_verify_first_error(const char *text, size_t len);
  * default embeds PTX too.
  */
 char **el_verify_arch_flags(const char *const *archs, const char *const *ccs, char **desc);
+
+/* What the cuDNN loader (programs/cudnn_load.c) printed, parsed with limits. */
+typedef struct {
+	bool complete;          /* its report was seen, from "program=" to "end=1" */
+	bool loaded;            /* the loader loaded it */
+	char *loaded_path;      /* the file the loader picked; NULL when it did not say */
+	char *error;            /* dlerror()'s text when it could not be loaded */
+	long long version;      /* cudnnGetVersion(); -1 when not called */
+	long long cudart;       /* cudnnGetCudartVersion(); -1 when not called */
+} el_verify_cudnn_report;
+
+/*
+ * Parse the loader's output: the last report in it counts (what the
+ * library printed while loading comes before it); at most 64 KiB and
+ * lines of 4 KiB are looked at.
+ */
+void el_verify_cudnn_report_parse(el_verify_cudnn_report *r, const char *text, size_t len);
+void el_verify_cudnn_report_release(el_verify_cudnn_report *r);
+
+/*
+ * The first executable name in PATH's absolute folders, as an absolute
+ * path (malloc'd), or NULL.
+ */
+char *el_verify_in_path(const char *name);
 
 /* One run of envlock verify, shared by the stages (verify.c). */
 typedef struct {

@@ -81,6 +81,13 @@ if [ -f "$hdr" ]; then
 		$1 == "#define" && $2 == "CUDNN_PATCHLEVEL" {p=$3} END {print M "." m "." p}' "$hdr")
 	check_eq "cudnn passes" "pass" "$(stage cudnn status)"
 	check_eq "cudnnGetVersion() = cudnn_version.h's version" "$want" "$(stage cudnn figures.library_version)"
+	# asked by the program envlock built with the host compiler: the number as cudnn_version.h defines CUDNN_VERSION
+	number=$(awk '$1 == "#define" && $2 == "CUDNN_MAJOR" {M=$3} $1 == "#define" && $2 == "CUDNN_MINOR" {m=$3}
+		$1 == "#define" && $2 == "CUDNN_PATCHLEVEL" {p=$3} END {print (M >= 9 ? M * 10000 : M * 1000) + m * 100 + p}' "$hdr")
+	check_eq "cudnnGetVersion()'s number = CUDNN_VERSION" "$number" "$(stage cudnn figures.cudnnGetVersion)"
+	check_eq "the program that loads cuDNN was built by the gcc in PATH" "$(command -v gcc)" "$(stage cudnn figures.compiler)"
+	stage cudnn figures.built_with_cuda >"$scratch/r"
+	check_grep "cudnnGetCudartVersion() is reported" "^[0-9][0-9]*\.[0-9][0-9]*$" "$scratch/r"
 	cached=$(ldconfig -p | sed -n "s/^[[:space:]]*libcudnn.so.${want%%.*} (.*) => //p" | head -n 1)
 	if [ -n "$cached" ]; then
 		check_eq "the library loaded is the one ld.so.cache names" "$(readlink -f "$cached")" "$(stage cudnn figures.library)"
@@ -91,6 +98,29 @@ else
 	skip "cuDNN version from the library" "no $hdr"
 fi
 check_eq "lock: skipped without a lockfile" "no lockfile given" "$(stage lock reason)"
+
+# envlock itself never loads a host library (DESIGN.md, one static binary):
+# no dlopen, dlmopen, dlsym, dlvsym or dlinfo among its symbols, imported or its own
+dlsyms() {
+	if command -v nm >/dev/null 2>&1; then
+		{ nm -D "$1" 2>/dev/null; nm "$1" 2>/dev/null; } | awk '{print $NF}'
+	else
+		objdump -T "$1" 2>/dev/null | awk '{print $NF}'
+	fi | sed 's/@.*//' | grep -E '^(dlopen|dlmopen|dlsym|dlvsym|dlinfo)$' | sort -u | tr '\n' ' '
+}
+if command -v nm >/dev/null 2>&1 || command -v objdump >/dev/null 2>&1; then
+	check_eq "envlock has no dlopen, dlsym or dlinfo symbol" "" "$(dlsyms "$ENVLOCK")"
+	# the check itself sees them where they are: the program verify builds uses all three
+	printf '#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <link.h>\nint main(void) { struct link_map *m; void *h = dlopen("x", RTLD_NOW); return dlsym(h, "y") != 0 || dlinfo(h, RTLD_DI_LINKMAP, &m) != 0; }\n' \
+		>"$scratch/dl.c"
+	if gcc -o "$scratch/dl" "$scratch/dl.c" -ldl 2>/dev/null; then
+		check_eq "the symbol check finds them in a program that uses them" "dlinfo dlopen dlsym " "$(dlsyms "$scratch/dl")"
+	else
+		skip "the symbol check finds them in a program that uses them" "gcc cannot build it here"
+	fi
+else
+	skip "envlock has no dlopen, dlsym or dlinfo symbol" "neither nm nor objdump is installed"
+fi
 check_eq "exit status in the JSON" "$want_status" "$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["exit_status"])' "$scratch/v.json")"
 check_eq "the private folder is gone" "" "$(ls -A "$TMPDIR")"
 check_eq "nothing written in HOME (no CUDA JIT cache, no nvcc cache)" "" "$(ls -A "$HOME")"

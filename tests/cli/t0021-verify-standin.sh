@@ -210,3 +210,86 @@ check_eq "the toolkit came from \$CUDA_HOME instead" "\$CUDA_HOME" "$(stage tool
 if ! ldconfig -p | grep -q 'libcudnn\.so\.8 '; then
 	check_eq "the cuDNN read is the one the probe found on this machine" "$tk/lib64/libcudnn.so.8.9.7" "$(stage cudnn figures.library)"
 fi
+
+# cuDNN is loaded by a program envlock builds with the host compiler and
+# runs in its own environment, never in envlock: a stand-in cuDNN 9.12.34
+# that LD_LIBRARY_PATH points at is what that program loads, as any
+# program would. The stand-in prints a report of its own while it loads
+# (as cuDNN's log does with CUDNN_LOGDEST_DBG=stdout), which must not be
+# taken for the program's.
+mkdir -p "$scratch/fake9" "$scratch/crash9"
+cat >"$scratch/cudnn9.c" <<'EOF'
+#include <stddef.h>
+#include <stdio.h>
+__attribute__((constructor)) static void noise(void) { printf("program=envlock-cudnn-load 1\nversion=80000\nend=1\n"); }
+size_t cudnnGetVersion(void) { return 91234; }
+size_t cudnnGetCudartVersion(void) { return 12080; }
+EOF
+gcc -shared -fPIC -Wl,-soname,libcudnn.so.9 -o "$scratch/fake9/libcudnn.so.9.12.34" "$scratch/cudnn9.c"
+ln -s libcudnn.so.9.12.34 "$scratch/fake9/libcudnn.so.9"
+printf '#include <stdlib.h>\n__attribute__((constructor)) static void boom(void) { abort(); }\n' >"$scratch/crash9.c"
+gcc -shared -fPIC -Wl,-soname,libcudnn.so.9 -o "$scratch/crash9/libcudnn.so.9" "$scratch/crash9.c"
+"$PYTHON" - "$scratch/mine.json" "$scratch/locked9.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["cudnn"]["status"] = "present"
+d["cudnn"]["version"] = "9.12.34"
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+fake=$(readlink -f "$scratch/fake9/libcudnn.so.9.12.34")
+LD_LIBRARY_PATH=$scratch/fake9 "$ENVLOCK" verify "$scratch/locked9.json" --cuda-home "$scratch/no-nvcc" --cpu-only --steps 50 --json \
+	>"$scratch/v.json" 2>/dev/null
+check_status "verify with LD_LIBRARY_PATH at a stand-in cuDNN 9 (no nvcc: the toolchain fails)" 1 $?
+fake_passed=$(stage cudnn status)
+check_eq "cudnn: the stand-in passes against the lockfile's 9.12.34" "pass" "$fake_passed"
+check_eq "cudnn: the loaded file is the stand-in, by its real path" "$fake" "$(stage cudnn figures.library)"
+check_eq "cudnn: its cudnnGetVersion()" "91234" "$(stage cudnn figures.cudnnGetVersion)"
+check_eq "cudnn: decoded" "9.12.34" "$(stage cudnn figures.library_version)"
+check_eq "cudnn: its cudnnGetCudartVersion()" "12.8" "$(stage cudnn figures.built_with_cuda)"
+check_eq "cudnn: the reason" "cuDNN 9.12.34 loaded by its soname from '$fake' matches the lockfile; no cuDNN operation was run: --cpu-only" \
+	"$(stage cudnn reason)"
+check_eq "cudnn: built by the gcc in PATH" "$(command -v gcc)" "$(stage cudnn figures.compiler)"
+check_eq "the private folder is gone (the program and its source too)" "" "$(ls -A "$TMPDIR")"
+
+# the same lockfile without LD_LIBRARY_PATH: the stand-in is not what loads
+(unset LD_LIBRARY_PATH; "$ENVLOCK" verify "$scratch/locked9.json" --cuda-home "$scratch/no-nvcc" --cpu-only --steps 50 --json \
+	>"$scratch/v.json" 2>/dev/null)
+check_status "the same without LD_LIBRARY_PATH" 1 $?
+check_eq "cudnn: fails without the stand-in" "fail" "$(stage cudnn status)"
+check_eq "cudnn: the stand-in was not loaded" "no" "$([ "$(stage cudnn figures.library)" = "$fake" ] && echo yes || echo no)"
+
+# a library that kills the program while loading: envlock names it and goes on
+LD_LIBRARY_PATH=$scratch/crash9 "$ENVLOCK" verify "$scratch/locked9.json" --cuda-home "$scratch/no-nvcc" --cpu-only --steps 50 --json \
+	>"$scratch/v.json" 2>/dev/null
+check_status "a cuDNN that aborts while loading: envlock does not crash" 1 $?
+stage cudnn reason >"$scratch/r"
+check_grep "cudnn: the program was killed, and by what" "^the program that loads libcudnn.so.9 was killed by signal 6 (" "$scratch/r"
+
+# the host compiler: gcc in PATH, else cc; none: said plainly; one that fails: its first error line
+if [ "$fake_passed" = pass ]; then
+	mkdir -p "$scratch/nocc" "$scratch/ccbin" "$scratch/badcc"
+	PATH=$scratch/nocc LD_LIBRARY_PATH=$scratch/fake9 "$ENVLOCK" verify "$scratch/locked9.json" --cuda-home "$scratch/no-nvcc" \
+		--cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+	check_status "no C compiler in PATH" 1 $?
+	check_eq "cudnn: no compiler, said plainly" "no C compiler to build the program that loads cuDNN (no gcc or cc in PATH)" \
+		"$(stage cudnn reason)"
+	check_eq "cudnn: and the fix" "install gcc (nvcc needs it as its host compiler too), or add its folder to PATH" "$(stage cudnn fix)"
+	check_eq "cudnn: no version is guessed" "" "$(stage cudnn figures.library_version)"
+	for tool in as ld; do ln -s "$(command -v "$tool")" "$scratch/ccbin/$tool"; done
+	ln -s "$(command -v gcc)" "$scratch/ccbin/cc"
+	PATH=$scratch/ccbin LD_LIBRARY_PATH=$scratch/fake9 "$ENVLOCK" verify "$scratch/locked9.json" --cuda-home "$scratch/no-nvcc" \
+		--cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+	check_eq "cudnn: with only cc in PATH, cc builds it" "$scratch/ccbin/cc" "$(stage cudnn figures.compiler)"
+	check_eq "cudnn: and it loads the stand-in" "pass $fake" "$(stage cudnn status) $(stage cudnn figures.library)"
+	printf '#!/bin/sh\nfor a; do case "$a" in *.c) src=$a ;; esac; done\necho "$src:28:10: fatal error: dlfcn.h: No such file or directory" >&2\nexit 1\n' \
+		>"$scratch/badcc/gcc"
+	chmod +x "$scratch/badcc/gcc"
+	PATH=$scratch/badcc:$PATH LD_LIBRARY_PATH=$scratch/fake9 "$ENVLOCK" verify "$scratch/locked9.json" --cuda-home "$scratch/no-nvcc" \
+		--cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+	stage cudnn reason >"$scratch/r"
+	check_grep "cudnn: a compiler that fails: its first error line" \
+		"^'$scratch/badcc/gcc' could not build the program that loads cuDNN: $TMPDIR/envlock-verify\.[A-Za-z0-9]*/cudnn_load\.c:28:10: fatal error: dlfcn.h: No such file or directory$" \
+		"$scratch/r"
+else
+	skip "the host compiler checks" "the stand-in cuDNN 9 did not pass"
+fi

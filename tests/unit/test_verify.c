@@ -527,6 +527,276 @@ static void cudnn_operation(void **state)
 	}
 }
 
+/* The cuDNN loader's report: the last whole one counts, with every number checked. */
+static void cudnn_report_parsing(void **state)
+{
+	static const char real[] =
+		"program=envlock-cudnn-load 1\nloaded=/usr/local/cuda-13.0/lib/libcudnn.so.9\nversion=91900\ncudart=13010\nend=1\n";
+	el_verify_cudnn_report r;
+
+	(void)state;
+	el_verify_cudnn_report_parse(&r, real, strlen(real));
+	assert_true(r.complete);
+	assert_true(r.loaded);
+	assert_string_equal(r.loaded_path, "/usr/local/cuda-13.0/lib/libcudnn.so.9");
+	assert_null(r.error);
+	assert_true(r.version == 91900);
+	assert_true(r.cudart == 13010);
+	el_verify_cudnn_report_release(&r);
+
+	{
+		static const char text[] = "program=envlock-cudnn-load 1\n"
+			"error=libcudnn.so.8: cannot open shared object file: No such file or directory\nend=1\n";
+
+		el_verify_cudnn_report_parse(&r, text, strlen(text));
+		assert_true(r.complete);
+		assert_false(r.loaded);
+		assert_null(r.loaded_path);
+		assert_string_equal(r.error, "libcudnn.so.8: cannot open shared object file: No such file or directory");
+		assert_true(r.version == -1 && r.cudart == -1);
+		el_verify_cudnn_report_release(&r);
+	}
+	{
+		/* what the library printed while loading (cuDNN's log on stdout, a stray report) comes first */
+		static const char text[] = "version=1\nprogram=envlock-cudnn-load 1\nversion=80000\nend=1\n"
+			"I! CuDNN (v91900) function cudnnGetVersion() called:\n"
+			"program=envlock-cudnn-load 1\nloaded=\nversion=90102\nversion=1\ncudart=x\nend=1\n";
+
+		el_verify_cudnn_report_parse(&r, text, strlen(text));
+		assert_true(r.complete);
+		assert_true(r.loaded);
+		assert_null(r.loaded_path);
+		assert_true(r.version == 90102);
+		assert_true(r.cudart == -1);
+		el_verify_cudnn_report_release(&r);
+	}
+	{
+		/* a report cut short says nothing, a whole one before it still counts; other programs' are not read */
+		static const char text[] = "program=envlock-cudnn-load 1\nloaded=/a\nversion=91900\nend=1\n"
+			"program=envlock-cudnn-load 1\nloaded=/b\nversion=1\n";
+		static const char cut[] = "program=envlock-cudnn-load 1\nloaded=/b\nversion=91900\n";
+		static const char other[] = "program=envlock-cudnn-load 2\nloaded=/b\nversion=91900\nend=1\n";
+
+		el_verify_cudnn_report_parse(&r, text, strlen(text));
+		assert_true(r.complete);
+		assert_string_equal(r.loaded_path, "/a");
+		assert_true(r.version == 91900);
+		el_verify_cudnn_report_release(&r);
+		el_verify_cudnn_report_parse(&r, cut, strlen(cut));
+		assert_false(r.complete);
+		assert_false(r.loaded);
+		assert_true(r.version == -1);
+		el_verify_cudnn_report_release(&r);
+		el_verify_cudnn_report_parse(&r, other, strlen(other));
+		assert_false(r.complete);
+		el_verify_cudnn_report_release(&r);
+		el_verify_cudnn_report_parse(&r, NULL, 0);
+		assert_false(r.complete);
+		el_verify_cudnn_report_release(&r);
+	}
+	{
+		/* numbers: digits only, at most 18 of them; a line over 4 KiB is not read */
+		el_buf b = EL_BUF_INIT(1u << 20);
+
+		el_buf_puts(&b, "program=envlock-cudnn-load 1\nversion=-5\ncudart=9999999999999999999\nloaded=/");
+		for (int i = 0; i < 5000; i++)
+			el_buf_putc(&b, 'x');
+		el_buf_puts(&b, "\nend=1\n");
+		el_verify_cudnn_report_parse(&r, b.data, b.len);
+		assert_true(r.complete);
+		assert_false(r.loaded);
+		assert_true(r.version == -1 && r.cudart == -1);
+		el_verify_cudnn_report_release(&r);
+		/* a report past the first 64 KiB is not read */
+		el_buf_reset(&b);
+		for (int i = 0; i < 70000; i++)
+			el_buf_putc(&b, '\n');
+		el_buf_puts(&b, real);
+		el_verify_cudnn_report_parse(&r, b.data, b.len);
+		assert_false(r.complete);
+		el_verify_cudnn_report_release(&r);
+		el_buf_release(&b);
+	}
+}
+
+/* Build a shared library from source as dir/file with soname; false when there is no gcc. */
+static bool build_lib(const char *dir, const char *file, const char *soname, const char *source)
+{
+	char src[4096], out_path[4096], so[512];
+	const char *argv[] = { "gcc", "-shared", "-fPIC", so, "-o", out_path, src, NULL };
+	el_buf out = EL_BUF_INIT(1u << 16);
+	el_spawn_opts opts = { NULL, 1 };
+	int status = -1, rc;
+
+	snprintf(src, sizeof(src), "%s/%s.c", dir, file);
+	snprintf(out_path, sizeof(out_path), "%s/%s", dir, file);
+	snprintf(so, sizeof(so), "-Wl,-soname,%s", soname);
+	unit_write(dir, strrchr(src, '/') + 1, source, -1);
+	rc = el_spawn_ex(argv, 60000, &out, &status, &opts);
+	if (rc == 0 && status != 0)
+		fail_msg("gcc failed to build %s:\n%s", file, out.data);
+	el_buf_release(&out);
+	return rc == 0;
+}
+
+/* A verify run with the cuDNN the live lock's JSON names, the loader's environment envp. */
+static void cudnn_run(fake_run *f, envlock_ctx *ctx, const char *work, const char *live, char **envp)
+{
+	fake_init(f, "");
+	f->run.ctx = ctx;
+	f->run.dir = (char *)work;
+	f->run.envp = envp;
+	f->run.live = cJSON_Parse(live);
+	assert_non_null(f->run.live);
+	el_verify_cudnn_load(&f->run);
+}
+
+static void cudnn_run_release(fake_run *f)
+{
+	cJSON_Delete((cJSON *)f->run.live);
+	free(f->run.cudnn_path);
+	free(f->run.cudnn_summary);
+	fake_release(f);
+}
+
+static const char *cudnn_figure(const fake_run *f, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(f->v.stage[EL_VERIFY_CUDNN].figures, key));
+}
+
+/*
+ * The loader stage end to end with stand-in cuDNN libraries built here:
+ * the program envlock builds loads what the environment it is given
+ * points at (LD_LIBRARY_PATH), reports the file and the version, and
+ * each way it can fail is named. Needs gcc (the stage does too).
+ */
+static void cudnn_loader(void **state)
+{
+	char *dir = unit_tmpdir(), work[1024], lib9[1024], lib7[1024], odd[1024], ldp[1100], live[8192], *real;
+	char *gcc = el_verify_in_path("gcc");
+	const char *saved_path = getenv("PATH");
+	char *pathv = NULL, *envp[3] = { ldp, NULL, NULL };
+	envlock_ctx *ctx;
+	fake_run f;
+	const el_verify_stage *st;
+
+	(void)state;
+	snprintf(work, sizeof(work), "%s/work", dir);
+	snprintf(lib9, sizeof(lib9), "%s/lib9", dir);
+	snprintf(lib7, sizeof(lib7), "%s/lib7", dir);
+	snprintf(odd, sizeof(odd), "%s/odd", dir);
+	unit_mkdirs(work);
+	unit_mkdirs(lib9);
+	unit_mkdirs(lib7);
+	unit_mkdirs(odd);
+	if (!gcc || !build_lib(lib9, "libcudnn.so.9.1.2", "libcudnn.so.9",
+		"#include <stddef.h>\n#include <stdio.h>\n"
+		"__attribute__((constructor)) static void noise(void) { printf(\"program=envlock-cudnn-load 1\\nversion=80000\\nend=1\\n\"); }\n"
+		"size_t cudnnGetVersion(void) { return 90102; }\nsize_t cudnnGetCudartVersion(void) { return 12040; }\n")) {
+		print_message("skipped: no gcc to build the stand-in libraries\n");
+		free(gcc);
+		unit_rmtree(dir);
+		skip();
+	}
+	unit_symlink(lib9, "libcudnn.so.9", "libcudnn.so.9.1.2");
+	assert_true(build_lib(lib7, "libcudnn.so.7.6.5", "libcudnn.so.7",
+			      "#include <stddef.h>\nsize_t cudnnGetVersion(void) { return 7605; }\n"));
+	assert_true(build_lib(odd, "libcudnn.so.6", "libcudnn.so.6",
+			      "#include <stdlib.h>\n__attribute__((constructor)) static void boom(void) { abort(); }\n"));
+	assert_true(build_lib(odd, "libcudnn.so.5", "libcudnn.so.5", "int cudnnSomethingElse(void) { return 5; }\n"));
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	/* the compiler needs PATH to find as and ld */
+	assert_true(asprintf(&pathv, "PATH=%s", saved_path ? saved_path : "/usr/bin:/bin") > 0);
+	envp[1] = pathv;
+
+	/* found through LD_LIBRARY_PATH, by its real path, with its own version; the library's noise is not the report */
+	snprintf(ldp, sizeof(ldp), "LD_LIBRARY_PATH=%s", lib9);
+	cudnn_run(&f, ctx, work,
+		  "{\"cudnn\": {\"status\": \"present\", \"version\": \"9.1.2\", \"header\": \"/x/cudnn_version.h\"}}", envp);
+	st = &f.v.stage[EL_VERIFY_CUDNN];
+	if (st->done)
+		fail_msg("cudnn: %s", st->pub.reason);
+	snprintf(live, sizeof(live), "%s/libcudnn.so.9.1.2", lib9);
+	real = realpath(live, NULL);
+	assert_non_null(real);
+	assert_string_equal(f.run.cudnn_path, real);
+	assert_string_equal(cudnn_figure(&f, "library"), real);
+	assert_string_equal(cudnn_figure(&f, "library_version"), "9.1.2");
+	assert_string_equal(cudnn_figure(&f, "built_with_cuda"), "12.4");
+	assert_string_equal(cudnn_figure(&f, "soname"), "libcudnn.so.9");
+	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(st->figures, "cudnnGetVersion")) == 90102);
+	assert_string_equal(cudnn_figure(&f, "compiler"), gcc);
+	snprintf(live, sizeof(live), "cuDNN 9.1.2 loaded by its soname from '%s' matches /x/cudnn_version.h", real);
+	assert_string_equal(f.run.cudnn_summary, live);
+	free(real);
+	cudnn_run_release(&f);
+
+	/* the environment without it: the stand-in is not found */
+	envp[0] = pathv;
+	envp[1] = NULL;
+	cudnn_run(&f, ctx, work, "{\"cudnn\": {\"status\": \"present\", \"version\": \"7.6.5\"}}", envp);
+	st = &f.v.stage[EL_VERIFY_CUDNN];
+	assert_int_equal(st->pub.status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(st->pub.reason, "libcudnn.so.7: cannot open shared object file: No such file or directory");
+	assert_string_equal(st->pub.fix, "install cuDNN 7.6.5 (its libcudnn.so.7 was found nowhere on this machine)");
+	assert_null(f.run.cudnn_path);
+	cudnn_run_release(&f);
+
+	/* the probe found the file the loader cannot: the loader's error, the fix, and the version read by path */
+	snprintf(live, sizeof(live),
+		 "{\"cudnn\": {\"status\": \"present\", \"version\": \"7.6.5\", \"libraries\": [{\"name\": \"libcudnn.so.7.6.5\", "
+		 "\"path\": \"%s/libcudnn.so.7.6.5\", \"soname\": \"libcudnn.so.7\"}]}}", lib7);
+	cudnn_run(&f, ctx, work, live, envp);
+	st = &f.v.stage[EL_VERIFY_CUDNN];
+	assert_int_equal(st->pub.status, ENVLOCK_VERIFY_FAIL);
+	snprintf(live, sizeof(live), "libcudnn.so.7 cannot be loaded by its soname, though '%s/libcudnn.so.7.6.5' has it: "
+		 "libcudnn.so.7: cannot open shared object file: No such file or directory", lib7);
+	assert_string_equal(st->pub.reason, live);
+	snprintf(live, sizeof(live), "'%s' is not on the loader's path: add it to a file in /etc/ld.so.conf.d/ and run ldconfig, or set LD_LIBRARY_PATH", lib7);
+	assert_string_equal(st->pub.fix, live);
+	assert_string_equal(cudnn_figure(&f, "library_version"), "7.6.5");
+	cudnn_run_release(&f);
+
+	/* a library that kills the program while loading: named, and envlock goes on */
+	snprintf(ldp, sizeof(ldp), "LD_LIBRARY_PATH=%s", odd);
+	envp[0] = ldp;
+	envp[1] = pathv;
+	cudnn_run(&f, ctx, work, "{\"cudnn\": {\"status\": \"present\", \"version\": \"6.0.21\"}}", envp);
+	st = &f.v.stage[EL_VERIFY_CUDNN];
+	assert_int_equal(st->pub.status, ENVLOCK_VERIFY_FAIL);
+	if (!el_starts_with(st->pub.reason, "the program that loads libcudnn.so.6 was killed by signal 6 ("))
+		fail_msg("reason: %s", st->pub.reason);
+	cudnn_run_release(&f);
+
+	/* one without cudnnGetVersion */
+	cudnn_run(&f, ctx, work, "{\"cudnn\": {\"status\": \"present\", \"version\": \"5.1.10\"}}", envp);
+	st = &f.v.stage[EL_VERIFY_CUDNN];
+	assert_int_equal(st->pub.status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(st->pub.reason, "libcudnn.so.5: no cudnnGetVersion");
+	cudnn_run_release(&f);
+
+	/* no C compiler in PATH: said plainly, nothing is guessed */
+	{
+		char *keep = strdup(saved_path ? saved_path : "");
+
+		setenv("PATH", dir, 1);
+		cudnn_run(&f, ctx, work, "{\"cudnn\": {\"status\": \"present\", \"version\": \"9.1.2\"}}", envp);
+		setenv("PATH", keep, 1);
+		free(keep);
+	}
+	st = &f.v.stage[EL_VERIFY_CUDNN];
+	assert_int_equal(st->pub.status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(st->pub.reason, "no C compiler to build the program that loads cuDNN (no gcc or cc in PATH)");
+	assert_non_null(st->pub.fix);
+	assert_null(cudnn_figure(&f, "library_version"));
+	cudnn_run_release(&f);
+
+	envlock_ctx_free(ctx);
+	free(gcc);
+	free(pathv);
+	unit_rmtree(dir);
+}
+
 static char *flags_of(const char *const *archs, const char *const *ccs, char **desc)
 {
 	char **v = el_verify_arch_flags(archs, ccs, desc);
@@ -624,10 +894,11 @@ static void compiler_errors(void **state)
 static void embedded_sources(void **state)
 {
 	static const struct { const char *path; const char *text; } files[] = {
-		{ "lib/verify/mlp.cu", el_verify_mlp_cu }, { "lib/verify/mlp.h", el_verify_mlp_h } };
+		{ "lib/verify/mlp.cu", el_verify_mlp_cu }, { "lib/verify/mlp.h", el_verify_mlp_h },
+		{ "lib/verify/programs/cudnn_load.c", el_verify_cudnn_load_c } };
 
 	(void)state;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		FILE *f = fopen(files[i].path, "rb");
 		char *buf;
 		long n;
@@ -749,6 +1020,8 @@ int main(void)
 		cmocka_unit_test(training_judgement),
 		cmocka_unit_test(runtime_judgement),
 		cmocka_unit_test(cudnn_operation),
+		cmocka_unit_test(cudnn_report_parsing),
+		cmocka_unit_test(cudnn_loader),
 		cmocka_unit_test(architectures),
 		cmocka_unit_test(compiler_errors),
 		cmocka_unit_test(embedded_sources),

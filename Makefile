@@ -7,15 +7,27 @@ DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
 # For the report tests only (tests/cli/t004*): pdflatex with booktabs, pdftotext,
 # headless Chromium and GitHub's Markdown renderer. Large (~450 MB), so a failed
 # install is reported and those tests skip, saying why.
+# make static (musl, Debian's source packages unpacked by dpkg-source, CMake for
+# libgit2 and libarchive), the install test (mandoc, zsh) and the fleet test (Slurm)
+STATIC_DEBS := musl-tools musl-dev linux-libc-dev dpkg-dev cmake g++
+TOOL_DEBS   := mandoc zsh bash-completion slurm-wlm munge
 REPORT_DEBS := texlive-latex-base texlive-latex-recommended poppler-utils chromium cmark-gfm
 BUILD   ?= build
 
-WARN    := -std=c11 -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
-           -Wshadow -Wwrite-strings -Wvla
+# Warnings are errors for developers and CI (git's DEVELOPER=1 habit): on in
+# a git checkout, off in a release tarball, so a packager's newer compiler
+# cannot fail the build over a new warning. Override with DEVELOPER=0 or 1.
+DEVELOPER ?= $(if $(wildcard .git),1,0)
+WARN    := -std=c11 -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes \
+           -Wshadow -Wwrite-strings -Wvla $(if $(filter 1,$(DEVELOPER)),-Werror)
+# CPPFLAGS, CFLAGS and LDFLAGS are the packager's (dpkg-buildflags sets all three)
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = $(WARN) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -Iinclude -Ilib \
-           $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
-LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# the libraries' flags; `make static` gives its own prefix's instead (mk/static.mk)
+PKG_CFLAGS ?= $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   ?= $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = $(WARN) $(CPPFLAGS) $(CFLAGS) -D_GNU_SOURCE -fvisibility=hidden -Iinclude -Ilib \
+           $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LIBS    = $(LDFLAGS) $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
@@ -25,13 +37,16 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HEADERS := $(sort $(wildcard include/envlock/*.h))
 
-.PHONY: all deps deps-install run test check asan bench clean fixtures header-test
+.PHONY: FORCE all deps deps-install run test check asan bench clean fixtures header-test
 
 all: $(BUILD)/envlock
 
 # Install the Debian packages the build and tests need; quiet when all are there.
 deps:
-	@$(MAKE) --no-print-directory deps-install PKGS_WANTED="$(DEBS)"
+	@$(MAKE) --no-print-directory deps-install PKGS_WANTED="$(DEBS) $(STATIC_DEBS) $(TOOL_DEBS)"
+	@if [ "$$(id -u)" = 0 ]; then sh tools/deb-src.sh && \
+	  { apt-cache showsrc zlib 2>/dev/null | grep -q '^Package:' || apt-get update -qq; }; \
+	else echo "make deps: not root; make static needs a deb-src entry (tools/deb-src.sh as root)"; fi
 	@$(MAKE) --no-print-directory deps-install PKGS_WANTED="$(REPORT_DEBS)" || \
 	  echo "make deps: could not install $(REPORT_DEBS); the report tests that need them will skip"
 
@@ -46,7 +61,14 @@ deps-install:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-$(BUILD)/%.o: %.c $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
+# Objects are rebuilt when the flags change (git's GIT-CFLAGS): a tree built
+# with DEVELOPER=0 is rebuilt, not reused, by `make check`.
+$(BUILD)/CFLAGS: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(subst ','\'',$(CC) $(ALL_CFLAGS))' > $@.new; \
+	if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+$(BUILD)/%.o: %.c $(BUILD)/CFLAGS $(wildcard include/envlock/*.h lib/*/*.h cmd/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -113,3 +135,6 @@ bench: all fixtures
 
 clean:
 	rm -rf build tests/fixtures/roots
+
+# static build, install, release and fleet targets, one fragment each
+include $(sort $(wildcard mk/*.mk))

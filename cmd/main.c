@@ -108,6 +108,9 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("envlock %s\n", envlock_version());
+#ifdef ENVLOCK_BUILD_INFO
+		puts(ENVLOCK_BUILD_INFO);
+#endif
 		return CMD_OK;
 	}
 	for (c = commands; c->name; c++)

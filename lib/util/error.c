@@ -4,10 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "error.h"
 
 int envlock_ctx_new(envlock_ctx **out)
 {
+	/*
+	 * envlock hashes and signs with OpenSSL's built-in providers only, so the
+	 * machine's openssl.cnf is never read: the static binary would otherwise
+	 * read another OpenSSL's config (RHEL's FIPS and crypto-policies
+	 * includes name modules it cannot load) and fail to start its DRBG.
+	 * The first initialisation wins; later calls are no-ops.
+	 */
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : ENVLOCK_ERROR;
 }

@@ -14,8 +14,10 @@
 
 #include "lock/model.h"
 #include "plan.h"
+#include "util/cacerts.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 typedef struct {
@@ -47,6 +49,17 @@ static const char *lg_reason(void)
 	return e && e->message ? e->message : "libgit2 failed";
 }
 
+/* What to add to a failed https:// clone or fetch when the CA certificates could not be used */
+static const char *https_hint(const char *url, const char *problem)
+{
+	static char hint[600];
+
+	if (!problem || !el_starts_with(url, "https://"))
+		return "";
+	snprintf(hint, sizeof(hint), "; %s", problem);
+	return hint;
+}
+
 static int repo_restore(el_item *it, el_apply *ap)
 {
 	repo_job *j = it->extra;
@@ -57,8 +70,10 @@ static int repo_restore(el_item *it, el_apply *ap)
 	git_diff *diff = NULL;
 	git_oid oid;
 	int rc = -1;
+	const char *ca_problem;
 
 	git_libgit2_init();
+	ca_problem = el_cacerts_use_for_git();
 	if (j->clone) {
 		git_clone_options co;
 		struct stat st;
@@ -71,7 +86,7 @@ static int repo_restore(el_item *it, el_apply *ap)
 		co.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE;
 		el_apply_log(ap, "clone '%s' into '%s'", j->url, it->path);
 		if (git_clone(&repo, j->url, it->path, &co) != 0) {
-			el_item_fail(it, "clone of '%s': %s", j->url, lg_reason());
+			el_item_fail(it, "clone of '%s': %s%s", j->url, lg_reason(), https_hint(j->url, ca_problem));
 			goto done;
 		}
 	} else if (git_repository_open(&repo, it->path) != 0) {
@@ -90,7 +105,7 @@ static int repo_restore(el_item *it, el_apply *ap)
 		el_apply_log(ap, "fetch '%s' for commit %s", j->url, j->commit);
 		if (git_remote_create_anonymous(&remote, repo, j->url) != 0 ||
 		    git_remote_fetch(remote, NULL, NULL, NULL) != 0) {
-			el_item_fail(it, "fetch from '%s': %s", j->url, lg_reason());
+			el_item_fail(it, "fetch from '%s': %s%s", j->url, lg_reason(), https_hint(j->url, ca_problem));
 			goto done;
 		}
 		if (git_commit_lookup(&commit, repo, &oid) != 0) {

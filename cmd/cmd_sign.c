@@ -9,9 +9,11 @@
 static void usage_sign(FILE *out)
 {
 	fputs("usage: envlock sign LOCK --key KEY.pem [-o LOCK.sig]\n"
+	      "       envlock sign --file FILE --key KEY.pem [-o FILE.sig]\n"
 	      "\n"
 	      "  -k, --key KEY.pem   Ed25519 private key (PEM, unencrypted; envlock keygen makes one)\n"
 	      "  -o, --output FILE   signature file to write (default LOCK.sig; - for stdout)\n"
+	      "      --file          FILE is any file (a release's SHA256SUMS): sign its bytes as they are\n"
 	      "\n"
 	      "Signs the lock's canonical form, the bytes its id is computed from: re-indenting\n"
 	      "the file keeps the signature valid, changing any value breaks it.\n", out);
@@ -20,9 +22,11 @@ static void usage_sign(FILE *out)
 static void usage_verify(FILE *out)
 {
 	fputs("usage: envlock verify-sig LOCK [--sig LOCK.sig] --pub PUB.pem\n"
+	      "       envlock verify-sig --file FILE [--sig FILE.sig] --pub PUB.pem\n"
 	      "\n"
 	      "  -s, --sig FILE      signature file (default LOCK.sig)\n"
 	      "  -p, --pub PUB.pem   the signer's Ed25519 public key (PEM)\n"
+	      "      --file          FILE is any file, signed with sign --file\n"
 	      "\n"
 	      "Exit status: 0 the signature is valid, 1 it is not, 2 an input cannot be read.\n", out);
 }
@@ -46,12 +50,12 @@ static int bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
 
 /*
  * What sign and verify-sig share after their options: exactly one LOCK
- * and the required key (key_flag names it in the error), the signature
- * file (sig, else LOCK.sig, malloc'd into *sig_path), a context and the
- * loaded lock. CMD_OK, or the status to exit with after saying why.
+ * (or, with file, any FILE) and the required key (key_flag names it in the
+ * error), the signature file (sig, else LOCK.sig, malloc'd into
+ * *sig_path), a context and the loaded lock (none for a file). CMD_OK, or the status to exit with after saying why.
  */
 static int signed_lock(const char *cmd, int argc, char **argv, const char *key, const char *key_flag,
-		       const char *sig, void (*usage)(FILE *), envlock_ctx **ctx, envlock_lock **lock,
+		       const char *sig, int file, void (*usage)(FILE *), envlock_ctx **ctx, envlock_lock **lock,
 		       char **sig_path)
 {
 	*ctx = NULL;
@@ -67,7 +71,7 @@ static int signed_lock(const char *cmd, int argc, char **argv, const char *key, 
 		cmd_error("out of memory");
 		return CMD_USAGE;
 	}
-	if (envlock_lock_load(lock, *ctx, argv[optind]) != 0) {
+	if (!file && envlock_lock_load(lock, *ctx, argv[optind]) != 0) {
 		cmd_error("%s: %s", cmd, envlock_error_last(*ctx));
 		return CMD_FAIL;
 	}
@@ -79,6 +83,7 @@ int cmd_sign(int argc, char **argv)
 	static const struct option options[] = {
 		{ "key", required_argument, NULL, 'k' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "file", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -87,7 +92,7 @@ int cmd_sign(int argc, char **argv)
 	envlock_lock *lock = NULL;
 	envlock_ctx *ctx = NULL;
 	char *path = NULL;
-	int c, rc = CMD_USAGE;
+	int c, file = 0, rc = CMD_USAGE;
 
 	opterr = 0;
 	optind = 1;
@@ -95,14 +100,15 @@ int cmd_sign(int argc, char **argv)
 		switch (c) {
 		case 'k': key = optarg; break;
 		case 'o': output = optarg; break;
+		case 'F': file = 1; break;
 		case 'h': usage_sign(stdout); return CMD_OK;
 		default: return bad_option("sign", argv, usage_sign);
 		}
 	}
-	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, usage_sign, &ctx, &lock,
+	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, file, usage_sign, &ctx, &lock,
 			      &path)) != CMD_OK)
 		goto done;
-	if (envlock_sign(ctx, lock, key, path, &res) != 0) {
+	if ((file ? envlock_sign_file(ctx, argv[optind], key, path, &res) : envlock_sign(ctx, lock, key, path, &res)) != 0) {
 		cmd_error("sign: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto done;
@@ -122,6 +128,7 @@ int cmd_verify_sig(int argc, char **argv)
 	static const struct option options[] = {
 		{ "sig", required_argument, NULL, 's' },
 		{ "pub", required_argument, NULL, 'p' },
+		{ "file", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -130,7 +137,7 @@ int cmd_verify_sig(int argc, char **argv)
 	envlock_lock *lock = NULL;
 	envlock_ctx *ctx = NULL;
 	char *path = NULL;
-	int c, rc = CMD_USAGE;
+	int c, file = 0, rc = CMD_USAGE;
 
 	opterr = 0;
 	optind = 1;
@@ -138,22 +145,27 @@ int cmd_verify_sig(int argc, char **argv)
 		switch (c) {
 		case 's': sig = optarg; break;
 		case 'p': pub = optarg; break;
+		case 'F': file = 1; break;
 		case 'h': usage_verify(stdout); return CMD_OK;
 		default: return bad_option("verify-sig", argv, usage_verify);
 		}
 	}
-	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", sig, usage_verify, &ctx, &lock,
+	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", sig, file, usage_verify, &ctx, &lock,
 			      &path)) != CMD_OK) {
 		rc = rc == CMD_FAIL ? CMD_USAGE : rc; /* an unreadable lock is an input error here (exit 2) */
 		goto done;
 	}
-	if (envlock_verify_sig(ctx, lock, path, pub, &rep) != 0) {
+	if ((file ? envlock_verify_sig_file(ctx, argv[optind], path, pub, &rep)
+		  : envlock_verify_sig(ctx, lock, path, pub, &rep)) != 0) {
 		cmd_error("verify-sig: %s", envlock_error_last(ctx));
 		rc = CMD_USAGE;
 		goto done;
 	}
 	if (rep.valid) {
-		printf("ok: %s is signed by key %s\n", rep.lock_id, rep.fingerprint);
+		if (file)
+			printf("ok: '%s' (%s) is signed by key %s\n", argv[optind], rep.lock_id, rep.fingerprint);
+		else
+			printf("ok: %s is signed by key %s\n", rep.lock_id, rep.fingerprint);
 		rc = CMD_OK;
 	} else {
 		cmd_error("verify-sig: '%s': %s", argv[optind], rep.reason);

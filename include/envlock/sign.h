@@ -84,4 +84,22 @@ ENVLOCK_EXTERN(int) envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *loc
 				       const char *sig_path, const char *pub_path,
 				       envlock_sig_report *report);
 
+/**
+ * Sign the bytes of the file at path as they are (a release's SHA256SUMS,
+ * say): pure Ed25519, so `openssl pkeyutl -verify -rawin` checks the
+ * decoded signature too. The signature file records "file_sha256"
+ * ("sha256:<hex>" of the bytes, in out->lock_id) instead of "lock_id".
+ * Files up to 64 MiB (ENVLOCK_ELIMIT beyond); other errors as envlock_sign.
+ */
+ENVLOCK_EXTERN(int) envlock_sign_file(envlock_ctx *ctx, const char *path, const char *key_path,
+				      const char *sig_path, envlock_sign_result *out);
+
+/**
+ * Check a signature envlock_sign_file made: as envlock_verify_sig, with
+ * report->lock_id the "sha256:<hex>" of the file's bytes. A signature of
+ * a lock is not valid for a file, nor the other way round.
+ */
+ENVLOCK_EXTERN(int) envlock_verify_sig_file(envlock_ctx *ctx, const char *path, const char *sig_path,
+					    const char *pub_path, envlock_sig_report *report);
+
 #endif

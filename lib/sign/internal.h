@@ -10,6 +10,8 @@
 #define EL_ED25519_KEY_LEN 32
 /* Key and signature files are a few hundred bytes; this is generous. */
 #define EL_SIGN_FILE_MAX ((size_t)1 << 20)
+/* A file signed whole (pure Ed25519 reads the message twice, so it is held in memory): SHA256SUMS, a manifest */
+#define EL_SIGN_MESSAGE_MAX ((size_t)64 << 20)
 
 /* One line for the OpenSSL error queue's last entry (queue cleared), e.g. "bad end line". */
 const char *el_ssl_reason(void);
@@ -20,9 +22,10 @@ int el_key_read(envlock_ctx *ctx, const char *path, int want_private, EVP_PKEY *
 /* "sha256:<hex>" of the raw 32-byte public key of pkey. */
 int el_key_fingerprint(envlock_ctx *ctx, EVP_PKEY *pkey, char out[ENVLOCK_SIGN_ID_SIZE]);
 
-/* A parsed signature file. */
+/* A parsed signature file: of a lock (lock_id) or of a file's bytes (file_sha256), never both. */
 typedef struct {
 	char lock_id[ENVLOCK_SIGN_ID_SIZE];
+	char file_sha256[ENVLOCK_SIGN_ID_SIZE];
 	char key_sha256[65];
 	unsigned char sig[EL_ED25519_SIG_LEN];
 } el_sigfile;

@@ -15,7 +15,7 @@
 #define SIG_B64_LEN 88 /* 64 bytes: 21 groups of 3 and 1 left over, so two '=' */
 
 static const char *const members[] = {
-	"envlock_signature", "algorithm", "lock_id", "public_key_sha256", "signature", NULL
+	"envlock_signature", "algorithm", "lock_id", "file_sha256", "public_key_sha256", "signature", NULL
 };
 
 static int is_hex(const char *s, size_t n)
@@ -56,7 +56,7 @@ static int bad(envlock_ctx *ctx, const char *path, const char *what)
 int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out)
 {
 	el_buf b = EL_BUF_INIT(EL_SIGN_FILE_MAX);
-	const char *alg, *id, *key, *sig;
+	const char *alg, *id, *file, *key, *sig;
 	cJSON *doc = NULL, *ver, *m;
 	int rc;
 
@@ -102,6 +102,7 @@ int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out)
 	}
 	alg = el_jget_str(doc, "algorithm");
 	id = el_jget_str(doc, "lock_id");
+	file = el_jget_str(doc, "file_sha256");
 	key = el_jget_str(doc, "public_key_sha256");
 	sig = el_jget_str(doc, "signature");
 	if (!alg) {
@@ -109,14 +110,19 @@ int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out)
 	} else if (strcmp(alg, "ed25519") != 0) {
 		rc = el_error_set(ctx, ENVLOCK_EPARSE, "'%s': algorithm '%.60s' is not supported (envlock signs with ed25519)",
 				  path, alg);
-	} else if (!id || strncmp(id, "sha256:", 7) != 0 || !is_hex(id + 7, 64)) {
+	} else if (!!id == !!file) {
+		rc = bad(ctx, path, "it needs one of \"lock_id\" (a lock's) and \"file_sha256\" (a file's)");
+	} else if (id && (strncmp(id, "sha256:", 7) != 0 || !is_hex(id + 7, 64))) {
 		rc = bad(ctx, path, "\"lock_id\" is not \"sha256:\" and 64 hex digits");
+	} else if (file && (strncmp(file, "sha256:", 7) != 0 || !is_hex(file + 7, 64))) {
+		rc = bad(ctx, path, "\"file_sha256\" is not \"sha256:\" and 64 hex digits");
 	} else if (!key || !is_hex(key, 64)) {
 		rc = bad(ctx, path, "\"public_key_sha256\" is not 64 hex digits");
 	} else if (!sig || decode_sig(sig, out->sig) != 0) {
 		rc = bad(ctx, path, "\"signature\" is not the base64 of a 64-byte Ed25519 signature");
 	} else {
-		snprintf(out->lock_id, sizeof(out->lock_id), "%s", id);
+		snprintf(out->lock_id, sizeof(out->lock_id), "%s", id ? id : "");
+		snprintf(out->file_sha256, sizeof(out->file_sha256), "%s", file ? file : "");
 		snprintf(out->key_sha256, sizeof(out->key_sha256), "%s", key);
 	}
 done:
@@ -134,7 +140,10 @@ char *el_sigfile_format(const el_sigfile *s, size_t *len)
 	EVP_EncodeBlock(b64, s->sig, EL_ED25519_SIG_LEN);
 	el_jset_int(doc, "envlock_signature", SIG_FORMAT);
 	el_jset_str(doc, "algorithm", "ed25519");
-	el_jset_str(doc, "lock_id", s->lock_id);
+	if (*s->lock_id)
+		el_jset_str(doc, "lock_id", s->lock_id);
+	else
+		el_jset_str(doc, "file_sha256", s->file_sha256);
 	el_jset_str(doc, "public_key_sha256", s->key_sha256);
 	el_jset_str(doc, "signature", (const char *)b64);
 	if (el_json_write(doc, &b, 2) != 0)

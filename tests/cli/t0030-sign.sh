@@ -162,3 +162,45 @@ rm kk/k.pub.pem && mkdir kk/k.pub.pem
 check_status "keygen --force where the public key's name is a folder" 1 $?
 check_eq "one line naming it" "envlock: keygen: 'kk/k.pub.pem': not a file; nothing written" "$(cat err)"
 check_eq "the private key is untouched" "$(sha256sum <kk/before.pem)" "$(sha256sum <kk/k.key.pem)"
+
+# --file: any file's bytes as they are (a release's SHA256SUMS)
+printf 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  envlock\n' >SHA256SUMS
+"$ENVLOCK" sign --file SHA256SUMS --key alice.key.pem >out 2>err
+check_status "sign --file" 0 $?
+check_eq "it names the file's sha256" "signed sha256:$(sha256sum SHA256SUMS | cut -d' ' -f1)" "$(head -n 1 out)"
+check_eq "the signature file records file_sha256, not lock_id" "sha256:$(sha256sum SHA256SUMS | cut -d' ' -f1) -" \
+	"$(jget SHA256SUMS.sig file_sha256) $(jget SHA256SUMS.sig lock_id | sed 's/^$/-/')"
+if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.sig.schema.json" SHA256SUMS.sig >v 2>&1; then
+	ok "a file's signature validates against the schema"
+else
+	not_ok "a file's signature validates against the schema"; cat v
+fi
+"$ENVLOCK" verify-sig --file SHA256SUMS --pub alice.pub.pem >out 2>err
+check_status "verify-sig --file" 0 $?
+check_eq "it says what was signed" "ok: 'SHA256SUMS' (sha256:$(sha256sum SHA256SUMS | cut -d' ' -f1)) is signed by key sha256:$(openssl pkey -pubin -in alice.pub.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" "$(cat out)"
+"$PYTHON" -c 'import base64,json; open("sums.bin","wb").write(base64.b64decode(json.load(open("SHA256SUMS.sig"))["signature"]))'
+if openssl pkeyutl -help 2>&1 | grep -q -- -rawin; then
+	openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in SHA256SUMS -sigfile sums.bin >out 2>&1
+	check_status "openssl pkeyutl -verify -rawin accepts the file's signature" 0 $?
+else
+	skip "openssl checks the file's signature" "this openssl has no -rawin (OpenSSL 3.0 added it)"
+fi
+cp SHA256SUMS sums.orig && printf 'x' >>SHA256SUMS
+"$ENVLOCK" verify-sig --file SHA256SUMS --pub alice.pub.pem >out 2>err
+check_status "a file changed after signing" 1 $?
+check_grep "says the content differs" "the signature is for file sha256:" err
+cp sums.orig SHA256SUMS
+"$ENVLOCK" verify-sig --file lock.json --sig lock.json.sig --pub alice.pub.pem >out 2>err
+check_status "a lock's signature is not a file's" 1 $?
+check_grep "and says so" "the signature is not of a file: it signs a lock (verify-sig LOCK)" err
+"$ENVLOCK" verify-sig lock.json --sig SHA256SUMS.sig --pub alice.pub.pem >out 2>err
+check_status "a file's signature is not a lock's" 1 $?
+check_grep "and says so" "the signature is not of a lock: it signs a file's bytes (verify-sig --file)" err
+"$ENVLOCK" sign --file no-such-file --key alice.key.pem >out 2>err
+check_status "sign --file of a missing file" 1 $?
+check_grep "one line naming it" "envlock: sign: 'no-such-file'" err
+both=$(sed 's/"file_sha256"/"lock_id": "sha256:'"$(printf '%064d' 0)"'", "file_sha256"/' SHA256SUMS.sig)
+printf '%s\n' "$both" >both.sig
+"$ENVLOCK" verify-sig --file SHA256SUMS --sig both.sig --pub alice.pub.pem >out 2>err
+check_status "a signature file with both lock_id and file_sha256" 2 $?
+check_grep "is refused" "it needs one of \"lock_id\" (a lock's) and \"file_sha256\" (a file's)" err

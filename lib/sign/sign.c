@@ -85,7 +85,7 @@ int envlock_sign(envlock_ctx *ctx, const envlock_lock *lock, const char *key_pat
 static int read_message(envlock_ctx *ctx, const char *path, el_buf *msg, char id[ENVLOCK_SIGN_ID_SIZE])
 {
 	char hex[EL_SHA256_HEX];
-	int rc = el_userpath_read(ctx, path, msg, "file to sign");
+	int rc = el_userpath_read(ctx, path, msg, "file envlock signs");
 
 	if (rc == 0) {
 		el_sha256_buf(msg->data ? msg->data : "", msg->len, hex);

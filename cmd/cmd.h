@@ -11,29 +11,66 @@
 #define CMD_DIFFER 1 /* differences or problems found */
 #define CMD_FAIL 1
 #define CMD_USAGE 2
+#define CMD_NO_GPU 3 /* verify: no GPU, and every stage that could run passed */
 
+/* What main does for a command before it runs it (cmd_entry.flags). */
+#define CMD_NEED_CTX 0x1u /* main makes the envlock_ctx, passes it in and frees it after */
+
+/*
+ * A command, run as fn(argc, argv, ctx) with argv[0] its name, opterr 0
+ * and optind 1; ctx is NULL without CMD_NEED_CTX. fn returns the exit
+ * status, or a negative ENVLOCK_E... code from a library call on ctx:
+ * main then prints "envlock: <name>: <envlock_error_last(ctx)>" and
+ * exits with cmd_exit_status(code). A command that exits 1 for a failed
+ * operation prints its own line and returns CMD_FAIL.
+ */
 typedef struct {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(int argc, char **argv, envlock_ctx *ctx);
+	unsigned flags;
 	const char *summary;
 } cmd_entry;
 
-int cmd_save(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_bundle(int argc, char **argv);
-int cmd_sign(int argc, char **argv);
-int cmd_verify_sig(int argc, char **argv);
-int cmd_keygen(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_restore(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
+int cmd_save(int argc, char **argv); /* makes its own context (cmd/cmd_save.c) */
+int cmd_show(int argc, char **argv, envlock_ctx *ctx);
+int cmd_diff(int argc, char **argv, envlock_ctx *ctx);
+int cmd_check(int argc, char **argv, envlock_ctx *ctx);
+int cmd_bundle(int argc, char **argv, envlock_ctx *ctx);
+int cmd_sign(int argc, char **argv, envlock_ctx *ctx);
+int cmd_verify_sig(int argc, char **argv, envlock_ctx *ctx);
+int cmd_keygen(int argc, char **argv, envlock_ctx *ctx);
+int cmd_export(int argc, char **argv, envlock_ctx *ctx);
+int cmd_import(int argc, char **argv, envlock_ctx *ctx);
+int cmd_restore(int argc, char **argv, envlock_ctx *ctx);
+int cmd_report(int argc, char **argv, envlock_ctx *ctx);
+int cmd_verify(int argc, char **argv, envlock_ctx *ctx);
+
+/*
+ * The exit status for a library code a command returned: every
+ * ENVLOCK_E... code is an error (CMD_USAGE, DESIGN.md's 2 "usage or
+ * error"): a missing or unreadable input, a malformed one, a bad option
+ * value. A non-negative rc is returned as it is.
+ */
+int cmd_exit_status(int rc);
 
 /* Print "envlock: <subject>: <why>" style errors on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * For getopt_long's '?': print "envlock: <cmd>: unknown or incomplete
+ * option '<opt>'" and the usage on stderr; returns CMD_USAGE.
+ */
+int cmd_bad_option(const char *cmd, char **argv, void (*usage)(FILE *));
+
+/* strerror(errnum) as envlock writes it: lowercase. Valid until the next call. */
+const char *cmd_strerror(int errnum);
+
+/*
+ * Load the lockfile at path: 0 with *out set, or the library's code
+ * (its message names the file: "'<path>': <why>"), for the command to
+ * return so that every command refuses a lockfile the same way.
+ */
+int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path);
 
 /* Append arg to a growable list of borrowed strings (repeatable options). */
 void cmd_push_arg(const char ***list, size_t *n, const char *arg);
@@ -41,8 +78,9 @@ void cmd_push_arg(const char ***list, size_t *n, const char *arg);
 /*
  * The lock a read-only command works on: the one lockfile left in
  * argv[optind..argc) or, with none, this machine (or opts->root) probed.
- * Returns 0 with *out set, or CMD_USAGE after printing "envlock: <name>:
- * <why>" for too many files, --root with a file, or a load failure.
+ * Returns 0 with *out set; CMD_USAGE after printing "envlock: <name>:
+ * <why>" for too many files or --root with a file; or the library's code
+ * of a failed load or probe (for the command to return).
  */
 int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
 		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out);

@@ -12,7 +12,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: envlock bundle WORK_DIR [-o OUT] [--lock FILE] [--exclude GLOB]...\n"
-	      "                      [--checkpoints include|hash] [--level N] [--threads N]\n"
+	      "                      [--checkpoints include|hash] [--level N] [--threads N] [--quiet]\n"
 	      "       envlock bundle verify ARCHIVE\n"
 	      "       envlock bundle list ARCHIVE [--json]\n"
 	      "       envlock bundle extract ARCHIVE [DIR] [--force] [--max-size BYTES]\n"
@@ -26,6 +26,9 @@ static void usage(FILE *out)
 	      "      --level N           zstd level (default 3)\n"
 	      "      --threads N         zstd compression threads (default 1; any N of 2 or more\n"
 	      "                          gives the same bytes, which differ from one thread's)\n"
+	      "  -q, --quiet             do not print warnings on stderr\n"
+	      "\n"
+	      "list --json prints the entries as JSON.\n"
 	      "\n"
 	      "verify exits 0 only when every digest, the lock id and the entry list match.\n"
 	      "\n"
@@ -57,7 +60,7 @@ static char *default_output(const char *work_dir)
 	return out;
 }
 
-static int bundle_create(int argc, char **argv)
+static int bundle_create(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -71,14 +74,12 @@ static int bundle_create(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	envlock_bundle_opts opts;
-	envlock_ctx *ctx = NULL;
+	envlock_lock *lock = NULL;
 	const char **excludes = NULL, *output = NULL;
 	char *def = NULL;
 	int c, rc = CMD_USAGE, quiet = 0;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
@@ -105,10 +106,7 @@ static int bundle_create(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); rc = CMD_OK; goto done;
-		default:
-			cmd_error("bundle: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			goto done;
+		default: rc = cmd_bad_option("bundle", argv, usage); goto done;
 		}
 	}
 	if (argc - optind != 1) {
@@ -124,10 +122,10 @@ static int bundle_create(int argc, char **argv)
 	opts.progress = isatty(STDERR_FILENO);
 	if (!quiet)
 		opts.on_warning = cmd_warning;
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
+	/* a --lock that does not load is refused as every command refuses it, before any file is read */
+	if (opts.lock_path && (rc = cmd_lock_load(&lock, ctx, opts.lock_path)) != 0)
 		goto done;
-	}
+	envlock_lock_free(lock);
 	if (envlock_bundle_create(ctx, argv[optind], output, &opts) != 0) {
 		cmd_error("bundle: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
@@ -136,25 +134,45 @@ static int bundle_create(int argc, char **argv)
 	printf("%s\n", output);
 	rc = CMD_OK;
 done:
-	envlock_ctx_free(ctx);
 	free(excludes);
 	free(def);
 	return rc;
 }
 
-static int bundle_verify(int argc, char **argv)
+/* The options of bundle verify and bundle list (list takes --json): -1 to go on, else the status to exit with. */
+static int verb_options(const char *verb, int argc, char **argv, int *json)
 {
-	envlock_bundle_report rep;
-	envlock_ctx *ctx = NULL;
-	int rc;
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
 
-	if (argc != 2) {
-		cmd_error("bundle verify: expected one ARCHIVE");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", options + (json ? 0 : 1), NULL)) != -1) {
+		switch (c) {
+		case 'j': *json = 1; break;
+		case 'h': usage(stdout); return CMD_OK;
+		default: return cmd_bad_option(verb, argv, usage);
+		}
+	}
+	if (argc - optind != 1) {
+		cmd_error("%s: expected one ARCHIVE", verb);
+		usage(stderr);
 		return CMD_USAGE;
 	}
-	if (envlock_ctx_new(&ctx) != 0)
-		return CMD_USAGE;
-	rc = envlock_bundle_verify(ctx, argv[1], stdout, &rep);
+	return -1;
+}
+
+static int bundle_verify(int argc, char **argv, envlock_ctx *ctx)
+{
+	envlock_bundle_report rep;
+	int rc;
+
+	if ((rc = verb_options("bundle verify", argc, argv, NULL)) >= 0)
+		return rc;
+	rc = envlock_bundle_verify(ctx, argv[optind], stdout, &rep);
 	if (rc != 0) {
 		cmd_error("bundle verify: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
@@ -164,27 +182,20 @@ static int bundle_verify(int argc, char **argv)
 	} else {
 		printf("ok: %zu entries, every digest and the lock id match\n", rep.entries);
 	}
-	envlock_ctx_free(ctx);
 	return rc;
 }
 
-static int bundle_list(int argc, char **argv)
+static int bundle_list(int argc, char **argv, envlock_ctx *ctx)
 {
-	envlock_ctx *ctx = NULL;
-	int json = argc == 3 && strcmp(argv[2], "--json") == 0, rc = CMD_OK;
+	int json = 0, rc;
 
-	if (argc != 2 && !json) {
-		cmd_error("bundle list: expected ARCHIVE [--json]");
-		return CMD_USAGE;
-	}
-	if (envlock_ctx_new(&ctx) != 0)
-		return CMD_USAGE;
-	if (envlock_bundle_list(ctx, argv[1], stdout, json) != 0) {
+	if ((rc = verb_options("bundle list", argc, argv, &json)) >= 0)
+		return rc;
+	if (envlock_bundle_list(ctx, argv[optind], stdout, json) != 0) {
 		cmd_error("bundle list: %s", envlock_error_last(ctx));
-		rc = CMD_FAIL;
+		return CMD_FAIL;
 	}
-	envlock_ctx_free(ctx);
-	return rc;
+	return CMD_OK;
 }
 
 /*
@@ -227,7 +238,7 @@ static int parse_count(const char *s, unsigned long long *out)
 	return *s >= '0' && *s <= '9' && strspn(s, "0123456789") == strlen(s) && parse_size(s, out) == 0 ? 0 : -1;
 }
 
-static int bundle_extract(int argc, char **argv)
+static int bundle_extract(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "force", no_argument, NULL, 'f' },
@@ -238,13 +249,11 @@ static int bundle_extract(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	envlock_extract_opts opts;
-	envlock_ctx *ctx = NULL;
 	const char *archive = NULL, *dir = NULL;
 	char *def = NULL;
 	int c, rc = CMD_USAGE;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
@@ -269,9 +278,7 @@ static int bundle_extract(int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); rc = CMD_OK; goto done;
-		default:
-			cmd_error("bundle extract: unknown or incomplete option '%s'", argv[optind - 1]);
-			goto done;
+		default: rc = cmd_bad_option("bundle extract", argv, usage); goto done;
 		}
 	}
 	for (int i = optind; i < argc; i++) {
@@ -300,24 +307,22 @@ static int bundle_extract(int argc, char **argv)
 		}
 		dir = def;
 	}
-	if (envlock_ctx_new(&ctx) != 0)
-		goto done;
 	rc = CMD_OK;
-	if (envlock_bundle_extract(ctx, archive, dir, &opts) != 0) {
-		cmd_error("bundle extract: %s", envlock_error_last(ctx));
+	if ((c = envlock_bundle_extract(ctx, archive, dir, &opts)) != 0) {
+		cmd_error("bundle extract: %s%s", envlock_error_last(ctx),
+			  c == ENVLOCK_EEXISTS ? " (use --force to extract into it)" : "");
 		rc = CMD_FAIL;
 	}
 done:
-	envlock_ctx_free(ctx);
 	free(def);
 	return rc;
 }
 
-int cmd_bundle(int argc, char **argv)
+int cmd_bundle(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct {
 		const char *name;
-		int (*fn)(int, char **);
+		int (*fn)(int, char **, envlock_ctx *);
 	} verbs[] = {
 		{ "verify", bundle_verify },
 		{ "list", bundle_list },
@@ -331,6 +336,6 @@ int cmd_bundle(int argc, char **argv)
 	}
 	for (int i = 0; argc >= 2 && verbs[i].name; i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
-			return verbs[i].fn(argc - 1, argv + 1);
-	return bundle_create(argc, argv);
+			return verbs[i].fn(argc - 1, argv + 1, ctx);
+	return bundle_create(argc, argv, ctx);
 }

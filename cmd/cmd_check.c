@@ -19,7 +19,7 @@ static void usage(FILE *out)
 	      "Exit status: 0 when nothing is breaking, 1 when something is, 2 on error.\n", out);
 }
 
-int cmd_check(int argc, char **argv)
+int cmd_check(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "root", required_argument, NULL, 'r' },
@@ -29,50 +29,32 @@ int cmd_check(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	envlock_probe_opts opts;
-	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL;
 	envlock_rules *rules = NULL;
 	envlock_findings *found = NULL;
 	const char *rules_path = NULL;
-	int c, rc = CMD_USAGE, json = 0;
+	int c, rc, json = 0;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'r': opts.root = optarg; break;
 		case 'R': rules_path = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return CMD_OK;
-		default:
-			cmd_error("check: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return CMD_USAGE;
+		default: return cmd_bad_option("check", argv, usage);
 		}
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
-	if (cmd_lock_arg("check", argc, argv, optind, &opts, ctx, &lock) != 0)
+	if ((rc = cmd_lock_arg("check", argc, argv, optind, &opts, ctx, &lock)) != 0 ||
+	    (rc = rules_path ? envlock_rules_load(&rules, ctx, rules_path) : envlock_rules_load_default(&rules, ctx)) != 0 ||
+	    (rc = envlock_check(&found, ctx, rules, lock)) != 0 ||
+	    (rc = json ? envlock_show_findings_json(found, ctx, stdout)
+		       : envlock_show_findings(found, ctx, stdout, cmd_print_flags())) != 0)
 		goto done;
-	if ((rules_path ? envlock_rules_load(&rules, ctx, rules_path)
-			: envlock_rules_load_default(&rules, ctx)) != 0 ||
-	    envlock_check(&found, ctx, rules, lock) != 0) {
-		cmd_error("check: %s", envlock_error_last(ctx));
-		goto done;
-	}
-	if (json ? envlock_show_findings_json(found, ctx, stdout) != 0
-		 : envlock_show_findings(found, ctx, stdout, cmd_print_flags()) != 0) {
-		cmd_error("check: %s", envlock_error_last(ctx));
-		goto done;
-	}
 	rc = envlock_findings_worst(found) == ENVLOCK_SEV_BREAKING && envlock_findings_count(found) ? CMD_FAIL : CMD_OK;
 done:
 	envlock_findings_free(found);
 	envlock_rules_free(rules);
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	return rc;
 }

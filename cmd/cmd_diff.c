@@ -50,7 +50,7 @@ static void *load_worker(void *arg)
 		pthread_mutex_unlock(&b->mu);
 		if (i >= b->n)
 			return NULL;
-		b->rcs[i] = envlock_lock_load(&b->locks[i], b->ctxs[i], b->paths[i]);
+		b->rcs[i] = cmd_lock_load(&b->locks[i], b->ctxs[i], b->paths[i]);
 	}
 }
 
@@ -161,7 +161,26 @@ done:
 	return rc;
 }
 
-int cmd_diff(int argc, char **argv)
+/* A --only or --ignore SECTION must be one of the library's sections. */
+static int check_sections(const char *flag, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < envlock_diff_section_count() && strcmp(envlock_diff_section_name(k), names[i]) != 0)
+			k++;
+		if (k == envlock_diff_section_count()) {
+			fprintf(stderr, "envlock: diff: %s '%s': not a section (sections: ", flag, names[i]);
+			for (k = 0; k < envlock_diff_section_count(); k++)
+				fprintf(stderr, "%s%s", k ? ", " : "", envlock_diff_section_name(k));
+			fputs(")\n", stderr);
+			return CMD_USAGE;
+		}
+	}
+	return 0;
+}
+
+int cmd_diff(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -173,13 +192,10 @@ int cmd_diff(int argc, char **argv)
 	};
 	const char **only = NULL, **ignore = NULL;
 	envlock_diff_opts opts;
-	envlock_ctx *ctx = NULL;
 	envlock_rules *rules = NULL;
 	int c, json = 0, nfiles, rc;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
-	optind = 1;
 	/* options may follow the files: envlock diff A B --json */
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
@@ -187,11 +203,8 @@ int cmd_diff(int argc, char **argv)
 		case 'a': opts.all = 1; break;
 		case 'o': cmd_push_arg(&only, &opts.only_count, optarg); break;
 		case 'i': cmd_push_arg(&ignore, &opts.ignore_count, optarg); break;
-		case 'h': usage(stdout); return CMD_OK;
-		default:
-			cmd_error("diff: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return CMD_USAGE;
+		case 'h': usage(stdout); rc = CMD_OK; goto out;
+		default: rc = cmd_bad_option("diff", argv, usage); goto out;
 		}
 	}
 	opts.only = only;
@@ -202,20 +215,15 @@ int cmd_diff(int argc, char **argv)
 		cmd_error("diff: expected two lockfiles (or more for a drift table), got %d", nfiles);
 		goto out;
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
+	if ((rc = check_sections("--only", only, opts.only_count)) != 0 ||
+	    (rc = check_sections("--ignore", ignore, opts.ignore_count)) != 0 ||
+	    (rc = envlock_rules_load_default(&rules, ctx)) != 0)
 		goto out;
-	}
-	if (envlock_rules_load_default(&rules, ctx) != 0) {
-		cmd_error("diff: %s", envlock_error_last(ctx));
-		goto out;
-	}
 	opts.rules = rules;
 	rc = nfiles == 2 ? diff_two(ctx, argv + optind, &opts, json)
 			 : drift(ctx, argv + optind, nfiles, &opts, json);
 out:
 	envlock_rules_free(rules);
-	envlock_ctx_free(ctx);
 	free(only);
 	free(ignore);
 	return rc;

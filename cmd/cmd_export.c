@@ -18,7 +18,7 @@ static void usage(FILE *out)
 	      "  -q, --quiet          no warnings about what the format cannot carry\n", out);
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -31,22 +31,16 @@ int cmd_export(int argc, char **argv)
 	envlock_export_opts opts;
 	const char *output = "-", *fname = NULL;
 	envlock_lock *lock = NULL;
-	envlock_ctx *ctx = NULL;
-	int c, quiet = 0, rc = CMD_USAGE;
+	int c, quiet = 0, rc;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:qh", options, NULL)) != -1) {
 		switch (c) {
 		case 'f': fname = optarg; break;
 		case 'o': output = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return CMD_OK;
-		default:
-			cmd_error("export: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return CMD_USAGE;
+		default: return cmd_bad_option("export", argv, usage);
 		}
 	}
 	if (argc - optind != 1 || !fname) {
@@ -60,24 +54,16 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!quiet)
 		opts.on_warning = cmd_warning;
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
-	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
-		cmd_error("export: %s", envlock_error_last(ctx));
-		rc = CMD_FAIL;
-	} else if ((c = envlock_export_write(ctx, lock, format, output, &opts)) != 0) {
+	if ((rc = cmd_lock_load(&lock, ctx, argv[optind])) != 0)
+		return rc;
+	if ((c = envlock_export_write(ctx, lock, format, output, &opts)) != 0) {
 		/* nothing to export is about the lock: name it (write errors name the output already) */
 		if (c == ENVLOCK_EINVAL)
 			cmd_error("export: '%s': %s", argv[optind], envlock_error_last(ctx));
 		else
 			cmd_error("export: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
-	} else {
-		rc = CMD_OK;
 	}
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	return rc;
 }

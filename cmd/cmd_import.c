@@ -16,7 +16,7 @@ static void usage(FILE *out)
 	      "a full lock section by section: envlock diff FULL LOCK --only pip\n", out);
 }
 
-int cmd_import(int argc, char **argv)
+int cmd_import(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -26,19 +26,13 @@ int cmd_import(int argc, char **argv)
 	const char *output = "-";
 	envlock_import_kind kind;
 	envlock_lock *lock = NULL;
-	envlock_ctx *ctx = NULL;
 	int c, rc = CMD_FAIL;
 
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return CMD_OK;
-		default:
-			cmd_error("import: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return CMD_USAGE;
+		default: return cmd_bad_option("import", argv, usage);
 		}
 	}
 	if (argc - optind != 1) {
@@ -46,12 +40,11 @@ int cmd_import(int argc, char **argv)
 		usage(stderr);
 		return CMD_USAGE;
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
-	if (envlock_import(&lock, ctx, argv[optind], &kind) != 0) {
-		/* the message names the file and line: "envlock: FILE:LINE: problem" */
+	if ((c = envlock_import(&lock, ctx, argv[optind], &kind)) != 0) {
+		/* a file that cannot be read is refused as every command refuses an unreadable lockfile */
+		if (c == ENVLOCK_ENOTFOUND || c == ENVLOCK_EIO || c == ENVLOCK_EINVAL)
+			return c;
+		/* what is wrong inside it names the file and line: "envlock: FILE:LINE: problem" */
 		cmd_error("%s", envlock_error_last(ctx));
 	} else if (envlock_lock_write(lock, ctx, output) != 0) {
 		cmd_error("import: %s", envlock_error_last(ctx));
@@ -63,6 +56,5 @@ int cmd_import(int argc, char **argv)
 		rc = CMD_OK;
 	}
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	return rc;
 }

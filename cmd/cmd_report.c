@@ -10,17 +10,17 @@ static void usage(FILE *out)
 	fputs("usage: envlock report LOCK [--format md|latex|html|json|text] [-o FILE] [--short]\n"
 	      "                      [--against LOCK2] [--rules FILE]\n"
 	      "\n"
-	      "  LOCK             the lockfile to report on\n"
-	      "  --format F       md or latex: the citation line and an appendix table;\n"
-	      "                   html: one self-contained page with the package lists and rule findings;\n"
-	      "                   json: the summary as data; text (default): for a terminal\n"
-	      "  -o FILE          write FILE atomically instead of stdout\n"
-	      "  --short          only the citation line (escaped for the format)\n"
-	      "  --against LOCK2  html, json, text: also what differs from LOCK to LOCK2, by severity\n"
-	      "  --rules FILE     use these rules instead of the built-in ones\n", out);
+	      "  LOCK               the lockfile to report on\n"
+	      "  --format F         md or latex: the citation line and an appendix table;\n"
+	      "                     html: one self-contained page with the package lists and rule findings;\n"
+	      "                     json: the summary as data; text (default): for a terminal\n"
+	      "  -o, --output FILE  write FILE atomically instead of stdout\n"
+	      "  --short            only the citation line (escaped for the format)\n"
+	      "  --against LOCK2    html, json, text: also what differs from LOCK to LOCK2, by severity\n"
+	      "  --rules FILE       use these rules instead of the built-in ones\n", out);
 }
 
-int cmd_report(int argc, char **argv)
+int cmd_report(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -32,15 +32,12 @@ int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	envlock_report_opts opts;
-	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL, *against = NULL;
 	envlock_rules *rules = NULL;
 	const char *format = "text", *output = "-", *rules_path = NULL;
-	int c, rc = CMD_USAGE;
+	int c, rc;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
@@ -49,10 +46,7 @@ int cmd_report(int argc, char **argv)
 		case 'a': opts.against_name = optarg; break;
 		case 'R': rules_path = optarg; break;
 		case 'h': usage(stdout); return CMD_OK;
-		default:
-			cmd_error("report: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return CMD_USAGE;
+		default: return cmd_bad_option("report", argv, usage);
 		}
 	}
 	if (argc - optind != 1) {
@@ -60,31 +54,23 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return CMD_USAGE;
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
 	opts.name = argv[optind];
 	opts.on_warning = cmd_warning;
-	if (envlock_report_format_parse(&opts.format, ctx, format) != 0 ||
-	    envlock_lock_load(&lock, ctx, opts.name) != 0 ||
-	    (opts.against_name && envlock_lock_load(&against, ctx, opts.against_name) != 0) ||
-	    (rules_path && envlock_rules_load(&rules, ctx, rules_path) != 0)) {
-		cmd_error("report: %s", envlock_error_last(ctx));
+	if ((rc = envlock_report_format_parse(&opts.format, ctx, format)) != 0 ||
+	    (rc = cmd_lock_load(&lock, ctx, opts.name)) != 0 ||
+	    (opts.against_name && (rc = cmd_lock_load(&against, ctx, opts.against_name)) != 0) ||
+	    (rules_path && (rc = envlock_rules_load(&rules, ctx, rules_path)) != 0))
 		goto done;
-	}
 	opts.against = against;
 	opts.rules = rules;
-	if ((rc = envlock_report_write(ctx, lock, &opts, output)) != 0) {
+	/* a bad combination of options is an error (2); a report that cannot be written, a failure (1) */
+	if ((rc = envlock_report_write(ctx, lock, &opts, output)) != 0 && rc != ENVLOCK_EINVAL) {
 		cmd_error("report: %s", envlock_error_last(ctx));
-		rc = rc == ENVLOCK_EINVAL ? CMD_USAGE : CMD_FAIL;
-		goto done;
+		rc = CMD_FAIL;
 	}
-	rc = CMD_OK;
 done:
 	envlock_rules_free(rules);
 	envlock_lock_free(against);
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	return rc;
 }

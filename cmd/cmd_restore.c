@@ -21,7 +21,7 @@ static void usage(FILE *out)
 	      "repos, configs, checkpoints, verify (run after a change, or with --only verify).\n"
 	      "\n"
 	      "  --dry-run            print the plan and stop\n"
-	      "  --yes                apply without asking (required when stdin is not a terminal)\n"
+	      "  -y, --yes            apply without asking (required when stdin is not a terminal)\n"
 	      "  --only STEP          plan only these steps (repeatable)\n"
 	      "  --skip STEP          leave these steps out (repeatable)\n"
 	      "  --root DIR           restore the tree under DIR instead of this machine\n"
@@ -44,6 +44,25 @@ static void usage(FILE *out)
 enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
        OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY };
 
+/* A --only or --skip STEP must be one of the library's steps. */
+static int check_steps(const char *flag, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < envlock_restore_step_count() && strcmp(envlock_restore_step_name(k), names[i]) != 0)
+			k++;
+		if (k == envlock_restore_step_count()) {
+			fprintf(stderr, "envlock: restore: %s '%s': no such step (steps: ", flag, names[i]);
+			for (k = 0; k < envlock_restore_step_count(); k++)
+				fprintf(stderr, "%s%s", k ? ", " : "", envlock_restore_step_name(k));
+			fputs(")\n", stderr);
+			return CMD_USAGE;
+		}
+	}
+	return 0;
+}
+
 static int confirm(size_t n)
 {
 	char answer[16];
@@ -55,7 +74,7 @@ static int confirm(size_t n)
 	return answer[0] == 'y' || answer[0] == 'Y';
 }
 
-int cmd_restore(int argc, char **argv)
+int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option longopts[] = {
 		{ "dry-run", no_argument, NULL, OPT_DRY },
@@ -82,7 +101,6 @@ int cmd_restore(int argc, char **argv)
 	size_t n_only = 0, n_skip = 0, breaking = 0;
 	envlock_restore *plan = NULL;
 	envlock_lock *lock = NULL;
-	envlock_ctx *ctx = NULL;
 	int c, rc = CMD_USAGE, dry = 0, yes = 0, json = 0;
 	unsigned flags = 0;
 
@@ -105,7 +123,7 @@ int cmd_restore(int argc, char **argv)
 		case OPT_STATE: opts.state_dir = optarg; break;
 		case OPT_JSON: json = 1; break;
 		case 'h': usage(stdout); rc = CMD_OK; goto out;
-		default: usage(stderr); goto out;
+		default: rc = cmd_bad_option("restore", argv, usage); goto out;
 		}
 	}
 	if (argc - optind != 1) {
@@ -119,7 +137,7 @@ int cmd_restore(int argc, char **argv)
 
 		for (size_t i = 0; i < 3; i++) {
 			if (named[i] && access(named[i], R_OK) != 0) {
-				cmd_error("restore: %s '%s': %s", flag[i], named[i], strerror(errno));
+				cmd_error("restore: %s '%s': %s", flag[i], named[i], cmd_strerror(errno));
 				goto out;
 			}
 		}
@@ -127,20 +145,21 @@ int cmd_restore(int argc, char **argv)
 			cmd_error("restore: --prefix '%s': must be an absolute path", opts.conda_target);
 			goto out;
 		}
+		if (opts.conda_target && opts.conda_name) {
+			cmd_error("restore: give --name or --prefix, not both");
+			goto out;
+		}
+		if (check_steps("--only", only, n_only) != 0 || check_steps("--skip", skip, n_skip) != 0)
+			goto out;
 	}
 	opts.only = only;
 	opts.only_count = n_only;
 	opts.skip = skip;
 	opts.skip_count = n_skip;
 	flags = cmd_print_flags();
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
+	if ((rc = cmd_lock_load(&lock, ctx, argv[optind])) != 0)
 		goto out;
-	}
-	if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
-		cmd_error("restore: %s", envlock_error_last(ctx));
-		goto out;
-	}
+	rc = CMD_USAGE;
 	if (envlock_restore_plan(&plan, ctx, lock, &opts) != 0) {
 		cmd_error("restore: '%s': %s", argv[optind], envlock_error_last(ctx));
 		goto out;
@@ -203,7 +222,6 @@ int cmd_restore(int argc, char **argv)
 out:
 	envlock_restore_free(plan);
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	free(only);
 	free(skip);
 	return rc;

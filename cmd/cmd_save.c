@@ -33,18 +33,11 @@ static void usage(FILE *out)
 	      "to the current directory, even with --root.\n", out);
 }
 
-static void print_json_summary(const envlock_lock *lock, const char *path)
+/* Each request error on its own line; counted, so the refusal is said once after them. */
+static void request_error(const char *msg, void *data)
 {
-	size_t n = envlock_lock_warning_count(lock);
-	envlock_hash_stats st;
-
-	envlock_lock_hash_stats(lock, &st);
-	/* the strings printed here are envlock's own or paths; escape the minimum */
-	printf("{\"id\": \"%s\", \"path\": \"", envlock_lock_id(lock));
-	for (const char *s = path; *s; s++)
-		printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 0x20 ? "\\u%04x" : "%c", *s);
-	printf("\", \"warnings\": %zu, \"hashed\": {\"files\": %zu, \"cached\": %zu, \"bytes_read\": %llu}}\n",
-	       n, st.files, st.cached, st.bytes_read);
+	cmd_error("save: %s", msg);
+	(*(size_t *)data)++;
 }
 
 int cmd_save(int argc, char **argv)
@@ -66,31 +59,32 @@ int cmd_save(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	envlock_probe_opts opts;
+	envlock_save_opts so;
+	envlock_probe_opts *opts = &so.probe;
 	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL;
-	envlock_rules *rules = NULL;
 	envlock_verify *verified = NULL;
+	size_t request_errors = 0;
 	const char *output = "envlock.lock.json";
 	const char **checkpoints = NULL, **configs = NULL, **repos = NULL;
 	int json = 0, quiet = 0, verify = 0, c, rc = CMD_FAIL;
 
-	memset(&opts, 0, sizeof(opts));
-	opts.default_repo = 1;
+	memset(&so, 0, sizeof(so));
+	opts->default_repo = 1;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
-		case 'r': opts.root = optarg; break;
-		case 'c': opts.conda_prefix = optarg; break;
-		case 'p': opts.python = optarg; break;
-		case 'n': opts.no_cache = 1; break;
-		case 'k': cmd_push_arg(&checkpoints, &opts.checkpoint_count, optarg); break;
-		case 'C': cmd_push_arg(&configs, &opts.config_count, optarg); break;
-		case 'R': cmd_push_arg(&repos, &opts.repo_count, optarg); break;
-		case 'N': opts.default_repo = 0; break;
-		case 'P': opts.no_patch = 1; break;
+		case 'r': opts->root = optarg; break;
+		case 'c': opts->conda_prefix = optarg; break;
+		case 'p': opts->python = optarg; break;
+		case 'n': opts->no_cache = 1; break;
+		case 'k': cmd_push_arg(&checkpoints, &opts->checkpoint_count, optarg); break;
+		case 'C': cmd_push_arg(&configs, &opts->config_count, optarg); break;
+		case 'R': cmd_push_arg(&repos, &opts->repo_count, optarg); break;
+		case 'N': opts->default_repo = 0; break;
+		case 'P': opts->no_patch = 1; break;
 		case 'j': json = 1; break;
 		case 'q': quiet = 1; break;
 		case 'V': verify = 1; break;
@@ -111,7 +105,7 @@ int cmd_save(int argc, char **argv)
 		usage(stderr);
 		goto done;
 	}
-	if (verify && opts.root) {
+	if (verify && opts->root) {
 		cmd_error("save: --verify runs programs on this machine; it cannot be combined with --root");
 		goto done;
 	}
@@ -119,55 +113,34 @@ int cmd_save(int argc, char **argv)
 		cmd_error("save: --json and -o - both want stdout");
 		goto done;
 	}
-	opts.checkpoints = checkpoints;
-	opts.configs = configs;
-	opts.repos = repos;
-	opts.progress = isatty(STDERR_FILENO);
+	opts->checkpoints = checkpoints;
+	opts->configs = configs;
+	opts->repos = repos;
+	opts->progress = isatty(STDERR_FILENO);
 	if (!quiet)
-		opts.on_warning = cmd_warning;
+		opts->on_warning = cmd_warning;
 	if (envlock_ctx_new(&ctx) != 0) {
 		cmd_error("out of memory");
 		goto done;
 	}
-	if ((rc = envlock_lock_probe(&lock, ctx, &opts)) != 0) {
-		cmd_error("save: %s", envlock_error_last(ctx));
-		rc = rc == ENVLOCK_EINVAL || rc == ENVLOCK_ENOTFOUND ? CMD_USAGE : CMD_FAIL;
-		goto done;
-	}
-	/* what was asked for is not all there: write nothing rather than a partial lock */
-	if (envlock_lock_error_count(lock) > 0) {
-		for (size_t i = 0; i < envlock_lock_error_count(lock); i++)
-			cmd_error("save: %s", envlock_lock_error(lock, i));
-		cmd_error("save: nothing written");
-		rc = CMD_FAIL;
-		goto done;
-	}
-	/* the rule results at save time travel with the lock */
-	if (envlock_rules_load_default(&rules, ctx) != 0 ||
-	    envlock_lock_record_checks(lock, ctx, rules) != 0) {
-		cmd_error("save: %s", envlock_error_last(ctx));
-		rc = CMD_FAIL;
-		goto done;
-	}
-	if (verify) {
-		envlock_verify_opts vo;
-
-		memset(&vo, 0, sizeof(vo));
-		vo.live = lock;
-		if (envlock_verify_run(&verified, ctx, &vo) != 0 ||
-		    envlock_lock_record_verify(lock, ctx, verified) != 0) {
+	so.path = output;
+	so.verify = verify;
+	so.on_request_error = request_error;
+	so.request_error_data = &request_errors;
+	if ((rc = envlock_save(&lock, &verified, ctx, &so)) != 0) {
+		/* what was asked for is not all there: each named above, and nothing was written */
+		if (request_errors > 0)
+			cmd_error("save: nothing written");
+		else
 			cmd_error("save: %s", envlock_error_last(ctx));
-			rc = CMD_FAIL;
-			goto done;
-		}
+		rc = request_errors == 0 && (rc == ENVLOCK_EINVAL || rc == ENVLOCK_ENOTFOUND) ? CMD_USAGE : CMD_FAIL;
+		goto done;
 	}
-	if (envlock_lock_write(lock, ctx, output) != 0) {
+	if (json && envlock_save_print_json(lock, ctx, output, stdout) != 0) {
 		cmd_error("save: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto done;
 	}
-	if (json)
-		print_json_summary(lock, output);
 	rc = CMD_OK;
 	if (verified && envlock_verify_result(verified) == ENVLOCK_VERIFY_FAILED) {
 		for (size_t i = 0; i < envlock_verify_stage_count(verified); i++) {
@@ -180,7 +153,6 @@ int cmd_save(int argc, char **argv)
 	}
 done:
 	envlock_verify_free(verified);
-	envlock_rules_free(rules);
 	envlock_lock_free(lock);
 	envlock_ctx_free(ctx);
 	free(checkpoints);

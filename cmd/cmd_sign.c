@@ -40,25 +40,17 @@ static void usage_keygen(FILE *out)
 	      "      --force          replace an existing key pair\n", out);
 }
 
-/* getopt_long over options; unknown options print usage and return CMD_USAGE. */
-static int bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
-{
-	cmd_error("%s: unknown or incomplete option '%s'", cmd, argv[optind - 1]);
-	usage(stderr);
-	return CMD_USAGE;
-}
-
 /*
  * What sign and verify-sig share after their options: exactly one LOCK
  * (or, with file, any FILE) and the required key (key_flag names it in the
  * error), the signature file (sig, else LOCK.sig, malloc'd into
- * *sig_path), a context and the loaded lock (none for a file). CMD_OK, or the status to exit with after saying why.
+ * *sig_path) and the loaded lock (none for a file). CMD_OK; the status to
+ * exit with after saying why; or the library's code of a failed load.
  */
 static int signed_lock(const char *cmd, int argc, char **argv, const char *key, const char *key_flag,
-		       const char *sig, int file, void (*usage)(FILE *), envlock_ctx **ctx, envlock_lock **lock,
+		       const char *sig, int file, void (*usage)(FILE *), envlock_ctx *ctx, envlock_lock **lock,
 		       char **sig_path)
 {
-	*ctx = NULL;
 	*lock = NULL;
 	*sig_path = NULL;
 	if (argc - optind != 1 || !key) {
@@ -66,19 +58,15 @@ static int signed_lock(const char *cmd, int argc, char **argv, const char *key, 
 		usage(stderr);
 		return CMD_USAGE;
 	}
-	if ((sig ? (*sig_path = strdup(sig)) == NULL : asprintf(sig_path, "%s.sig", argv[optind]) < 0) ||
-	    envlock_ctx_new(ctx) != 0) {
+	if (sig ? (*sig_path = strdup(sig)) == NULL : asprintf(sig_path, "%s.sig", argv[optind]) < 0) {
+		*sig_path = NULL;
 		cmd_error("out of memory");
 		return CMD_USAGE;
 	}
-	if (!file && envlock_lock_load(lock, *ctx, argv[optind]) != 0) {
-		cmd_error("%s: %s", cmd, envlock_error_last(*ctx));
-		return CMD_FAIL;
-	}
-	return CMD_OK;
+	return file ? CMD_OK : cmd_lock_load(lock, ctx, argv[optind]);
 }
 
-int cmd_sign(int argc, char **argv)
+int cmd_sign(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "key", required_argument, NULL, 'k' },
@@ -90,22 +78,19 @@ int cmd_sign(int argc, char **argv)
 	const char *key = NULL, *output = NULL;
 	envlock_sign_result res;
 	envlock_lock *lock = NULL;
-	envlock_ctx *ctx = NULL;
 	char *path = NULL;
-	int c, file = 0, rc = CMD_USAGE;
+	int c, file = 0, rc;
 
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "k:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'k': key = optarg; break;
 		case 'o': output = optarg; break;
 		case 'F': file = 1; break;
 		case 'h': usage_sign(stdout); return CMD_OK;
-		default: return bad_option("sign", argv, usage_sign);
+		default: return cmd_bad_option("sign", argv, usage_sign);
 		}
 	}
-	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, file, usage_sign, &ctx, &lock,
+	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, file, usage_sign, ctx, &lock,
 			      &path)) != CMD_OK)
 		goto done;
 	if ((file ? envlock_sign_file(ctx, argv[optind], key, path, &res) : envlock_sign(ctx, lock, key, path, &res)) != 0) {
@@ -118,12 +103,11 @@ int cmd_sign(int argc, char **argv)
 	rc = CMD_OK;
 done:
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	free(path);
 	return rc;
 }
 
-int cmd_verify_sig(int argc, char **argv)
+int cmd_verify_sig(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "sig", required_argument, NULL, 's' },
@@ -135,32 +119,25 @@ int cmd_verify_sig(int argc, char **argv)
 	const char *sig = NULL, *pub = NULL;
 	envlock_sig_report rep;
 	envlock_lock *lock = NULL;
-	envlock_ctx *ctx = NULL;
 	char *path = NULL;
-	int c, file = 0, rc = CMD_USAGE;
+	int c, file = 0, rc;
 
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:p:h", options, NULL)) != -1) {
 		switch (c) {
 		case 's': sig = optarg; break;
 		case 'p': pub = optarg; break;
 		case 'F': file = 1; break;
 		case 'h': usage_verify(stdout); return CMD_OK;
-		default: return bad_option("verify-sig", argv, usage_verify);
+		default: return cmd_bad_option("verify-sig", argv, usage_verify);
 		}
 	}
-	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", sig, file, usage_verify, &ctx, &lock,
-			      &path)) != CMD_OK) {
-		rc = rc == CMD_FAIL ? CMD_USAGE : rc; /* an unreadable lock is an input error here (exit 2) */
+	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", sig, file, usage_verify, ctx, &lock,
+			      &path)) != CMD_OK)
 		goto done;
-	}
-	if ((file ? envlock_verify_sig_file(ctx, argv[optind], path, pub, &rep)
-		  : envlock_verify_sig(ctx, lock, path, pub, &rep)) != 0) {
-		cmd_error("verify-sig: %s", envlock_error_last(ctx));
-		rc = CMD_USAGE;
+	/* an input that cannot be read is an error (2), not a signature that fails (1) */
+	if ((rc = file ? envlock_verify_sig_file(ctx, argv[optind], path, pub, &rep)
+		       : envlock_verify_sig(ctx, lock, path, pub, &rep)) != 0)
 		goto done;
-	}
 	if (rep.valid) {
 		if (file)
 			printf("ok: '%s' (%s) is signed by key %s\n", argv[optind], rep.lock_id, rep.fingerprint);
@@ -173,12 +150,11 @@ int cmd_verify_sig(int argc, char **argv)
 	}
 done:
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	free(path);
 	return rc;
 }
 
-int cmd_keygen(int argc, char **argv)
+int cmd_keygen(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -188,17 +164,14 @@ int cmd_keygen(int argc, char **argv)
 	};
 	const char *prefix = "envlock";
 	envlock_keygen_result res;
-	envlock_ctx *ctx = NULL;
-	int c, force = 0, rc = CMD_USAGE;
+	int c, force = 0, rc;
 
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'o': prefix = optarg; break;
 		case 'f': force = 1; break;
 		case 'h': usage_keygen(stdout); return CMD_OK;
-		default: return bad_option("keygen", argv, usage_keygen);
+		default: return cmd_bad_option("keygen", argv, usage_keygen);
 		}
 	}
 	if (optind != argc) {
@@ -206,12 +179,9 @@ int cmd_keygen(int argc, char **argv)
 		usage_keygen(stderr);
 		return CMD_USAGE;
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
-		return CMD_USAGE;
-	}
-	if (envlock_keygen(ctx, prefix, force, &res) != 0) {
-		cmd_error("keygen: %s", envlock_error_last(ctx));
+	if ((rc = envlock_keygen(ctx, prefix, force, &res)) != 0) {
+		cmd_error("keygen: %s%s", envlock_error_last(ctx),
+			  rc == ENVLOCK_EEXISTS ? "; --force replaces the key pair" : "");
 		rc = CMD_FAIL;
 	} else {
 		printf("private key %s (keep it to yourself)\npublic key  %s\nfingerprint %s\n",
@@ -219,6 +189,5 @@ int cmd_keygen(int argc, char **argv)
 		envlock_keygen_result_release(&res);
 		rc = CMD_OK;
 	}
-	envlock_ctx_free(ctx);
 	return rc;
 }

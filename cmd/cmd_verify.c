@@ -37,7 +37,18 @@ static void progress(const char *what, void *data)
 	fprintf(stderr, "envlock: verify: %s...\n", what);
 }
 
-int cmd_verify(int argc, char **argv)
+/* envlock verify's exit status for an outcome (DESIGN.md: 0 pass, 1 fail, 3 no GPU) */
+static int exit_status(envlock_verify_outcome o)
+{
+	switch (o) {
+	case ENVLOCK_VERIFY_OK: return CMD_OK;
+	case ENVLOCK_VERIFY_NO_GPU: return CMD_NO_GPU;
+	case ENVLOCK_VERIFY_FAILED: break;
+	}
+	return CMD_FAIL;
+}
+
+int cmd_verify(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "cuda-home", required_argument, NULL, 'c' },
@@ -48,15 +59,12 @@ int cmd_verify(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	envlock_verify_opts opts;
-	envlock_ctx *ctx = NULL;
 	envlock_lock *lock = NULL;
 	envlock_verify *v = NULL;
-	int c, rc = CMD_USAGE, json = 0;
+	int c, rc, json = 0;
 	char *end;
 
 	memset(&opts, 0, sizeof(opts));
-	opterr = 0;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'c': opts.cuda_home = optarg; break;
@@ -72,46 +80,37 @@ int cmd_verify(int argc, char **argv)
 		case 'C': opts.cpu_only = 1; break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return CMD_OK;
-		default:
-			cmd_error("verify: unknown or incomplete option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return CMD_USAGE;
+		default: return cmd_bad_option("verify", argv, usage);
 		}
 	}
 	if (argc - optind > 1) {
 		cmd_error("verify: expected at most one lockfile, got %d", argc - optind);
 		return CMD_USAGE;
 	}
-	if (envlock_ctx_new(&ctx) != 0) {
-		cmd_error("out of memory");
-		return CMD_FAIL;
-	}
-	/* from here on a problem is a failure (1), not a usage error (2), unless said otherwise */
-	rc = CMD_FAIL;
 	if (optind < argc) {
-		if (envlock_lock_load(&lock, ctx, argv[optind]) != 0) {
-			cmd_error("verify: %s", envlock_error_last(ctx));
-			goto done;
-		}
+		if ((rc = cmd_lock_load(&lock, ctx, argv[optind])) != 0)
+			return rc;
 		opts.lock = lock;
 		opts.lock_name = argv[optind];
 	}
 	if (isatty(STDERR_FILENO))
 		opts.on_progress = progress;
-	if ((c = envlock_verify_run(&v, ctx, &opts)) != 0) {
+	/* a bad option value (2) is not a machine that fails (1) */
+	if ((rc = envlock_verify_run(&v, ctx, &opts)) != 0 && rc != ENVLOCK_EINVAL && rc != ENVLOCK_ENOTFOUND) {
 		cmd_error("verify: %s", envlock_error_last(ctx));
-		rc = c == ENVLOCK_EINVAL || c == ENVLOCK_ENOTFOUND ? CMD_USAGE : CMD_FAIL;
-		goto done;
+		rc = CMD_FAIL;
 	}
+	if (rc != 0)
+		goto done;
 	if ((json ? envlock_verify_print_json(v, ctx, stdout)
 		  : envlock_verify_print(v, ctx, stdout, cmd_print_flags())) != 0) {
 		cmd_error("verify: %s", envlock_error_last(ctx));
+		rc = CMD_FAIL;
 		goto done;
 	}
-	rc = (int)envlock_verify_result(v);
+	rc = exit_status(envlock_verify_result(v));
 done:
 	envlock_verify_free(v);
 	envlock_lock_free(lock);
-	envlock_ctx_free(ctx);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* envlock: make a working GPU deep-learning machine reproducible. */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,22 +10,34 @@
 
 #include "cmd.h"
 
+/* cmd_save.c makes its own context until its save policy moves into the library */
+static int run_save(int argc, char **argv, envlock_ctx *ctx)
+{
+	(void)ctx;
+	return cmd_save(argc, argv);
+}
+
 static const cmd_entry commands[] = {
-	{ "save", cmd_save, "probe this machine and write its lockfile" },
-	{ "show", cmd_show, "summarise a lockfile (or this machine)" },
-	{ "check", cmd_check, "run the compatibility rules on a lockfile (or this machine)" },
-	{ "diff", cmd_diff, "what differs between lockfiles, or how a fleet drifts" },
-	{ "restore", cmd_restore, "make this machine match a lockfile: plan, then apply" },
-	{ "verify", cmd_verify, "prove this machine trains: compile, run and check a CUDA training step" },
-	{ "bundle", cmd_bundle, "seal a work_dir with its environment; verify, list, extract" },
-	{ "report", cmd_report, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
-	{ "sign", cmd_sign, "sign a lockfile with an Ed25519 key" },
-	{ "verify-sig", cmd_verify_sig, "check a lockfile's Ed25519 signature" },
-	{ "keygen", cmd_keygen, "make an Ed25519 key pair for signing lockfiles" },
-	{ "export", cmd_export, "write a lock as conda, pip, environment.yml or Dockerfile input" },
-	{ "import", cmd_import, "make a partial lock from conda list --explicit or pip freeze output" },
-	{ NULL, NULL, NULL }
+	{ "save", run_save, 0, "probe this machine and write its lockfile" },
+	{ "show", cmd_show, CMD_NEED_CTX, "summarise a lockfile (or this machine)" },
+	{ "check", cmd_check, CMD_NEED_CTX, "run the compatibility rules on a lockfile (or this machine)" },
+	{ "diff", cmd_diff, CMD_NEED_CTX, "what differs between lockfiles, or how a fleet drifts" },
+	{ "restore", cmd_restore, CMD_NEED_CTX, "make this machine match a lockfile: plan, then apply" },
+	{ "verify", cmd_verify, CMD_NEED_CTX, "prove this machine trains: compile, run and check a CUDA training step" },
+	{ "bundle", cmd_bundle, CMD_NEED_CTX, "seal a work_dir with its environment; verify, list, extract" },
+	{ "report", cmd_report, CMD_NEED_CTX, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
+	{ "sign", cmd_sign, CMD_NEED_CTX, "sign a lockfile with an Ed25519 key" },
+	{ "verify-sig", cmd_verify_sig, CMD_NEED_CTX, "check a lockfile's Ed25519 signature" },
+	{ "keygen", cmd_keygen, CMD_NEED_CTX, "make an Ed25519 key pair for signing lockfiles" },
+	{ "export", cmd_export, CMD_NEED_CTX, "write a lock as conda, pip, environment.yml or Dockerfile input" },
+	{ "import", cmd_import, CMD_NEED_CTX, "make a partial lock from conda list --explicit or pip freeze output" },
+	{ NULL, NULL, 0, NULL }
 };
+
+int cmd_exit_status(int rc)
+{
+	return rc < 0 ? CMD_USAGE : rc;
+}
 
 void cmd_error(const char *fmt, ...)
 {
@@ -35,6 +48,28 @@ void cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cmd_bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
+{
+	const char *arg = argv[optind - 1];
+
+	/* a short option inside a cluster ("-qZ"): name the letter, not the word before it */
+	if (optopt > 0 && optopt < 128 && isprint(optopt) && strncmp(arg, "--", 2) != 0)
+		cmd_error("%s: unknown or incomplete option '-%c'", cmd, optopt);
+	else
+		cmd_error("%s: unknown or incomplete option '%s'", cmd, arg);
+	usage(stderr);
+	return CMD_USAGE;
+}
+
+const char *cmd_strerror(int errnum)
+{
+	static char why[128];
+
+	snprintf(why, sizeof(why), "%s", strerror(errnum));
+	why[0] = (char)tolower((unsigned char)why[0]);
+	return why;
 }
 
 unsigned cmd_print_flags(void)
@@ -64,6 +99,11 @@ void cmd_push_arg(const char ***list, size_t *n, const char *arg)
 	*list = grown;
 }
 
+int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
+{
+	return envlock_lock_load(out, ctx, path);
+}
+
 int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
 		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out)
 {
@@ -76,12 +116,7 @@ int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
 		cmd_error("%s: --root probes a tree; it cannot be combined with a lockfile", name);
 		return CMD_USAGE;
 	}
-	if ((optind_ < argc ? envlock_lock_load(out, ctx, argv[optind_])
-			    : envlock_lock_probe(out, ctx, opts)) != 0) {
-		cmd_error("%s: %s", name, envlock_error_last(ctx));
-		return CMD_USAGE;
-	}
-	return 0;
+	return optind_ < argc ? cmd_lock_load(out, ctx, argv[optind_]) : envlock_lock_probe(out, ctx, opts);
 }
 
 static void usage(FILE *out)
@@ -95,6 +130,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	const cmd_entry *c;
+	envlock_ctx *ctx = NULL;
 	int rc;
 
 	if (argc < 2) {
@@ -120,14 +156,20 @@ int main(int argc, char **argv)
 		cmd_error("'%s' is not an envlock command; see 'envlock --help'", argv[1]);
 		return CMD_USAGE;
 	}
-	rc = c->fn(argc - 1, argv + 1);
+	if ((c->flags & CMD_NEED_CTX) && envlock_ctx_new(&ctx) != 0) {
+		cmd_error("out of memory");
+		return CMD_USAGE;
+	}
+	opterr = 0;
+	optind = 1;
+	rc = c->fn(argc - 1, argv + 1, ctx);
+	if (rc < 0)
+		cmd_error("%s: %s", c->name, ctx ? envlock_error_last(ctx) : "failed");
+	rc = cmd_exit_status(rc);
+	envlock_ctx_free(ctx);
 	/* like git: a full disk or a closed pipe on stdout is an error */
 	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CMD_OK) {
-		char why[128];
-
-		snprintf(why, sizeof(why), "%s", strerror(errno));
-		why[0] = (char)tolower((unsigned char)why[0]);
-		cmd_error("write error on stdout: %s", why);
+		cmd_error("write error on stdout: %s", cmd_strerror(errno));
 		return CMD_USAGE;
 	}
 	return rc;

@@ -41,8 +41,8 @@ _envlock_options()
 	verify) echo "--cuda-home --steps --cpu-only --json -h --help" ;;
 	bundle)
 		case ${2-} in
-		verify) echo "" ;;
-		list) echo "--json" ;;
+		verify) echo "-h --help" ;;
+		list) echo "--json -h --help" ;;
 		extract) echo "--force --max-size --max-entries --max-ratio -h --help" ;;
 		*) echo "-o --output --lock --exclude --checkpoints --level --threads -q --quiet -h --help" ;;
 		esac ;;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run envlock's test suite: the cmocka unit binaries given as arguments,
-# then every tests/cli/t*.sh. Prints each result and, last, the plain
-# summary line "N passed, N failed".
+# then every tests/cli/t*.sh, then a check that none of them wrote into the
+# tree. Prints each result and, last, the plain summary line "N passed, N failed".
 # Env: ENVLOCK (the CLI to test), BUILD (build dir).
 set -u
 passed=0
@@ -11,7 +11,26 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export ENVLOCK="${ENVLOCK:-build/envlock}"
 case "$ENVLOCK" in /*) ;; *) ENVLOCK="$top/$ENVLOCK" ;; esac
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+stamp=$(mktemp)
+trap 'rm -f "$log" "$stamp"' EXIT
+
+# What is in the tree, so that what the suite writes there shows: git's view
+# (new, changed and removed files) where the tree is a git checkout, and
+# every file and folder newer than $stamp (also a file rewritten with the
+# same bytes). build/, the generated fixture roots and bench/out/ are the
+# suite's to write.
+in_git=0
+[ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top" && pwd -P)" ] && in_git=1
+tree_status() {
+	[ "$in_git" = 1 ] || return 0
+	git -C "$top" status --porcelain --ignored 2>/dev/null | cut -c4- |
+		grep -v -e '^build/' -e '^tests/fixtures/roots/' -e '^bench/out/'
+}
+tree_newer() {
+	(cd "$top" && find . \( -path ./.git -o -path ./build -o -path ./tests/fixtures/roots -o -path ./bench/out \) \
+		-prune -o -newer "$stamp" \( -type d -printf '%p/\n' -o -printf '%p\n' \)) | sed '/^\.\/$/!s|^\./||'
+}
+before=$(tree_status)
 
 for bin in "$@"; do
 	"$bin" >"$log" 2>&1
@@ -57,6 +76,19 @@ for t in "$top"/tests/cli/t[0-9]*.sh; do
 		echo "ok   $(basename "$t"): $((p - s)) passed"
 	fi
 done
+
+# what appeared, changed or went away in the tree meanwhile
+wrote=$( {
+	printf '%s\n' "$before" "$(tree_status)" | sort | uniq -u
+	tree_newer
+} | grep -v '^$' | sort -u | tr '\n' ' ' | sed 's/ $//')
+if [ -n "$wrote" ]; then
+	echo "not ok - the suite wrote into the tree: $wrote"
+	failed=$((failed + 1))
+else
+	echo "ok   the suite wrote nothing into the tree"
+	passed=$((passed + 1))
+fi
 
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"

@@ -73,7 +73,8 @@ typedef struct {
  * leading outside dir, no device or fifo entries, no writing through an
  * earlier symlink; stops at the limits. Every file's digest is checked
  * against the manifest. Fails with ENVLOCK_EINVAL (unsafe entry),
- * ENVLOCK_ELIMIT (a limit), ENVLOCK_EPARSE (not a bundle), ENVLOCK_EIO.
+ * ENVLOCK_ELIMIT (a limit), ENVLOCK_EPARSE (not a bundle), ENVLOCK_EIO,
+ * ENVLOCK_EEXISTS (dir exists and opts->force is not set).
  */
 ENVLOCK_EXTERN(int) envlock_bundle_extract(envlock_ctx *ctx, const char *archive,
 					   const char *dir, const envlock_extract_opts *opts);

@@ -30,7 +30,8 @@ typedef enum {
 	ENVLOCK_EIO = -5,       /**< read or write failed */
 	ENVLOCK_EINVAL = -6,    /**< invalid argument */
 	ENVLOCK_ETIMEOUT = -7,  /**< an external program ran too long */
-	ENVLOCK_EVERSION = -8   /**< unsupported format version */
+	ENVLOCK_EVERSION = -8,  /**< unsupported format version */
+	ENVLOCK_EEXISTS = -9    /**< the file or folder to create is there already */
 } envlock_error_code;
 
 /** Library context: holds the last error. Not thread-safe; one per thread. */

@@ -15,5 +15,6 @@
 #include "export.h"
 #include "report.h"
 #include "verify.h"
+#include "save.h"
 
 #endif

@@ -70,8 +70,10 @@ typedef enum {
  * one with only the conda or pip section, marked "partial", which
  * `envlock diff` compares with a full lock section by section. The file
  * is untrusted: at most 16 MiB, lines of at most 8 KiB, 100,000 entries;
- * a problem fails with ENVLOCK_EPARSE or ENVLOCK_ELIMIT and the message
- * "<path>:<line>: <problem>". kind may be NULL.
+ * a problem in it fails with ENVLOCK_EPARSE or ENVLOCK_ELIMIT and the
+ * message "<path>:<line>: <problem>". A file that cannot be read fails
+ * with ENVLOCK_ENOTFOUND, ENVLOCK_EIO or ENVLOCK_EINVAL (not a regular
+ * file) and "'<path>': <why>". kind may be NULL.
  */
 ENVLOCK_EXTERN(int) envlock_import(envlock_lock **out, envlock_ctx *ctx, const char *path,
 				   envlock_import_kind *kind);

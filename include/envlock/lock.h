@@ -59,9 +59,14 @@ typedef struct {
 
 /**
  * Probe the machine (or the tree under opts->root) and build a lock.
- * Problems with what is found become warnings, never failures; the call
- * fails only on bad options or exhausted resources. *out belongs to the
- * caller: free with envlock_lock_free().
+ * Problems with what is found become warnings, never failures. The call
+ * fails only on bad options: ENVLOCK_EINVAL for a conda_prefix, python
+ * or cuda_home that is not an absolute path or a root that is not a
+ * folder, ENVLOCK_ENOTFOUND for a root that does not exist, ENVLOCK_EIO
+ * for one that cannot be opened. Problems with what was asked for
+ * (configs, checkpoints, repos) are request errors, not failures (see
+ * envlock_lock_error_count; envlock_save refuses to write such a lock).
+ * *out belongs to the caller: free with envlock_lock_free().
  */
 ENVLOCK_EXTERN(int) envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx,
 				       const envlock_probe_opts *opts);

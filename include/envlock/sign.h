@@ -39,7 +39,7 @@ typedef struct {
 /**
  * Make an Ed25519 key pair and write it to "<prefix>.key.pem" (created
  * with mode 0600 from the start) and "<prefix>.pub.pem". Existing files
- * are kept unless force is set (ENVLOCK_EINVAL, naming the file). Free
+ * are kept unless force is set (ENVLOCK_EEXISTS, naming the file). Free
  * *out's strings with envlock_keygen_result_release().
  */
 ENVLOCK_EXTERN(int) envlock_keygen(envlock_ctx *ctx, const char *prefix, int force,

@@ -59,11 +59,14 @@ typedef enum {
 	ENVLOCK_VERIFY_FAIL = 2
 } envlock_verify_status;
 
-/** The overall outcome; the values are `envlock verify`'s exit statuses. */
+/**
+ * The overall outcome. The CLI maps it to its exit status (0, 1, 3); the
+ * values are not exit statuses.
+ */
 typedef enum {
-	ENVLOCK_VERIFY_OK = 0,      /**< every stage that ran passed, and nothing was skipped for want of a GPU */
-	ENVLOCK_VERIFY_FAILED = 1,  /**< a stage failed */
-	ENVLOCK_VERIFY_NO_GPU = 3   /**< no GPU (or --cpu-only), and every stage that could run passed */
+	ENVLOCK_VERIFY_OK = 0,  /**< every stage that ran passed, and nothing was skipped for want of a GPU */
+	ENVLOCK_VERIFY_FAILED,  /**< a stage failed */
+	ENVLOCK_VERIFY_NO_GPU   /**< no GPU (or cpu_only), and every stage that could run passed */
 } envlock_verify_outcome;
 
 /** Options of envlock_verify_run(). Zero-initialise, then set what you need. */

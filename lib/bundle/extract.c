@@ -27,6 +27,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_EXTRACT_MAX_TOTAL (64ull << 30)
@@ -453,10 +454,7 @@ static int put_dir(extractor *x, const char *path, struct timespec mtime)
 	}
 	/* a folder's time is set last: every file written into it changes it */
 	if (mtime.tv_nsec != UTIME_OMIT) {
-		if (x->ndirs == x->capdirs) {
-			x->capdirs = x->capdirs ? x->capdirs * 2 : 64;
-			x->dirs = el_xrealloc(x->dirs, x->capdirs * sizeof(*x->dirs));
-		}
+		EL_GROW(x->dirs, x->ndirs + 1, x->capdirs);
 		x->dirs[x->ndirs].path = el_xstrdup(path);
 		x->dirs[x->ndirs++].mtime = mtime;
 	}
@@ -667,7 +665,7 @@ static int open_target(extractor *x, const char *dir, int force)
 	int made = mkdir(dir, 0755) == 0;
 
 	if (!made && errno == EEXIST && !force)
-		return el_error_set(x->ctx, ENVLOCK_EINVAL, "'%s': already exists (use --force to extract into it)", dir);
+		return el_error_set(x->ctx, ENVLOCK_EEXISTS, "'%s': already exists", dir);
 	if (!made && errno != EEXIST)
 		return el_error_set(x->ctx, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "'%s': %s", dir,
 				    el_strerror(errno));

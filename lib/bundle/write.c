@@ -38,14 +38,16 @@
 #include <zstd.h>
 
 #include "bundle.h"
-#include "envlock/check.h"
+#include "envlock/save.h"
 #include "lock/model.h"
+#include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
 #include "util/progress.h"
 #include "util/root.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_BUNDLE_MAX_ENTRIES 1000000
@@ -102,26 +104,18 @@ static bool excluded(const walk *w, const char *rel)
 	return false;
 }
 
-/* Does a symlink at rel pointing to target stay inside the work_dir? */
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void push(walk *w, const ent *e)
 {
-	if (w->n == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 64;
-		w->v = el_xrealloc(w->v, w->cap * sizeof(*w->v));
-	}
+	EL_GROW(w->v, w->n + 1, w->cap);
 	w->v[w->n++] = *e;
 }
 
 /* Collect the entries under rel (a folder, "" for the top), sorted, depth first. */
 static void collect(walk *w, const char *rel)
 {
-	char *dir = *rel ? el_path_join(w->top, rel) : el_xstrdup(w->top), **names = NULL;
-	size_t n = 0, cap = 0;
+	char *dir = *rel ? el_path_join(w->top, rel) : el_xstrdup(w->top), **names;
+	el_strvec list = EL_STRVEC_INIT;
+	size_t n;
 	DIR *d = opendir(dir);
 	struct dirent *de;
 
@@ -131,18 +125,13 @@ static void collect(walk *w, const char *rel)
 		free(dir);
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n + 1 >= cap) {
-			cap = cap ? cap * 2 : 32;
-			names = el_xrealloc(names, cap * sizeof(*names));
-		}
-		names[n++] = el_xstrdup(de->d_name);
-	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			el_strvec_push(&list, de->d_name);
 	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_names);
+	el_strvec_sort(&list);
+	names = list.v;
+	n = list.n;
 	for (size_t i = 0; i < n && !w->failed; i++) {
 		char *r = *rel ? el_xasprintf("%s/%s", rel, names[i]) : el_xstrdup(names[i]);
 		char *full = el_path_join(dir, names[i]);
@@ -228,9 +217,7 @@ static void collect(walk *w, const char *rel)
 		free(r);
 		free(full);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	el_strvec_release(&list);
 	free(dir);
 }
 
@@ -238,19 +225,19 @@ static void collect(walk *w, const char *rel)
 static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, size_t idlen)
 {
 	envlock_lock *lock = NULL;
-	envlock_rules *rules = NULL;
 	int rc;
 
 	if (w->opts->lock_path) {
 		rc = envlock_lock_load(&lock, ctx, w->opts->lock_path);
 	} else {
 		/* the live machine, with the work_dir's configs (top-level *.py) and weights */
-		envlock_probe_opts po;
+		envlock_save_opts so;
+		envlock_probe_opts *po = &so.probe;
 		const char *ckpt[1] = { w->top };
 		const char **configs = NULL;
 		size_t nconf = 0;
 
-		memset(&po, 0, sizeof(po));
+		memset(&so, 0, sizeof(so));
 		for (size_t i = 0; i < w->n; i++)
 			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && el_ends_with(w->v[i].rel, ".py")) {
 				configs = el_xrealloc(configs, (nconf + 1) * sizeof(*configs));
@@ -258,18 +245,15 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 			}
 		for (size_t i = 0; i < w->n; i++)
 			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && el_is_checkpoint_name(w->v[i].rel))
-				po.checkpoint_count = 1;
-		po.checkpoints = ckpt;
-		po.configs = configs;
-		po.config_count = nconf;
-		po.default_repo = 1;
-		po.on_warning = w->opts->on_warning;
-		po.warning_data = w->opts->warning_data;
-		rc = envlock_lock_probe(&lock, ctx, &po);
-		if (rc == 0 && envlock_lock_error_count(lock))
-			rc = el_error_set(ctx, ENVLOCK_ERROR, "%s", envlock_lock_error(lock, 0));
-		if (rc == 0 && (rc = envlock_rules_load_default(&rules, ctx)) == 0)
-			rc = envlock_lock_record_checks(lock, ctx, rules);
+				po->checkpoint_count = 1;
+		po->checkpoints = ckpt;
+		po->configs = configs;
+		po->config_count = nconf;
+		po->default_repo = 1;
+		po->on_warning = w->opts->on_warning;
+		po->warning_data = w->opts->warning_data;
+		/* saved as `envlock save` would, but into the archive rather than a file */
+		rc = envlock_save(&lock, NULL, ctx, &so);
 		for (size_t i = 0; i < nconf; i++)
 			free((char *)configs[i]);
 		free(configs);
@@ -280,7 +264,6 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 		if (el_json_write(lock->doc, out, 2) != 0)
 			rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the lockfile is larger than 64 MiB");
 	}
-	envlock_rules_free(rules);
 	envlock_lock_free(lock);
 	return rc;
 }
@@ -982,11 +965,12 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 {
 	static const envlock_bundle_opts defaults;
 	walk w;
-	char *top = realpath(work_dir, NULL), *tmp = NULL;
+	char *top = realpath(work_dir, NULL);
 	char id[80] = "";
 	el_buf lock = EL_BUF_INIT(EL_BUNDLE_MAX_META);
+	el_tmpfile out = EL_TMPFILE_INIT;
 	struct stat st;
-	int rc = 0, fd;
+	int rc = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.ctx = ctx;
@@ -1005,31 +989,19 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 		goto done;
 
 	/* write next to the output, fsync, then rename: a failed bundle leaves nothing behind */
-	tmp = el_xasprintf("%s.tmp.XXXXXX", out_path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
+	if ((rc = el_tmpfile_open(&out, ctx, out_path)) != 0)
 		goto done;
-	}
-	rc = write_archive(ctx, &w, fd, tmp, el_path_base(top), &lock, id);
+	rc = write_archive(ctx, &w, out.fd, out.tmp, el_path_base(top), &lock, id);
 	/* on disk before it takes the name: a crash never leaves a short bundle under it */
-	if (rc == 0 && fsync(fd) != 0)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
-	if (rc == 0 && fchmod(fd, 0644) != 0)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
-	if (close(fd) != 0 && rc == 0)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
-	if (rc == 0 && rename(tmp, out_path) != 0)
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out_path, el_strerror(errno));
-	if (rc != 0)
-		unlink(tmp);
+	if (rc == 0)
+		rc = el_tmpfile_commit(&out, 0644);
 done:
+	el_tmpfile_rollback(&out);
 	for (size_t i = 0; i < w.n; i++) {
 		free(w.v[i].rel);
 		free(w.v[i].target);
 	}
 	free(w.v);
-	free(tmp);
 	free(top);
 	el_buf_release(&lock);
 	return rc;

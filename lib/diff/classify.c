@@ -50,7 +50,7 @@ int el_diff_section_index(const char *name)
 	return -1;
 }
 
-static int unknown_section(envlock_ctx *ctx, const char *flag, const char *name)
+static int unknown_section(envlock_ctx *ctx, const char *what, const char *name)
 {
 	char list[256] = "";
 
@@ -58,7 +58,7 @@ static int unknown_section(envlock_ctx *ctx, const char *flag, const char *name)
 		strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
 		strncat(list, el_diff_sections[i], sizeof(list) - strlen(list) - 1);
 	}
-	return el_error_set(ctx, ENVLOCK_EINVAL, "%s '%s': not a section (sections: %s)", flag, name, list);
+	return el_error_set(ctx, ENVLOCK_EINVAL, "the section '%s' to %s does not exist (sections: %s)", name, what, list);
 }
 
 int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32_t *mask)
@@ -69,12 +69,12 @@ int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32
 	*mask = 0;
 	for (size_t i = 0; opts && i < opts->only_count; i++) {
 		if ((s = el_diff_section_index(opts->only[i])) < 0)
-			return unknown_section(ctx, "--only", opts->only[i]);
+			return unknown_section(ctx, "compare alone", opts->only[i]);
 		m |= 1u << s;
 	}
 	for (size_t i = 0; opts && i < opts->ignore_count; i++) {
 		if ((s = el_diff_section_index(opts->ignore[i])) < 0)
-			return unknown_section(ctx, "--ignore", opts->ignore[i]);
+			return unknown_section(ctx, "leave out", opts->ignore[i]);
 		m &= ~(1u << s);
 	}
 	*mask = m;

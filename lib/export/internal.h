@@ -16,6 +16,7 @@ typedef struct {
 	const envlock_export_opts *opts;
 } el_export;
 
+/* Tell the caller (opts->on_warning) what the export left out or changed (emit.c, with the two below). */
 void el_export_warn(el_export *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
@@ -48,7 +49,7 @@ typedef struct {
 	el_owner owner;
 } el_pip_req;
 
-/* The pip requirements of a lock, one per distribution name, sorted like pip freeze. */
+/* The pip requirements of a lock, one per distribution name, sorted like pip freeze (reqs.c). */
 void el_pip_reqs(const cJSON *doc, el_pip_req **out, size_t *n);
 void el_pip_reqs_free(el_pip_req *r, size_t n);
 

@@ -86,7 +86,7 @@ int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *
  * ("libcudnn", ...): one object per real file with name, path, soname,
  * sha256, size, the symlinks that lead to it, whether its soname link
  * exists and points to it, and whether ld.so.cache lists it. Appends to
- * arr and returns how many files it added.
+ * arr and returns how many files it added (libraries.c).
  */
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		       const char *const prefixes[]);
@@ -100,7 +100,7 @@ size_t el_ldcache_count(const el_ldcache *c);
 void el_ldcache_entry(const el_ldcache *c, size_t i, const char **soname, const char **path);
 void el_ldcache_free(el_ldcache *c);
 
-/* The probes, in the order envlock_lock_probe runs them. */
+/* The probes, in the order envlock_lock_probe (lock.c) runs them. */
 void el_probe_environ(el_probe *p);   /* environ.c: reads proc/self/environ, writes "env" */
 void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
 void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */

@@ -79,7 +79,7 @@ int envlock_report_render(char **out, size_t *len, envlock_ctx *ctx, const envlo
 	if (opts->against && (opts->short_only || opts->format == ENVLOCK_REPORT_MARKDOWN ||
 			      opts->format == ENVLOCK_REPORT_LATEX))
 		return el_error_set(ctx, ENVLOCK_EINVAL, "a diff against a second lock is shown in html, json and text "
-				    "reports only, without --short");
+				    "reports only, and not in the citation line alone");
 	el_report_build(&r, lock, opts);
 	if (r.stored_id && opts->on_warning) {
 		char *msg = NULL;

@@ -3,7 +3,8 @@
  * step starts and ends (so a rerun can say where the last one stopped),
  * every program's output in the log, and nothing deleted — what would be
  * replaced is moved aside (or copied, for files rewritten in place) to
- * NAME.envlock-bak-<time> first.
+ * NAME.envlock-bak-<time> first. The journal is read back here too, for
+ * the planner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -272,4 +273,63 @@ int envlock_restore_apply(envlock_restore *r, envlock_ctx *ctx, FILE *progress)
 	close(ap.log_fd);
 	close(ap.journal_fd);
 	return failed ? el_error_set(ctx, ENVLOCK_ERROR, "a step failed") : 0;
+}
+
+/*
+ * What the journal of an earlier apply of this lock says: the step it
+ * started and never ended, and what it began to create but never
+ * finished (an environment half made by a killed run is replaced without
+ * --force: it was never the user's).
+ */
+void el_restore_read_journal(envlock_restore *r)
+{
+	FILE *f = fopen(r->journal_path, "r");
+	char line[8192];
+
+	r->created = el_strv_new(NULL);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *what, *arg;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!(what = strchr(line, ' ')))
+			continue;
+		what++;
+		arg = strchr(what, ' ');
+		if (!arg)
+			continue;
+		*arg++ = '\0';
+		if (strcmp(what, "start") == 0) {
+			free(r->interrupted);
+			r->interrupted = el_xstrdup(arg);
+		} else if (strcmp(what, "end") == 0 && r->interrupted &&
+			   strncmp(arg, r->interrupted, strlen(r->interrupted)) == 0 &&
+			   arg[strlen(r->interrupted)] == ' ') {
+			free(r->interrupted);
+			r->interrupted = NULL;
+		} else if (strcmp(what, "creating") == 0) {
+			el_strv_push(&r->created, arg);
+		} else if (strcmp(what, "created") == 0) {
+			/* finished: from now on it is the user's, like any other */
+			size_t n = 0, k = 0;
+
+			for (; r->created[n]; n++) {
+				if (strcmp(r->created[n], arg) == 0)
+					free(r->created[n]);
+				else
+					r->created[k++] = r->created[n];
+			}
+			r->created[k] = NULL;
+		}
+	}
+	fclose(f);
+}
+
+bool el_restore_created(const envlock_restore *r, const char *host_path)
+{
+	for (char **c = r->created; c && *c; c++)
+		if (strcmp(*c, host_path) == 0)
+			return true;
+	return false;
 }

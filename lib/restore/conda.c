@@ -186,7 +186,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s differs: %zu of %zu locked packages %s%s%s",
 				 target, differ, total, differ ? "missing or different (" : "as locked",
 				 differ ? el_buf_cstr(&diff) : "", differ > 5 ? ", ...)" : differ ? ")" : "");
-		el_item_note(it, "%s%srerun with --force to replace it (the old one is moved aside, not deleted), or --conda-target DIR to create it elsewhere",
+		el_item_note(it, "%s%srerun with --force to replace it (the old one is moved aside, not deleted), or --prefix DIR (or --name NAME) to create it elsewhere",
 			     extra ? "it also has packages the lock does not; " : "", "");
 		goto done;
 	}

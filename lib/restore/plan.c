@@ -40,161 +40,6 @@ const char *envlock_item_state_name(envlock_item_state s)
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
-el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
-{
-	el_item *it;
-	va_list ap;
-	char *text;
-
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 8;
-		s->items = el_xrealloc(s->items, s->cap * sizeof(*s->items));
-	}
-	it = &s->items[s->n++];
-	memset(it, 0, sizeof(*it));
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		el_oom();
-	va_end(ap);
-	it->state = state;
-	it->text = text;
-	it->mode = 0644;
-	return it;
-}
-
-void el_item_vnote(el_item *it, const char *fmt, va_list ap)
-{
-	char *note;
-
-	if (vasprintf(&note, fmt, ap) < 0)
-		el_oom();
-	free(it->note);
-	it->note = note;
-}
-
-void el_item_note(el_item *it, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	el_item_vnote(it, fmt, ap);
-	va_end(ap);
-}
-
-char **el_strv_new(const char *first, ...)
-{
-	char **v = el_xcalloc(1, sizeof(*v));
-	va_list ap;
-
-	va_start(ap, first);
-	for (const char *s = first; s; s = va_arg(ap, const char *))
-		el_strv_push(&v, s);
-	va_end(ap);
-	return v;
-}
-
-void el_strv_push(char ***v, const char *s)
-{
-	size_t n = 0;
-
-	while ((*v)[n])
-		n++;
-	*v = el_xrealloc(*v, (n + 2) * sizeof(**v));
-	(*v)[n] = el_xstrdup(s);
-	(*v)[n + 1] = NULL;
-}
-
-/* The host path of abs: every component resolved under the root, or all but the last. */
-static char *host_path(const el_root *root, const char *abs, bool follow_last)
-{
-	char *dir, *real = NULL, *host;
-	int e = 0;
-
-	if (strcmp(abs, "/") == 0)
-		return el_xstrdup(root->prefix[0] ? root->prefix : "/");
-	if (follow_last && el_root_realpath(root, abs, &real, &e) == 0) {
-		host = el_xasprintf("%s%s", root->prefix, strcmp(real, "/") == 0 ? "" : real);
-		free(real);
-		return host[0] ? host : (free(host), el_xstrdup("/"));
-	}
-	/* the resolved parent, then the name (also for what is not there yet) */
-	dir = el_path_dir(abs);
-	real = host_path(root, dir, true);
-	host = el_xasprintf("%s/%s", strcmp(real, "/") == 0 ? "" : real, el_path_base(abs));
-	free(real);
-	free(dir);
-	return host;
-}
-
-char *el_restore_host(const el_root *root, const char *abs)
-{
-	return host_path(root, abs, false);
-}
-
-char *el_restore_host_real(const el_root *root, const char *abs)
-{
-	return host_path(root, abs, true);
-}
-
-/*
- * What the journal of an earlier apply of this lock says: the step it
- * started and never ended, and what it began to create but never
- * finished (an environment half made by a killed run is replaced without
- * --force: it was never the user's).
- */
-static void read_journal(envlock_restore *r)
-{
-	FILE *f = fopen(r->journal_path, "r");
-	char line[8192];
-
-	r->created = el_strv_new(NULL);
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *what, *arg;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (!(what = strchr(line, ' ')))
-			continue;
-		what++;
-		arg = strchr(what, ' ');
-		if (!arg)
-			continue;
-		*arg++ = '\0';
-		if (strcmp(what, "start") == 0) {
-			free(r->interrupted);
-			r->interrupted = el_xstrdup(arg);
-		} else if (strcmp(what, "end") == 0 && r->interrupted &&
-			   strncmp(arg, r->interrupted, strlen(r->interrupted)) == 0 &&
-			   arg[strlen(r->interrupted)] == ' ') {
-			free(r->interrupted);
-			r->interrupted = NULL;
-		} else if (strcmp(what, "creating") == 0) {
-			el_strv_push(&r->created, arg);
-		} else if (strcmp(what, "created") == 0) {
-			/* finished: from now on it is the user's, like any other */
-			size_t n = 0, k = 0;
-
-			for (; r->created[n]; n++) {
-				if (strcmp(r->created[n], arg) == 0)
-					free(r->created[n]);
-				else
-					r->created[k++] = r->created[n];
-			}
-			r->created[k] = NULL;
-		}
-	}
-	fclose(f);
-}
-
-bool el_restore_created(const envlock_restore *r, const char *host_path)
-{
-	for (char **c = r->created; c && *c; c++)
-		if (strcmp(*c, host_path) == 0)
-			return true;
-	return false;
-}
-
 static int step_index(const char *name)
 {
 	for (int i = 0; i < EL_STEP_COUNT; i++)
@@ -203,13 +48,13 @@ static int step_index(const char *name)
 	return -1;
 }
 
-static int check_step_names(envlock_ctx *ctx, const char *flag, const char *const *names, size_t n)
+static int check_step_names(envlock_ctx *ctx, const char *what, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (step_index(names[i]) < 0)
 			return el_error_set(ctx, ENVLOCK_EINVAL,
-					    "%s '%s': no such step (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints, verify)",
-					    flag, names[i]);
+					    "the step '%s' to %s does not exist (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints, verify)",
+					    names[i], what);
 	return 0;
 }
 
@@ -246,8 +91,8 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	int rc;
 
 	*out = NULL;
-	if ((rc = check_step_names(ctx, "--only", opts->only, opts->only_count)) != 0 ||
-	    (rc = check_step_names(ctx, "--skip", opts->skip, opts->skip_count)) != 0)
+	if ((rc = check_step_names(ctx, "plan alone", opts->only, opts->only_count)) != 0 ||
+	    (rc = check_step_names(ctx, "leave out", opts->skip, opts->skip_count)) != 0)
 		return rc;
 	if ((rc = el_restore_check_lock(ctx, lock->doc)) != 0)
 		return rc;
@@ -261,8 +106,8 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 		const char *why = el_bad_name(opts->conda_name);
 
 		if (why || !root_prefix || opts->conda_target) {
-			rc = el_error_set(ctx, ENVLOCK_EINVAL, "--name '%s': %s", opts->conda_name,
-					  why ? why : opts->conda_target ? "give --name or --prefix, not both"
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the conda environment name '%s': %s", opts->conda_name,
+					  why ? why : opts->conda_target ? "give a name or a target prefix, not both"
 									 : "the lock names no conda install to put it in");
 			goto fail;
 		}
@@ -274,7 +119,7 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	r->state_dir = el_xstrdup(opts->state_dir ? opts->state_dir : ".envlock");
 	r->journal_path = el_xasprintf("%s/restore-%s.journal", r->state_dir, r->short_id);
 	r->log_path = el_xasprintf("%s/restore-%s.log", r->state_dir, r->short_id);
-	read_journal(r);
+	el_restore_read_journal(r);
 	for (int i = 0; i < EL_STEP_COUNT; i++)
 		r->steps[i].name = step_names[i];
 

@@ -3,7 +3,8 @@
  * carrying the action apply performs. One planner file per subject
  * (system.c: driver and CUDA; cudnn.c; conda.c; pip.c; repos.c;
  * files.c: configs and checkpoints; verify.c), apply.c runs the items, check.c
- * validates what a lock says before anything uses it.
+ * validates what a lock says before anything uses it; step.c and host.c hold
+ * what the planners share (items, argument lists, host paths).
  */
 #ifndef EL_RESTORE_PLAN_H
 #define EL_RESTORE_PLAN_H
@@ -90,6 +91,12 @@ struct el_apply {
 	char stamp[32];           /* this run's time, for backup names */
 };
 
+/*
+ * Read the journal an earlier apply of this lock left (apply.c writes
+ * it): the step it stopped in (r->interrupted) and what it began to
+ * create but never finished (r->created).
+ */
+void el_restore_read_journal(envlock_restore *r);
 /* Did an earlier apply of this lock begin to create host_path and never finish? */
 bool el_restore_created(const envlock_restore *r, const char *host_path);
 
@@ -104,7 +111,7 @@ void el_plan_configs(envlock_restore *r, el_step *s);
 void el_plan_checkpoints(envlock_restore *r, el_step *s);
 void el_plan_verify(envlock_restore *r, el_step *s);
 
-/* Add an item with printf-style text; returns it for the action's fields. */
+/* Add an item with printf-style text; returns it for the action's fields (step.c, with the notes and el_strv_*). */
 el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Set (replace) an item's note. */
@@ -152,7 +159,7 @@ char *el_restore_dest_path(envlock_restore *r, const char *path);
  * that must not be followed). malloc'd.
  */
 char *el_restore_host(const el_root *root, const char *abs);
-/* The same with the last component resolved too: a file to read. */
+/* The same with the last component resolved too: a file to read. Both in host.c. */
 char *el_restore_host_real(const el_root *root, const char *abs);
 
 /*

@@ -21,10 +21,16 @@ extern const char el_rules_builtin[];
 /*
  * Add a finding for rule (its severity, section, source); message and
  * fix are rule templates with {name} placeholders filled from vars
- * (NULL-terminated name, value pairs).
+ * (NULL-terminated name, value pairs). findings.c.
  */
 void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
 		    const char *source, const char *const vars[]);
+
+/* The severity named "info", "risky" or "breaking"; -1 for any other name (findings.c). */
+int el_severity_of(const char *name);
+
+/* Sort f's findings: the worst first, then by section, rule and subject (findings.c). */
+void el_findings_sort(envlock_findings *f);
 
 /* Evaluate one rule of the given kind on the lock document. */
 typedef void (*el_rule_fn)(envlock_findings *f, const cJSON *rule, const cJSON *table,

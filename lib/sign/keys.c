@@ -162,16 +162,16 @@ int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keyg
 
 	memset(out, 0, sizeof(*out));
 	if (!prefix || !*prefix)
-		return el_error_set(ctx, ENVLOCK_EINVAL, "keygen: empty file prefix");
+		return el_error_set(ctx, ENVLOCK_EINVAL, "an empty prefix for the key files");
 	out->private_path = el_xasprintf("%s.key.pem", prefix);
 	out->public_path = el_xasprintf("%s.pub.pem", prefix);
 	/* refuse before writing either file, so a refusal leaves no half pair */
 	if (!force && (lstat(out->private_path, &st) == 0 || lstat(out->public_path, &st) == 0)) {
-		rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s' already exists; --force replaces the key pair",
+		rc = el_error_set(ctx, ENVLOCK_EEXISTS, "'%s' already exists",
 				  lstat(out->private_path, &st) == 0 ? out->private_path : out->public_path);
 		goto done;
 	}
-	/* with --force, what is replaced must be a file: a folder there would fail after the first write */
+	/* with force, what is replaced must be a file: a folder there would fail after the first write */
 	for (int i = 0; i < 2 && rc == 0; i++) {
 		const char *path = i ? out->public_path : out->private_path;
 
@@ -183,13 +183,13 @@ int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keyg
 	ERR_clear_error();
 	kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
 	if (!kctx || EVP_PKEY_keygen_init(kctx) != 1 || EVP_PKEY_keygen(kctx, &pkey) != 1) {
-		rc = el_error_set(ctx, ENVLOCK_ERROR, "keygen: %s", el_ssl_reason());
+		rc = el_error_set(ctx, ENVLOCK_ERROR, "making an Ed25519 key: %s", el_ssl_reason());
 		goto done;
 	}
 	priv = pem_of(pkey, 1, &priv_len);
 	pub = pem_of(pkey, 0, &pub_len);
 	if (!priv || !pub) {
-		rc = el_error_set(ctx, ENVLOCK_ERROR, "keygen: cannot write PEM: %s", el_ssl_reason());
+		rc = el_error_set(ctx, ENVLOCK_ERROR, "cannot write the key as PEM: %s", el_ssl_reason());
 		goto done;
 	}
 	if ((rc = el_key_fingerprint(ctx, pkey, out->fingerprint)) != 0)
@@ -209,6 +209,8 @@ int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keyg
 		else if (rc == 0 && rename(staged, out->public_path) != 0)
 			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s; the new private key's public key is '%s'",
 					  out->public_path, el_strerror(errno), staged);
+		else if (rc == 0)
+			el_fsync_parent(out->public_path);
 		free(staged);
 	}
 done:

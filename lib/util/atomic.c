@@ -44,14 +44,112 @@ static int write_special(envlock_ctx *ctx, const char *path, const void *data, s
 	return rc;
 }
 
+static char *dir_of(const char *path)
+{
+	return strchr(path, '/') ? el_path_dir(path) : el_xstrdup(".");
+}
+
+static void fsync_dir(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+}
+
+void el_fsync_parent(const char *path)
+{
+	char *dir = dir_of(path);
+
+	fsync_dir(dir);
+	free(dir);
+}
+
+static void tmpfile_end(el_tmpfile *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->tmp)
+		unlink(t->tmp);
+	free(t->tmp);
+	free(t->dir);
+	free(t->path);
+	t->tmp = t->dir = t->path = NULL;
+	t->fd = -1;
+}
+
+int el_tmpfile_open(el_tmpfile *t, envlock_ctx *ctx, const char *path)
+{
+	t->ctx = ctx;
+	t->path = el_xstrdup(path);
+	t->dir = dir_of(path);
+	t->tmp = el_xasprintf("%s/.%s.XXXXXX", t->dir, el_path_base(path));
+	t->fd = mkostemp(t->tmp, O_CLOEXEC);
+	if (t->fd < 0) {
+		int rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': cannot create a file in '%s': %s",
+				      path, t->dir, el_strerror(errno));
+
+		free(t->tmp);
+		t->tmp = NULL;
+		tmpfile_end(t);
+		return rc;
+	}
+	return 0;
+}
+
+void el_tmpfile_rollback(el_tmpfile *t)
+{
+	tmpfile_end(t);
+}
+
+/* Commit by rename(2) over path (replace) or link(2) to it. */
+static int tmpfile_commit(el_tmpfile *t, mode_t mode, int replace)
+{
+	int rc = 0, fd = t->fd;
+
+	if (fchmod(fd, mode) != 0 || fsync(fd) != 0)
+		rc = el_error_set(t->ctx, ENVLOCK_EIO, "'%s': write failed: %s", t->path, el_strerror(errno));
+	t->fd = -1;
+	if (close(fd) != 0 && rc == 0)
+		rc = el_error_set(t->ctx, ENVLOCK_EIO, "'%s': %s", t->path, el_strerror(errno));
+	if (rc == 0 && (replace ? rename(t->tmp, t->path) : link(t->tmp, t->path)) != 0) {
+		if (!replace && errno == EEXIST)
+			rc = el_error_set(t->ctx, ENVLOCK_EINVAL, "'%s' already exists", t->path);
+		else
+			rc = el_error_set(t->ctx, ENVLOCK_EIO, "'%s': %s", t->path, el_strerror(errno));
+	}
+	if (rc == 0 && replace) {
+		free(t->tmp); /* renamed: nothing left to remove */
+		t->tmp = NULL;
+	}
+	/* make the rename or link itself durable */
+	if (rc == 0)
+		fsync_dir(t->dir);
+	tmpfile_end(t);
+	return rc;
+}
+
+int el_tmpfile_commit(el_tmpfile *t, mode_t mode)
+{
+	return tmpfile_commit(t, mode, 1);
+}
+
+int el_tmpfile_commit_new(el_tmpfile *t, mode_t mode)
+{
+	return tmpfile_commit(t, mode, 0);
+}
+
 /* The temporary file, then rename(2) over path, or link(2) to it when it must not exist yet. */
 static int write_new(envlock_ctx *ctx, const char *path, const void *data, size_t len,
 		     mode_t mode, int replace)
 {
-	char *dir, *tmp, *real = NULL;
+	char *real = NULL;
 	mode_t mask = umask(0);
 	struct stat st;
-	int fd, dfd, rc = 0;
+	el_tmpfile t;
+	int rc;
 
 	umask(mask);
 	if (replace && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
@@ -59,39 +157,13 @@ static int write_new(envlock_ctx *ctx, const char *path, const void *data, size_
 	/* through a symlink, replace the file it names, not the link */
 	if (replace && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
 		path = real;
-	dir = strchr(path, '/') ? el_path_dir(path) : el_xstrdup(".");
-	tmp = el_xasprintf("%s/.%s.XXXXXX", dir, el_path_base(path));
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': cannot create a file in '%s': %s",
-				  path, dir, el_strerror(errno));
-		goto done;
-	}
-	if (fchmod(fd, mode & ~mask) != 0 || el_write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+	rc = el_tmpfile_open(&t, ctx, path);
+	if (rc == 0 && el_write_all(t.fd, data, len) != 0) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", path, el_strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto done;
+		el_tmpfile_rollback(&t);
 	}
-	if (close(fd) != 0 || (replace ? rename(tmp, path) : link(tmp, path)) != 0) {
-		if (!replace && errno == EEXIST)
-			rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s' already exists", path);
-		else
-			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
-		unlink(tmp);
-		goto done;
-	}
-	if (!replace)
-		unlink(tmp);
-	/* make the rename itself durable */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-done:
-	free(tmp);
-	free(dir);
+	if (rc == 0)
+		rc = replace ? el_tmpfile_commit(&t, mode & ~mask) : el_tmpfile_commit_new(&t, mode & ~mask);
 	free(real);
 	return rc;
 }

@@ -8,6 +8,52 @@
 #include "envlock/common.h"
 
 /*
+ * A file written under a temporary name in the folder of its final path,
+ * and given that name only once complete: open, write into fd, then
+ * commit (or roll back). el_write_atomic() and the bundle writer use it.
+ */
+typedef struct {
+	envlock_ctx *ctx;
+	char *path;   /* the final name */
+	char *dir;    /* the folder of path, where the temporary file is */
+	char *tmp;    /* the temporary file, "<dir>/.<name>.XXXXXX" */
+	int fd;       /* open on tmp for reading and writing; -1 once ended */
+} el_tmpfile;
+
+/* An el_tmpfile not opened yet: rolling it back is a no-op. */
+#define EL_TMPFILE_INIT { NULL, NULL, NULL, NULL, -1 }
+
+/*
+ * Create the temporary file for path with mode 0600 (mkstemp), open on
+ * t->fd. ENVLOCK_EIO, "'<path>': cannot create a file in '<dir>': <why>",
+ * when it cannot be made; t is then already ended.
+ */
+int el_tmpfile_open(el_tmpfile *t, envlock_ctx *ctx, const char *path);
+
+/*
+ * Give the file mode (as given: the caller applies the umask if it
+ * wants it), fsync it, close it, rename it over path and fsync the
+ * folder, so a crash leaves the old file or the complete new one. Ends t
+ * either way: on failure the temporary file is removed and path is
+ * unchanged; ENVLOCK_EIO, "'<path>': write failed: <why>" (mode, fsync)
+ * or "'<path>': <why>" (close, rename).
+ */
+int el_tmpfile_commit(el_tmpfile *t, mode_t mode);
+
+/*
+ * Like el_tmpfile_commit, but path must not exist: the file appears there
+ * by link(2), never replacing one, even one created meanwhile
+ * (ENVLOCK_EINVAL, "'<path>' already exists").
+ */
+int el_tmpfile_commit_new(el_tmpfile *t, mode_t mode);
+
+/* Close and remove the temporary file, leaving path as it was; a no-op once t has ended. */
+void el_tmpfile_rollback(el_tmpfile *t);
+
+/* fsync the folder holding path (best effort), so a rename or a link into it is durable. */
+void el_fsync_parent(const char *path);
+
+/*
  * Replace path with data. The new file gets mode (minus the umask). On
  * failure nothing at path changes and no temporary file is left behind;
  * the error names path.

@@ -410,18 +410,12 @@ int el_root_lstat_at(const el_root *r, const char *dir, const char *name, struct
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int el_root_list(const el_root *r, const char *abs, char ***names, size_t *count)
 {
 	char *real, *host;
 	DIR *d;
 	struct dirent *de;
-	size_t n = 0, cap = 16;
-	char **v;
+	el_strvec v = EL_STRVEC_INIT;
 	int rc;
 
 	*names = NULL;
@@ -436,32 +430,15 @@ int el_root_list(const el_root *r, const char *abs, char ***names, size_t *count
 	free(host);
 	if (!d)
 		return errno == ENOENT || errno == ENOTDIR ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
-	v = el_xmalloc(cap * sizeof(*v));
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			v = el_xrealloc(v, cap * sizeof(*v));
-		}
-		v[n++] = el_xstrdup(de->d_name);
-	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			el_strvec_push(&v, de->d_name);
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_str);
-	v[n] = NULL;
-	*names = v;
+	el_strvec_sort(&v);
 	if (count)
-		*count = n;
+		*count = v.n;
+	*names = el_strvec_detach(&v);
 	return 0;
-}
-
-void el_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
 }
 
 const char *el_root_reason(int code, int err_no)

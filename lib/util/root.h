@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "buf.h"
+#include "vec.h"
 #include "envlock/common.h"
 
 typedef struct {
@@ -72,8 +73,6 @@ void el_root_thread_done(void);
  * array freed with el_strv_free(). A missing directory is ENOTFOUND.
  */
 int el_root_list(const el_root *r, const char *abs, char ***names, size_t *count);
-
-void el_strv_free(char **v);
 
 /* A short reason for a failed el_root_* call: "no such file", ... */
 const char *el_root_reason(int code, int err_no);

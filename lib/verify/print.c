@@ -13,6 +13,15 @@ static const char *result_name(envlock_verify_outcome o)
 	return o == ENVLOCK_VERIFY_OK ? "pass" : o == ENVLOCK_VERIFY_NO_GPU ? "no-gpu" : "fail";
 }
 
+/*
+ * The record's "exit_status": what `envlock verify` exits with for this
+ * outcome, a field of the lockfile format (schemas/envlock.lock.schema.json).
+ */
+static int recorded_exit_status(envlock_verify_outcome o)
+{
+	return o == ENVLOCK_VERIFY_OK ? 0 : o == ENVLOCK_VERIFY_NO_GPU ? 3 : 1;
+}
+
 /* The whole result as one JSON object (the same for --json and the lock's "verify"). */
 static cJSON *to_json(const envlock_verify *v)
 {
@@ -21,7 +30,7 @@ static cJSON *to_json(const envlock_verify *v)
 
 	el_jset_int(doc, "envlock_verify", 1);
 	el_jset_str(doc, "result", result_name(o));
-	el_jset_int(doc, "exit_status", (long long)o);
+	el_jset_int(doc, "exit_status", recorded_exit_status(o));
 	el_jset_int(doc, "steps", v->steps);
 	stages = el_jset_arr(doc, "stages");
 	for (int i = 0; i < EL_VERIFY_STAGES; i++) {

@@ -23,90 +23,6 @@ extern char **environ;
 
 static const char *const stage_names[EL_VERIFY_STAGES] = { "toolchain", "runtime", "training", "cudnn", "lock" };
 
-void el_verify_stage_init(el_verify_stage *st, const char *name)
-{
-	memset(st, 0, sizeof(*st));
-	st->pub.name = name;
-	st->pub.status = ENVLOCK_VERIFY_SKIPPED;
-	st->figures = el_jnew_obj();
-}
-
-void el_verify_stage_release(el_verify_stage *st)
-{
-	free((char *)st->pub.reason);
-	free((char *)st->pub.fix);
-	cJSON_Delete(st->figures);
-	memset(st, 0, sizeof(*st));
-}
-
-static char *vline(const char *fmt, va_list ap)
-{
-	char *s = NULL;
-
-	if (vasprintf(&s, fmt, ap) < 0)
-		el_oom();
-	/* one line, whatever a program printed */
-	for (char *p = s; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	return s;
-}
-
-void el_verify_set(el_verify_stage *st, envlock_verify_status status, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (st->done)
-		return;
-	va_start(ap, fmt);
-	st->pub.reason = vline(fmt, ap);
-	va_end(ap);
-	st->pub.status = status;
-	st->done = true;
-}
-
-void el_verify_fix(el_verify_stage *st, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (st->pub.fix)
-		return;
-	va_start(ap, fmt);
-	st->pub.fix = vline(fmt, ap);
-	va_end(ap);
-}
-
-const envlock_finding *el_verify_finding(const el_verify_run *run, const char *rule,
-					 const char *subject, const char *subject_end)
-{
-	for (size_t i = 0; i < envlock_findings_count(run->findings); i++) {
-		const envlock_finding *f = envlock_findings_get(run->findings, i);
-		size_t n = strlen(f->subject), m = subject_end ? strlen(subject_end) : 0;
-
-		if (strcmp(f->rule, rule) != 0)
-			continue;
-		if (subject && strcmp(f->subject, subject) == 0)
-			return f;
-		if (subject_end && n > m && strcmp(f->subject + n - m, subject_end) == 0 && f->subject[n - m - 1] == ' ')
-			return f;
-	}
-	return NULL;
-}
-
-void el_verify_progress(const el_verify_run *run, const char *what)
-{
-	if (run->opts->on_progress)
-		run->opts->on_progress(what, run->opts->progress_data);
-}
-
-double el_verify_seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* ---- the private folder ---- */
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -245,14 +161,14 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	run.ctx = ctx;
 	run.steps = opts->steps ? opts->steps : ENVLOCK_VERIFY_DEFAULT_STEPS;
 	if (run.steps < ENVLOCK_VERIFY_MIN_STEPS || run.steps > ENVLOCK_VERIFY_MAX_STEPS)
-		return el_error_set(ctx, ENVLOCK_EINVAL, "--steps %d: must be from %d to %d (beyond %d, rounding differences between GPU and CPU can grow past the tolerance)",
+		return el_error_set(ctx, ENVLOCK_EINVAL, "%d training steps: must be from %d to %d (beyond %d, rounding differences between GPU and CPU can grow past the tolerance)",
 				    run.steps, ENVLOCK_VERIFY_MIN_STEPS, ENVLOCK_VERIFY_MAX_STEPS, ENVLOCK_VERIFY_MAX_STEPS);
 	if (opts->cuda_home) {
 		struct stat st;
 
 		home = realpath(opts->cuda_home, NULL);
 		if (!home || stat(home, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			rc = el_error_set(ctx, ENVLOCK_EINVAL, "--cuda-home '%s': %s", opts->cuda_home,
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the CUDA toolkit folder '%s': %s", opts->cuda_home,
 					  home ? "not a folder" : el_strerror(errno));
 			free(home);
 			return rc;

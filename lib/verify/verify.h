@@ -34,7 +34,7 @@ struct envlock_verify {
 	int steps;
 };
 
-/* Set a stage's status and reason (the first call wins; later ones are ignored). */
+/* Set a stage's status and reason (the first call wins; later ones are ignored). stage.c. */
 void el_verify_set(el_verify_stage *st, envlock_verify_status status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Set its fix. */
@@ -135,7 +135,7 @@ void el_verify_cudnn_report_release(el_verify_cudnn_report *r);
  */
 char *el_verify_in_path(const char *name);
 
-/* One run of envlock verify, shared by the stages (verify.c). */
+/* One run of envlock verify, shared by the stages (verify.c runs them; their helpers are in stage.c). */
 typedef struct {
 	envlock_ctx *ctx;
 	const envlock_verify_opts *opts;

@@ -1,5 +1,7 @@
 # Helpers for envlock's CLI tests (sourced). Each check prints "ok N - what"
 # or "not ok N - what" with the evidence; a skip prints "ok N - what # SKIP why".
+# A test starts in its scratch folder ($scratch, removed at exit) and writes
+# only there: the tree is read, never written (tests/run.sh checks).
 set -u
 LANG=C
 LC_ALL=C
@@ -16,6 +18,10 @@ HOME=$scratch/home
 XDG_CACHE_HOME=$scratch/cache
 export HOME XDG_CACHE_HOME
 mkdir -p "$HOME"
+# paths given relative to where the test was started still work from $scratch
+case $ENVLOCK in /*) ;; */*) ENVLOCK=$PWD/$ENVLOCK ;; esac
+case $FIXTURES in /*) ;; *) FIXTURES=$PWD/$FIXTURES ;; esac
+cd "$scratch" || exit 1
 n=0
 
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -54,6 +60,16 @@ for k in sys.argv[2].split('.'):
         break
 print('' if v is None else (json.dumps(v) if isinstance(v, (dict, list, bool)) else v))
 PY
+}
+
+# cd_golden: into a copy of tests/golden's lockfiles in $scratch, where they
+# have the relative names they have in the tree ("broken.lock.json",
+# "report/paper.lock.json")
+cd_golden() {
+	mkdir -p "$scratch/golden/report" &&
+		cp "$GOLDEN"/*.lock.json "$scratch/golden/" &&
+		cp "$GOLDEN"/report/*.lock.json "$scratch/golden/report/" &&
+		cd "$scratch/golden"
 }
 
 # validate a lockfile against the schema

@@ -53,6 +53,13 @@ check_status "-o -" 0 $?
 check_eq "-o - gives a lockfile" "1" "$(jget "$scratch/stdout.json" envlock)"
 "$ENVLOCK" save -q --root "$root" -o "$scratch/j.json" --json >"$scratch/summary"
 check_eq "--json summary has the id" "$(jget "$scratch/j.json" id)" "$(jget "$scratch/summary" id)"
+# an -o path that is not UTF-8: the summary is still JSON, the bad byte a U+FFFD
+bad=$(printf '\377.json')
+(cd "$scratch" && "$ENVLOCK" save -q --root "$root" -o "$bad" --json) >"$scratch/summary8"
+check_status "save -o <not UTF-8> --json" 0 $?
+check_eq "the summary of a non-UTF-8 path parses as JSON" "$(printf '\357\277\275.json')" "$(jget "$scratch/summary8" path)"
+check_eq "and names the lock written" "$(jget "$scratch/$bad" id)" "$(jget "$scratch/summary8" id)"
+rm -f "$scratch/$bad"
 "$ENVLOCK" save -q --root "$root" -o - >/dev/full 2>"$scratch/err"
 check_status "a full disk on stdout is an error" 1 $?
 

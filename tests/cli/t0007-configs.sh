@@ -4,8 +4,12 @@
 # agrees with, and a missing config refused.
 . "$(dirname "$0")/lib.sh"
 
-cd "$top" || exit 1
+# the fixture configs under the same relative path in a copy of the tree's top, in $scratch
+src=$scratch/src
 dir=tests/fixtures/configs/configs
+mkdir -p "$src/${dir%/*}"
+cp -R "$top/$dir" "$src/$dir"
+cd "$src" || exit 1
 r50=$dir/faster_rcnn/faster_rcnn_r50_fpn_1x_coco.py
 r101=$dir/faster_rcnn/faster_rcnn_r101_fpn_1x_coco.py
 
@@ -37,7 +41,7 @@ if ! "$ENVLOCK" save --help 2>&1 | grep -q -- '--config'; then
 fi
 
 "$ENVLOCK" save -q --config "$r50" -o - >"$scratch/r50.json" 2>"$scratch/err"
-check_status "save --config from the repository root" 0 $?
+check_status "save --config from the top of the tree" 0 $?
 check_eq "configs.status" "present" "$(jget "$scratch/r50.json" configs.status)"
 {
 	expect "$r50" true $dir/_base_/models/faster_rcnn_r50_fpn.py $dir/_base_/datasets/coco_detection.py \
@@ -85,10 +89,10 @@ fi
 
 # paths follow the current directory: relative inside it, absolute outside
 (cd "$dir/faster_rcnn" && "$ENVLOCK" save -q --root "$FIXTURES/no-nvidia" \
-	--config faster_rcnn_r101_fpn_1x_coco.py --config "$top/$r50" -o "$scratch/here.json")
+	--config faster_rcnn_r101_fpn_1x_coco.py --config "$src/$r50" -o "$scratch/here.json")
 check_status "save from the config's folder" 0 $?
 check_eq "paths relative to the current directory" \
-	"faster_rcnn_r101_fpn_1x_coco.py faster_rcnn_r50_fpn_1x_coco.py $top/$dir/_base_/models/faster_rcnn_r50_fpn.py" \
+	"faster_rcnn_r101_fpn_1x_coco.py faster_rcnn_r50_fpn_1x_coco.py $src/$dir/_base_/models/faster_rcnn_r50_fpn.py" \
 	"$(files "$scratch/here.json" | head -n 3 | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')"
 check_eq "a config named twice is recorded once, as requested" "6 true true" \
 	"$(files "$scratch/here.json" | wc -l | tr -d ' ') $(files "$scratch/here.json" | head -n 2 | cut -d' ' -f2 | tr '\n' ' ' | sed 's/ $//')"

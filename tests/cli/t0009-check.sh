@@ -152,6 +152,6 @@ done
 check_eq "300 mutated lockfiles: check, show and diff never crash" "0" "$crashed"
 
 # options may follow the lockfile, as with every other command
-"$ENVLOCK" check "$GOLDEN/ubuntu1604-mmdet.lock.json" --json >after.json
+"$ENVLOCK" check "$GOLDEN/ubuntu1604-mmdet.lock.json" --json >"$scratch/after.json"
 check_status "check FILE --json" 1 $?
-check_eq "--json after the file is honoured" "breaking" "$(jget after.json worst)"
+check_eq "--json after the file is honoured" "breaking" "$(jget "$scratch/after.json" worst)"

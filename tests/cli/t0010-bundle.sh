@@ -173,7 +173,7 @@ touch stop
 wait "$writer"
 check_status "bundle of a file being written" 1 "$st"
 check_grep "the changing file is named" "live/epoch_1.pth': changed while being" err
-if ls | grep -q '^live.tar.zst'; then not_ok "no archive left after a change"; else ok "no archive left after a change"; fi
+if ls -A | grep -q 'live\.tar\.zst'; then not_ok "no archive left after a change"; else ok "no archive left after a change"; fi
 rm -rf live stop
 
 # bad input to create
@@ -182,8 +182,9 @@ check_status "bundle of a missing work_dir" 1 $?
 check_grep "missing work_dir named" "envlock: bundle: 'nowhere'" err
 if [ -e nowhere.envlock.tar.zst ]; then not_ok "nothing written for a missing work_dir"; else ok "nothing written for a missing work_dir"; fi
 "$ENVLOCK" bundle exp1 --lock "$scratch/none.json" -o none.tar.zst 2>err
-check_status "a missing --lock" 1 $?
-check_eq "no partial archive left" "" "$(ls | grep 'none.tar.zst')"
+check_status "a missing --lock" 2 $?
+check_eq "a missing --lock: one line naming it" "envlock: bundle: '$scratch/none.json': no such file" "$(cat err)"
+check_eq "no partial archive left" "" "$(ls -A | grep 'none\.tar\.zst')"
 
 # round trip through envlock's own extraction
 if "$ENVLOCK" bundle extract exp1.envlock.tar.zst back >out 2>err; then

@@ -124,7 +124,7 @@ check_status "--name" 0 $?
 check_eq "created under envs/NAME" "29" "$(ls M/home/alice/miniconda3/envs/mmdet-copy/conda-meta/*.json | wc -l)"
 "$ENVLOCK" restore "$lock" --root M --name 'x;y' --dry-run >out 2>err
 check_status "--name with a shell metacharacter" 2 $?
-check_eq "says why" "envlock: restore: '$lock': --name 'x;y': contains a shell metacharacter or space" "$(cat err)"
+check_eq "says why" "envlock: restore: '$lock': the conda environment name 'x;y': contains a shell metacharacter or space" "$(cat err)"
 "$ENVLOCK" restore "$lock" --only nothing --dry-run >out 2>err
 check_status "an unknown step" 2 $?
 check_grep "names the steps" "--only 'nothing': no such step (steps: driver, cuda" err

@@ -158,7 +158,7 @@ check_status "--steps 10" 2 $?
 check_eq "--steps 10: one line" "envlock: verify: --steps '10': a number from 50 to 2000" "$(cat "$scratch/err")"
 "$ENVLOCK" verify --cuda-home "$scratch/nowhere" 2>"$scratch/err"
 check_status "--cuda-home of a missing folder" 2 $?
-check_eq "--cuda-home: one line" "envlock: verify: --cuda-home '$scratch/nowhere': no such file or directory" "$(cat "$scratch/err")"
+check_eq "--cuda-home: one line" "envlock: verify: the CUDA toolkit folder '$scratch/nowhere': no such file or directory" "$(cat "$scratch/err")"
 "$ENVLOCK" verify a.json b.json 2>"$scratch/err"
 check_status "two lockfiles" 2 $?
 "$ENVLOCK" save --verify --root / -o "$scratch/x.json" 2>"$scratch/err"

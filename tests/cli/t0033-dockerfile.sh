@@ -58,7 +58,8 @@ check_eq "CUDA 12.3 with cuDNN 9: the cudnn9 tag" "nvidia/cuda:12.3.2-cudnn9-dev
 check_eq "no CUDA: the lock's own OS" "debian:12" "$(from_of cpu.Dockerfile)"
 
 # configs: here-documents that give back the lock's text exactly
-(cd "$top/tests/fixtures/configs" && "$ENVLOCK" save -q --root "$FIXTURES/ubuntu1604-mmdet" \
+mkdir -p fixture-configs && cp -R "$top/tests/fixtures/configs/configs" fixture-configs/
+(cd fixture-configs && "$ENVLOCK" save -q --root "$FIXTURES/ubuntu1604-mmdet" \
 	--config configs/faster_rcnn/faster_rcnn_r50_fpn_1x_coco.py -o "$scratch/cfg.lock.json" >/dev/null 2>&1)
 "$PYTHON" - cfg.lock.json cfg2.lock.json <<'PY'
 import json, sys

@@ -57,10 +57,10 @@ refused "a space in a URL" space.txt "envlock: space.txt:2: spaces or control ch
 # files that are not files
 mkdir adir
 "$ENVLOCK" import adir >out 2>err
-check_status "a directory" 1 $?
-check_eq "a directory: message" "envlock: 'adir': not a regular file" "$(cat err)"
+check_status "a directory" 2 $?
+check_eq "a directory: message" "envlock: import: 'adir': not a regular file" "$(cat err)"
 "$ENVLOCK" import missing.txt >out 2>err
-check_status "a missing file" 1 $?
-check_eq "a missing file: message" "envlock: 'missing.txt': no such file" "$(cat err)"
+check_status "a missing file" 2 $?
+check_eq "a missing file: message" "envlock: import: 'missing.txt': no such file" "$(cat err)"
 "$ENVLOCK" import >out 2>err
 check_status "no file" 2 $?

@@ -41,7 +41,7 @@ check_eq "the paper lock's commit is git's HEAD" "$(g rev-parse HEAD)" "$(jget "
 # --- every lock, every format, against its golden file
 out=$scratch/out
 mkdir -p "$out"
-cd "$GOLDEN" || exit 1
+cd_golden || exit 1
 for name in ubuntu1604-mmdet mmpose-container cuda92-cudnn7 no-nvidia broken report/paper; do
 	lock=$name.lock.json
 	base=$(basename "$name")
@@ -143,7 +143,7 @@ check_diff "-o writes what stdout gets" o/stdout.html o/report.html
 echo "previous" >o/keep.md
 "$ENVLOCK" report "$GOLDEN/ubuntu1604-mmdet.lock.json" --format md --against "$GOLDEN/no-nvidia.lock.json" -o o/keep.md 2>err
 check_status "--against with md" 2 $?
-check_eq "--against with md: why" "envlock: report: a diff against a second lock is shown in html, json and text reports only, without --short" "$(cat err)"
+check_eq "--against with md: why" "envlock: report: a diff against a second lock is shown in html, json and text reports only, and not in the citation line alone" "$(cat err)"
 check_eq "a failed report leaves the file at -o untouched" "previous" "$(cat o/keep.md)"
 "$ENVLOCK" report "$GOLDEN/ubuntu1604-mmdet.lock.json" --format md -o o/keep.md
 check_diff "an existing file is replaced" "$R/ubuntu1604-mmdet.md" o/keep.md

@@ -72,7 +72,7 @@ for comp, ver in rows:
 print('\n'.join(missing))
 PY
 booktabs=$(kpsewhich booktabs.sty 2>/dev/null)
-cd "$GOLDEN" || exit 1
+cd_golden || exit 1
 for name in ubuntu1604-mmdet mmpose-container cuda92-cudnn7 no-nvidia broken report/paper; do
 	base=$(basename "$name")
 	lock=$name.lock.json

@@ -185,7 +185,7 @@ for want in sys.argv[2:]:
     print(want, bytes(int(v) for v in want.split(',')) in pixels)
 PY
 
-cd "$GOLDEN" || exit 1
+cd_golden || exit 1
 for name in ubuntu1604-mmdet mmpose-container cuda92-cudnn7 no-nvidia broken report/paper; do
 	base=$(basename "$name")
 	lock=$name.lock.json

@@ -350,7 +350,7 @@ static void section_filters(void **state)
 	assert_int_equal(envlock_diff_locks(&d, ctx, la, NULL, lb, NULL, &opts), ENVLOCK_EINVAL);
 	assert_null(d);
 	assert_string_equal(envlock_error_last(ctx),
-			    "--ignore 'cudaa': not a section (sections: system, gpu, cuda, cudnn, compilers, "
+			    "the section 'cudaa' to leave out does not exist (sections: system, gpu, cuda, cudnn, compilers, "
 			    "python, conda, pip, frameworks, repos, configs, checkpoints, env)");
 	envlock_ctx_free(ctx);
 	envlock_lock_free(la);

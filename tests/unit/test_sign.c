@@ -113,7 +113,7 @@ static void keygen_and_sign(void **state)
 	assert_string_equal(fp, kr.fingerprint);
 	EVP_PKEY_free(pkey);
 	/* an existing pair is kept */
-	assert_int_equal(envlock_keygen(ctx, prefix, 0, &kr2), ENVLOCK_EINVAL);
+	assert_int_equal(envlock_keygen(ctx, prefix, 0, &kr2), ENVLOCK_EEXISTS);
 	assert_non_null(strstr(envlock_error_last(ctx), "already exists"));
 
 	snprintf(sig, sizeof(sig), "%s/lock.sig", dir);

@@ -1,0 +1,168 @@
+/* el_probe_libraries: the shared libraries in a folder, their soname links and ld.so.cache entries. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/elf.h"
+#include "util/error.h"
+#include "util/text.h"
+
+static bool has_prefix(const char *name, const char *const prefixes[])
+{
+	for (const char *const *pre = prefixes; *pre; pre++)
+		if (el_starts_with(name, *pre) &&
+		    (name[strlen(*pre)] == '.' || name[strlen(*pre)] == '_' ||
+		     (name[strlen(*pre)] >= 'A' && name[strlen(*pre)] <= 'Z')))
+			return strstr(name, ".so") != NULL;
+	return false;
+}
+
+/* Does the ld.so.cache entry for soname lead to the file at real? */
+static const char *ldcache_state(el_probe *p, const char *soname, const char *real,
+				 const char **listed)
+{
+	const char *path;
+	char *resolved = NULL;
+	const char *state;
+
+	*listed = NULL;
+	if (!p->ldcache)
+		return "unknown";
+	path = el_ldcache_lookup(p->ldcache, soname);
+	if (!path)
+		return "missing";
+	*listed = path;
+	if (el_root_realpath(&p->root, path, &resolved, NULL) != 0)
+		state = "stale";	/* the cache names a file that is gone */
+	else
+		state = strcmp(resolved, real) == 0 ? "listed" : "other";
+	free(resolved);
+	return state;
+}
+
+int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
+		       const char *const prefixes[])
+{
+	char *rdir = NULL, **names = NULL;
+	int added = 0;
+
+	if (el_root_realpath(&p->root, dir, &rdir, NULL) != 0 ||
+	    el_root_list(&p->root, rdir, &names, NULL) != 0)
+		goto done;
+	for (char **n = names; *n; n++) {
+		char *path, *host, *target = NULL;
+		struct stat st;
+		el_elf_info elf;
+		cJSON *lib, *links;
+		char hex[EL_SHA256_HEX];
+		uint64_t size = 0;
+		int e = 0, rc, fd;
+		const char *listed, *state;
+
+		if (!has_prefix(*n, prefixes))
+			continue;
+		path = el_path_join(rdir, *n);
+		if (el_root_lstat(&p->root, path, &st) != 0 || S_ISLNK(st.st_mode)) {
+			/* links are reported with the file they lead to; a dangling one here */
+			if (S_ISLNK(st.st_mode) && el_root_realpath(&p->root, path, &target, &e) != 0) {
+				char *stored = NULL;
+
+				el_root_readlink(&p->root, path, &stored);
+				el_probe_warn(p, "'%s': %s symlink to '%s'", path,
+					      e == ELOOP ? "looping" : "dangling", stored ? stored : "?");
+				free(stored);
+			}
+			free(target);
+			free(path);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		lib = el_jpush_obj(arr);
+		added++;
+		el_jset_str(lib, "name", *n);
+		el_jset_str(lib, "path", path);
+		host = el_root_host(&p->root, path);
+		fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
+			el_jset_str(lib, "soname", elf.soname);
+			el_elf_info_release(&elf);
+		} else {
+			el_probe_warn(p, "'%s': %s", path, fd < 0 ? "cannot be opened" : "not an ELF library");
+		}
+		if (fd >= 0)
+			close(fd);
+		rc = el_hashcache_file(p->hashes, host, hex, &size, &e);
+		if (rc == 0) {
+			el_jset_str(lib, "sha256", hex);
+			el_jset_int(lib, "size", (long long)size);
+		} else {
+			el_probe_warn(p, "'%s': %s", path,
+				      rc == ENVLOCK_ERROR ? "changed while being hashed"
+							  : el_root_reason(rc, e));
+		}
+		free(host);
+
+		/* every link in this directory that resolves to the file */
+		links = el_jset_arr(lib, "links");
+		for (char **m = names; *m; m++) {
+			char *lpath, *stored = NULL, *real = NULL;
+
+			if (m == n || !has_prefix(*m, prefixes))
+				continue;
+			lpath = el_path_join(rdir, *m);
+			if (el_root_readlink(&p->root, lpath, &stored) == 0 &&
+			    el_root_realpath(&p->root, lpath, &real, NULL) == 0 &&
+			    strcmp(real, path) == 0) {
+				cJSON *l = el_jpush_obj(links);
+
+				el_jset_str(l, "name", *m);
+				el_jset_str(l, "target", stored);
+			}
+			free(stored);
+			free(real);
+			free(lpath);
+		}
+
+		/* the link the loader looks for: soname -> this file */
+		{
+			const char *soname = el_jget_str(lib, "soname");
+
+			if (soname && strcmp(soname, *n) == 0) {
+				el_jset_str(lib, "soname_link", "self");
+			} else if (soname) {
+				char *spath = el_path_join(rdir, soname), *sreal = NULL;
+
+				if (el_root_realpath(&p->root, spath, &sreal, NULL) != 0) {
+					el_jset_str(lib, "soname_link", "missing");
+					el_probe_warn(p, "'%s': the loader looks for '%s', which is missing "
+						      "(fix: ln -s %s %s && ldconfig)",
+						      path, soname, *n, spath);
+				} else
+					el_jset_str(lib, "soname_link",
+						    strcmp(sreal, path) == 0 ? "ok" : "other");
+				free(spath);
+				free(sreal);
+			}
+			if (soname) {
+				state = ldcache_state(p, soname, path, &listed);
+				el_jset_str(lib, "ld_cache", state);
+				if (listed && strcmp(state, "listed") != 0)
+					el_jset_str(lib, "ld_cache_path", listed);
+			}
+		}
+		free(path);
+	}
+done:
+	el_strv_free(names);
+	free(rdir);
+	return added;
+}

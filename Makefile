@@ -76,6 +76,7 @@ $(BUILD)/%.o: %.c $(BUILD)/CFLAGS $(wildcard include/envlock/*.h lib/*/*.h cmd/*
 
 # the rules files and the nvidia/cuda tag list are compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
+$(BUILD)/lib/lock/schema.o: schemas/envlock.lock.schema.json
 $(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
 $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
 # and so is verify's CUDA training program (mlp.h is a dependency of every object already)

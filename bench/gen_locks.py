@@ -18,6 +18,7 @@ Standard library only; the output is the same for the same arguments.
 """
 import argparse
 import copy
+import hashlib
 import json
 import os
 import random
@@ -82,6 +83,11 @@ def upgrade(a, rng):
 
 
 def write(doc, path):
+    # the id of the content, as envlock computes it: the canonical form without id, created and
+    # verify (keys sorted, compact); every lock carries one, and loading checks the lock's shape
+    body = {k: v for k, v in doc.items() if k not in ('id', 'created', 'verify')}
+    canon = json.dumps(body, sort_keys=True, separators=(',', ':'), ensure_ascii=False).encode()
+    doc = dict(doc, id='sha256:' + hashlib.sha256(canon).hexdigest())
     with open(path, 'w') as f:
         json.dump(doc, f, indent=2, sort_keys=True)
         f.write('\n')
@@ -97,7 +103,6 @@ def main():
     args = ap.parse_args()
     rng = random.Random(20240101)
     base = json.load(open(args.golden))
-    base.pop('id', None)  # generated locks are not saved ones
     os.makedirs(args.outdir, exist_ok=True)
     if args.what == 'pair':
         synthetic(base, args.packages or 1000, rng)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "schema.h"
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/userpath.h"
@@ -33,6 +34,11 @@ void el_lock_set_created(cJSON *doc)
 }
 
 int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
+{
+	return el_lock_load(out, ctx, path, true);
+}
+
+int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool validate)
 {
 	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
 	const char *end = NULL;
@@ -86,6 +92,15 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 		return el_error_set(ctx, ENVLOCK_EVERSION,
 				    "'%s': lockfile format %g is not supported (this envlock reads %d)",
 				    path, v, ENVLOCK_FORMAT_VERSION);
+	}
+	if (validate) {
+		char why[512];
+
+		/* the schema is the contract: every command refuses what it does not allow */
+		if (el_schema_check(el_schema_lock(), doc, why, sizeof(why)) != 0) {
+			cJSON_Delete(doc);
+			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not a valid lockfile: %s", path, why);
+		}
 	}
 	lock = el_xcalloc(1, sizeof(*lock));
 	lock->doc = doc;	/* its id is computed when someone asks (envlock_lock_id) */

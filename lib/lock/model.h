@@ -21,6 +21,13 @@ struct envlock_lock {
 	envlock_hash_stats stats;
 };
 
+/*
+ * envlock_lock_load, with the schema check on or off. Off only for the
+ * unit tests of consumers, which feed them small hand-made documents (and
+ * shapes the schema refuses, to show a consumer never trusts one).
+ */
+int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool validate);
+
 /* Builders: they never return NULL (memory exhaustion ends the program). */
 cJSON *el_jnew_obj(void);
 cJSON *el_jset_obj(cJSON *parent, const char *key);

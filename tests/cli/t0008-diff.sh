@@ -190,7 +190,7 @@ rm -f "$scratch/huge.json"
 "$ENVLOCK" diff "$A" "$A" "$scratch/bad.json" >/dev/null 2>"$scratch/err"
 check_status "drift with a bad file" 2 $?
 check_eq "drift with a bad file: one line" "envlock: diff: '$scratch/bad.json': not valid JSON (line 1)" "$(cat "$scratch/err")"
-# deep but within cJSON's nesting limit, in places a lock never nests: loads, compares, no crash
+# deep but within cJSON's nesting limit, where a lock never nests: the schema refuses it at once
 "$PYTHON" - "$scratch/deep.json" <<'PY'
 import json, sys
 deep = "[" * 900 + "]" * 900
@@ -198,9 +198,23 @@ open(sys.argv[1], "w").write('{"envlock": 1, "cuda": {"toolkits": %s}, "pip": {"
                              ' "frameworks": {"torch": %s}, "env": {"variables": {"X": %s}}}' % (deep, deep, deep, deep))
 PY
 "$ENVLOCK" diff "$scratch/deep.json" "$scratch/deep.json" >"$scratch/out" 2>"$scratch/err"
-check_status "a deeply nested (but loadable) lock" 0 $?
-"$ENVLOCK" diff "$A" "$scratch/deep.json" >/dev/null 2>"$scratch/err"
-check_status "a deeply nested lock against a real one" 1 $?
+check_status "a deeply nested lock of the wrong shape" 2 $?
+check_eq "refused in one line, naming the file and a field" "1 yes" \
+	"$(wc -l <"$scratch/err" | tr -d ' ') $(grep -q "^envlock: diff: '$scratch/deep.json': not a valid lockfile: [a-z]" "$scratch/err" && echo yes || echo no)"
+# and where a lock may hold any JSON (a verify stage's figures): loads, compares, no crash
+"$PYTHON" - "$A" "$scratch/deepfig.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+stages = [{"stage": s, "status": "skipped", "reason": "no GPU", "figures": {}} for s in ("toolchain", "runtime", "training", "cudnn", "lock")]
+d["verify"] = {"envlock_verify": 1, "result": "no-gpu", "exit_status": 3, "steps": 200, "stages": stages}
+text = json.dumps(d, indent=2, sort_keys=True)
+# 900 levels of arrays inside the first stage's figures (Python's json cannot build them, so as text)
+open(sys.argv[2], "w").write(text.replace('"figures": {}', '"figures": {"deep": ' + "[" * 900 + "]" * 900 + "}", 1))
+PY
+"$ENVLOCK" diff "$scratch/deepfig.json" "$scratch/deepfig.json" >"$scratch/out" 2>"$scratch/err"
+check_status "a deeply nested (but valid) lock" 0 $?
+"$ENVLOCK" diff "$A" "$scratch/deepfig.json" >/dev/null 2>"$scratch/err"
+check_status "a deeply nested lock against a real one (verify is left out of the comparison)" 0 $?
 "$ENVLOCK" diff "$A" 2>"$scratch/err" >/dev/null
 check_status "one file only" 2 $?
 check_eq "one file only: one line saying what it needs" "envlock: diff: expected two lockfiles (or more for a drift table), got 1" "$(cat "$scratch/err")"

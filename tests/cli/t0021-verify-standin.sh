@@ -198,8 +198,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 home = sys.argv[3]
 d["cuda"]["default"] = home
-d["cuda"]["toolkits"] = [{"home": home, "status": "present", "version": "11.8.89", "release": "11.8", "nvcc": {"path": home + "/bin/nvcc"}}]
-d["cudnn"]["libraries"] = [{"name": "libcudnn.so.8.9.7", "path": home + "/lib64/libcudnn.so.8.9.7", "soname": "libcudnn.so.8"}]
+d["cuda"]["toolkits"] = [{"home": home, "status": "present", "version": "11.8.89", "release": "11.8", "nvcc": {"path": home + "/bin/nvcc"}, "libraries": []}]
+d["cudnn"]["libraries"] = [{"name": "libcudnn.so.8.9.7", "path": home + "/lib64/libcudnn.so.8.9.7", "soname": "libcudnn.so.8", "links": []}]
 json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
 PY
 CUDA_HOME=$tk "$ENVLOCK" verify "$scratch/evil.json" --steps 50 --json >"$scratch/v.json" 2>/dev/null

@@ -91,7 +91,7 @@ static envlock_findings *check_json(const char *dir, const char *rules_path, con
 	unit_write(dir, "lock.json", lock_json, -1);
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
 	assert_int_equal(envlock_rules_load(&rules, ctx, rules_path), 0);
-	assert_int_equal(envlock_lock_load(&lock, ctx, path), 0);
+	assert_int_equal(el_lock_load(&lock, ctx, path, false), 0);
 	assert_int_equal(envlock_check(&f, ctx, rules, lock), 0);
 	envlock_lock_free(lock);
 	envlock_rules_free(rules);

@@ -16,7 +16,7 @@ static char *show_json(const char *json)
 	unit_write(dir, "lock.json", json, -1);
 	snprintf(path, sizeof(path), "%s/lock.json", dir);
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	if (envlock_lock_load(&lock, ctx, path) != 0)
+	if (el_lock_load(&lock, ctx, path, false) != 0)
 		fail_msg("load: %s", envlock_error_last(ctx));
 	f = open_memstream(&text, &len);
 	assert_non_null(f);

@@ -88,7 +88,11 @@ static inline void unit_rmtree(char *dir)
 }
 
 /* Probe with opts (the digest cache always off) and return the lock; fails the test on error. */
-/* Write text as a new lockfile in dir (lock<N>.json, counting with *n) and load it. */
+/*
+ * Write text as a new lockfile in dir (lock<N>.json, counting with *n) and
+ * load it without the schema check: these are small hand-made documents for
+ * one consumer (tests/cli/t0018 checks that every command validates).
+ */
 static inline envlock_lock *unit_load_text(const char *dir, int *n, const char *text)
 {
 	char name[64], path[4096];
@@ -99,7 +103,7 @@ static inline envlock_lock *unit_load_text(const char *dir, int *n, const char *
 	unit_write(dir, name, text, -1);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	if (envlock_lock_load(&lock, ctx, path) != 0)
+	if (el_lock_load(&lock, ctx, path, false) != 0)
 		fail_msg("load: %s", envlock_error_last(ctx));
 	envlock_ctx_free(ctx);
 	return lock;

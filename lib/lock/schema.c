@@ -1,0 +1,983 @@
+/*
+ * JSON Schema validation for the keywords envlock's schemas use (schema.h).
+ * A schema is compiled once into nodes (keywords looked up, $refs
+ * resolved, properties sorted, patterns compiled), so validating a lock
+ * of thousands of packages costs little more than walking it; the path
+ * to the field is kept as a stack and written out only for the error.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "schema.h"
+#include "util/error.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_OBJECT = 8, T_ARRAY = 16, T_BOOLEAN = 32, T_NULL = 64 };
+/* how a pattern is matched: the forms the schemas use in C, anything else by regexec */
+enum { P_NONE, P_REGEX, P_NOSPACE, P_ABSOLUTE, P_HEX32, P_HEX64, P_SHA256_ID, P_DIGITS };
+
+typedef struct snode snode;
+
+typedef struct {
+	const char *name;
+	snode *schema;
+	int required; /* 1 + its bit in a mask of the required members seen, when "required" names it */
+} sprop;
+
+struct snode {
+	const cJSON *json;
+	int is_bool, bool_value;
+	unsigned types;      /* 0: any type */
+	const cJSON *type_kw; /* for the message */
+	const cJSON *const_v, *enum_v, *required, *dep_required;
+	snode *ref, *not_, *if_, *then_, *else_, *addl, *uneval, *prop_names, *items;
+	snode **all_of, **any_of, **one_of;
+	size_t n_all_of, n_any_of, n_one_of;
+	sprop *props;
+	size_t nprops;
+	size_t nrequired;      /* names in "required" */
+	int required_in_props; /* every one of them is in props (at most 64): seen while walking the members */
+	uint64_t required_mask; /* the bits of the required props */
+	int addl_false, uneval_false, unique;
+	int has_max_props, has_min_items, has_max_items, has_minimum, has_maximum, has_min_len, has_max_len;
+	double max_props, min_items, max_items, minimum, maximum, min_len, max_len;
+	const char *pattern;
+	int pat_kind;
+	regex_t re;
+	const char **enum_strs; /* an enum of strings only, compared as strings (cJSON_Compare is slower) */
+	size_t n_enum_strs;
+	int needs_eval; /* -1 unknown; 1: it or an in-place subschema has unevaluatedProperties */
+};
+
+typedef struct {
+	const cJSON *json;
+	snode *node;
+} memo_entry;
+
+/* A compiled schema: every node, and the memo from schema objects to nodes ($refs and cycles). */
+typedef struct {
+	memo_entry *memo;
+	size_t nmemo, capmemo;
+	const char *error; /* a problem with the schema itself */
+	const cJSON *root;
+} compiler;
+
+/* One step of the path from the document to the value being checked. */
+typedef struct {
+	const char *name; /* a member, or NULL for an array index */
+	long index;
+} step;
+
+typedef struct {
+	char *why;
+	size_t why_size;
+	int quiet;    /* > 0 inside anyOf, oneOf, not and if: a failure there is an answer, not an error */
+	int reported; /* why holds the first error */
+	step path[128];
+	size_t depth;
+} vctx;
+
+/*
+ * The names of the properties evaluated at one instance location (for
+ * unevaluatedProperties): a lock's objects have a few dozen members at
+ * most, so they live in the struct and the heap is the exception.
+ */
+typedef struct {
+	const char **names; /* inline, or a heap copy once that is full */
+	size_t n, cap;
+	const char *inline_names[48];
+} evaluated;
+
+#define EVALUATED_INIT(e) ((e).names = (e).inline_names, (e).n = 0, (e).cap = sizeof((e).inline_names) / sizeof((e).inline_names[0]))
+
+static void eval_release(evaluated *e)
+{
+	if (e->names != e->inline_names)
+		free(e->names);
+}
+
+static const char *const annotations[] = {
+	"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples", "format", NULL
+};
+static const char *const keywords[] = {
+	"type", "const", "enum", "$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+	"properties", "required", "additionalProperties", "unevaluatedProperties", "propertyNames",
+	"maxProperties", "dependentRequired", "items", "minItems", "maxItems", "uniqueItems",
+	"minimum", "maximum", "minLength", "maxLength", "pattern", NULL
+};
+
+static int known_keyword(const char *k)
+{
+	for (const char *const *a = annotations; *a; a++)
+		if (strcmp(*a, k) == 0)
+			return 1;
+	for (const char *const *a = keywords; *a; a++)
+		if (strcmp(*a, k) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- compiling ------------------------------------------------------------ */
+
+static snode *compile(compiler *c, const cJSON *s);
+
+static const cJSON *resolve_ref(const cJSON *root, const char *ref)
+{
+	const cJSON *node = root;
+	char part[256];
+
+	if (strncmp(ref, "#/", 2) != 0)
+		return NULL;
+	for (const char *p = ref + 2; *p;) {
+		size_t n = strcspn(p, "/");
+
+		if (n >= sizeof(part))
+			return NULL;
+		memcpy(part, p, n);
+		part[n] = '\0';
+		node = cJSON_GetObjectItemCaseSensitive(node, part);
+		if (!node)
+			return NULL;
+		p += n + (p[n] == '/');
+	}
+	return node;
+}
+
+static unsigned type_bit(const char *t)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} types[] = { { "string", T_STRING }, { "integer", T_INTEGER }, { "number", T_NUMBER }, { "object", T_OBJECT },
+		      { "array", T_ARRAY }, { "boolean", T_BOOLEAN }, { "null", T_NULL } };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(types[i].name, t) == 0)
+			return types[i].bit;
+	return 0;
+}
+
+static snode **compile_list(compiler *c, const cJSON *arr, size_t *n)
+{
+	snode **out;
+	const cJSON *e;
+	size_t i = 0;
+
+	*n = (size_t)cJSON_GetArraySize(arr);
+	out = el_xcalloc(*n ? *n : 1, sizeof(*out));
+	cJSON_ArrayForEach(e, arr) out[i++] = compile(c, e);
+	return out;
+}
+
+static int cmp_prop(const void *a, const void *b)
+{
+	return strcmp(((const sprop *)a)->name, ((const sprop *)b)->name);
+}
+
+/* The pattern forms the schemas use, matched without a regular expression. */
+static int pattern_kind(const char *p)
+{
+	static const struct {
+		const char *pattern;
+		int kind;
+	} known[] = { { "^\\S+$", P_NOSPACE }, { "^/", P_ABSOLUTE }, { "^[0-9a-f]{32}$", P_HEX32 },
+		      { "^[0-9a-f]{64}$", P_HEX64 }, { "^sha256:[0-9a-f]{64}$", P_SHA256_ID }, { "^[0-9]+$", P_DIGITS } };
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(known[i].pattern, p) == 0)
+			return known[i].kind;
+	return P_REGEX;
+}
+
+/* ECMA regular expressions as envlock's schemas write them (\S, \s, \d, a leading (?i)), as POSIX ERE. */
+static int compile_regex(regex_t *re, const char *pattern)
+{
+	char buf[512];
+	size_t o = 0;
+	int flags = REG_EXTENDED | REG_NOSUB;
+	const char *p = pattern;
+
+	if (strncmp(p, "(?i)", 4) == 0) {
+		flags |= REG_ICASE;
+		p += 4;
+	}
+	for (; *p && o + 16 < sizeof(buf); p++) {
+		const char *rep = NULL;
+
+		if (p[0] == '\\' && p[1])
+			rep = p[1] == 'S' ? "[^[:space:]]" : p[1] == 's' ? "[[:space:]]" : p[1] == 'd' ? "[0-9]" : NULL;
+		if (rep) {
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s", rep);
+			p++;
+		} else {
+			buf[o++] = *p;
+		}
+	}
+	buf[o] = '\0';
+	return *p == '\0' && regcomp(re, buf, flags) == 0 ? 0 : -1;
+}
+
+static double number_kw(const cJSON *s, const char *kw, int *has)
+{
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(s, kw);
+
+	*has = cJSON_IsNumber(k);
+	return *has ? k->valuedouble : 0;
+}
+
+/* s holds nothing but a $ref (and annotations): its target stands for it. */
+static int only_ref(const cJSON *s)
+{
+	const cJSON *k;
+	int ref = 0;
+
+	cJSON_ArrayForEach(k, s) {
+		if (strcmp(k->string, "$ref") == 0)
+			ref = 1;
+		else if (!(strcmp(k->string, "description") == 0 || strcmp(k->string, "title") == 0 ||
+			   strcmp(k->string, "$comment") == 0))
+			return 0;
+	}
+	return ref;
+}
+
+static void memo_add(compiler *c, const cJSON *s, snode *n)
+{
+	if (c->nmemo == c->capmemo) {
+		c->capmemo = c->capmemo ? c->capmemo * 2 : 256;
+		c->memo = el_xrealloc(c->memo, c->capmemo * sizeof(*c->memo));
+	}
+	c->memo[c->nmemo++] = (memo_entry){ s, n };
+}
+
+static snode *compile(compiler *c, const cJSON *s)
+{
+	snode *n;
+	const cJSON *k;
+
+	for (size_t i = 0; i < c->nmemo; i++)
+		if (c->memo[i].json == s)
+			return c->memo[i].node;
+	/* a node that holds nothing but a $ref is not a step: its (final) target's node stands for it */
+	if (cJSON_IsObject(s) && only_ref(s)) {
+		const cJSON *target = s;
+
+		for (int hops = 0; target && only_ref(target); hops++) {
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(target, "$ref");
+
+			target = hops < 32 && cJSON_IsString(r) ? resolve_ref(c->root, r->valuestring) : NULL;
+		}
+		if (!target) {
+			c->error = "a $ref it cannot resolve (or a cycle of them)";
+		} else {
+			n = compile(c, target);
+			memo_add(c, s, n);
+			return n;
+		}
+	}
+	n = el_xcalloc(1, sizeof(*n));
+	n->json = s;
+	n->needs_eval = -1;
+	memo_add(c, s, n);
+	if (cJSON_IsBool(s)) {
+		n->is_bool = 1;
+		n->bool_value = cJSON_IsTrue(s);
+		return n;
+	}
+	if (!cJSON_IsObject(s)) {
+		c->error = "a subschema that is not an object";
+		return n;
+	}
+	cJSON_ArrayForEach(k, s) {
+		if (!known_keyword(k->string) && !c->error)
+			c->error = k->string; /* a keyword envlock does not implement */
+	}
+	if ((n->type_kw = cJSON_GetObjectItemCaseSensitive(s, "type"))) {
+		if (cJSON_IsString(n->type_kw)) {
+			n->types = type_bit(n->type_kw->valuestring);
+		} else {
+			cJSON_ArrayForEach(k, n->type_kw) n->types |= cJSON_IsString(k) ? type_bit(k->valuestring) : 0;
+		}
+	}
+	n->const_v = cJSON_GetObjectItemCaseSensitive(s, "const");
+	n->enum_v = cJSON_GetObjectItemCaseSensitive(s, "enum");
+	if (cJSON_IsArray(n->enum_v)) {
+		size_t i = 0, all = (size_t)cJSON_GetArraySize(n->enum_v);
+
+		n->enum_strs = el_xcalloc(all ? all : 1, sizeof(*n->enum_strs));
+		cJSON_ArrayForEach(k, n->enum_v) {
+			if (!cJSON_IsString(k))
+				break;
+			n->enum_strs[i++] = k->valuestring;
+		}
+		if (i == all) {
+			n->n_enum_strs = all;
+		} else {
+			free(n->enum_strs);
+			n->enum_strs = NULL;
+		}
+	}
+	n->required = cJSON_GetObjectItemCaseSensitive(s, "required");
+	n->dep_required = cJSON_GetObjectItemCaseSensitive(s, "dependentRequired");
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "$ref"))) {
+		const cJSON *target = cJSON_IsString(k) ? resolve_ref(c->root, k->valuestring) : NULL;
+
+		if (!target)
+			c->error = "a $ref it cannot resolve";
+		else
+			n->ref = compile(c, target);
+	}
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "allOf")))
+		n->all_of = compile_list(c, k, &n->n_all_of);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "anyOf")))
+		n->any_of = compile_list(c, k, &n->n_any_of);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "oneOf")))
+		n->one_of = compile_list(c, k, &n->n_one_of);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "not")))
+		n->not_ = compile(c, k);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "if"))) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "then"), *e = cJSON_GetObjectItemCaseSensitive(s, "else");
+
+		n->if_ = compile(c, k);
+		n->then_ = t ? compile(c, t) : NULL;
+		n->else_ = e ? compile(c, e) : NULL;
+	}
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "properties"))) {
+		const cJSON *p;
+		size_t i = 0;
+
+		n->nprops = (size_t)cJSON_GetArraySize(k);
+		n->props = el_xcalloc(n->nprops ? n->nprops : 1, sizeof(*n->props));
+		cJSON_ArrayForEach(p, k) n->props[i++] = (sprop){ p->string, compile(c, p), 0 };
+		qsort(n->props, n->nprops, sizeof(*n->props), cmp_prop);
+	}
+	n->nrequired = (size_t)cJSON_GetArraySize(n->required);
+	n->required_in_props = n->nrequired > 0 && n->nprops <= 64;
+	cJSON_ArrayForEach(k, n->required) {
+		sprop key = { cJSON_IsString(k) ? k->valuestring : "", NULL, 0 };
+		sprop *hit = n->nprops ? bsearch(&key, n->props, n->nprops, sizeof(*n->props), cmp_prop) : NULL;
+
+		if (hit && !hit->required)
+			hit->required = 1 + (int)(hit - n->props);
+		else
+			n->required_in_props = 0;
+	}
+	for (size_t i = 0; n->required_in_props && i < n->nprops; i++)
+		if (n->props[i].required)
+			n->required_mask |= (uint64_t)1 << (n->props[i].required - 1);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties"))) {
+		n->addl_false = cJSON_IsFalse(k);
+		n->addl = compile(c, k);
+	}
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "unevaluatedProperties"))) {
+		n->uneval_false = cJSON_IsFalse(k);
+		n->uneval = compile(c, k);
+	}
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "propertyNames")))
+		n->prop_names = compile(c, k);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "items")))
+		n->items = compile(c, k);
+	n->unique = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "uniqueItems"));
+	n->max_props = number_kw(s, "maxProperties", &n->has_max_props);
+	n->min_items = number_kw(s, "minItems", &n->has_min_items);
+	n->max_items = number_kw(s, "maxItems", &n->has_max_items);
+	n->minimum = number_kw(s, "minimum", &n->has_minimum);
+	n->maximum = number_kw(s, "maximum", &n->has_maximum);
+	n->min_len = number_kw(s, "minLength", &n->has_min_len);
+	n->max_len = number_kw(s, "maxLength", &n->has_max_len);
+	if ((k = cJSON_GetObjectItemCaseSensitive(s, "pattern")) && cJSON_IsString(k)) {
+		n->pattern = k->valuestring;
+		n->pat_kind = pattern_kind(k->valuestring);
+		if (n->pat_kind == P_REGEX && compile_regex(&n->re, k->valuestring) != 0)
+			c->error = "a pattern it cannot compile";
+	}
+	return n;
+}
+
+/* ---- validating ----------------------------------------------------------- */
+
+/* cJSON's own type tests are calls into the library: on every value of a lock, that shows */
+#define J_TYPE(x) ((x)->type & 0xff)
+#define J_STRING(x) (J_TYPE(x) == cJSON_String)
+#define J_NUMBER(x) (J_TYPE(x) == cJSON_Number)
+#define J_OBJECT(x) (J_TYPE(x) == cJSON_Object)
+#define J_ARRAY(x) (J_TYPE(x) == cJSON_Array)
+
+static void eval_add(evaluated *e, const char *name)
+{
+	if (!e)
+		return; /* nothing at this value asks what was evaluated */
+	for (size_t i = 0; i < e->n; i++)
+		if (e->names[i] == name)
+			return;
+	if (e->n == e->cap) {
+		const char **grown = el_xcalloc(e->cap * 2, sizeof(*grown));
+
+		memcpy(grown, e->names, e->n * sizeof(*grown));
+		eval_release(e);
+		e->names = grown;
+		e->cap *= 2;
+	}
+	e->names[e->n++] = name;
+}
+
+/* names are the instance's own member strings, so a pointer identifies one */
+static int eval_has(const evaluated *e, const char *name)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (e->names[i] == name)
+			return 1;
+	return 0;
+}
+
+/*
+ * s as a terminal may show it (control, bidi and non-UTF-8 bytes escaped:
+ * the message names values from an untrusted lock), cut to fit out.
+ */
+static const char *esc(char *out, size_t n, const char *s)
+{
+	el_buf b = EL_BUF_INIT(4096);
+
+	if (el_term_text(&b, s) != 0 && !b.data)
+		snprintf(out, n, "?");
+	else
+		snprintf(out, n, "%s", b.data ? b.data : "");
+	el_buf_release(&b);
+	return out;
+}
+
+static void push(vctx *v, const char *name, long index)
+{
+	if (v->depth < sizeof(v->path) / sizeof(v->path[0]))
+		v->path[v->depth] = (step){ name, index };
+	v->depth++;
+}
+
+static void pop(vctx *v)
+{
+	v->depth--;
+}
+
+static int fail(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(vctx *v, const char *fmt, ...)
+{
+	va_list ap;
+	size_t o = 0, max = sizeof(v->path) / sizeof(v->path[0]);
+	char shown[256];
+
+	if (v->quiet || v->reported)
+		return -1;
+	v->reported = 1;
+	v->why[0] = '\0';
+	for (size_t i = 0; i < v->depth && i < max && o + 1 < v->why_size; i++) {
+		if (v->path[i].name)
+			o += (size_t)snprintf(v->why + o, v->why_size - o, "%s%s", i ? "." : "",
+					      esc(shown, sizeof(shown), v->path[i].name));
+		else
+			o += (size_t)snprintf(v->why + o, v->why_size - o, "[%ld]", v->path[i].index);
+	}
+	if (!v->depth)
+		o = (size_t)snprintf(v->why, v->why_size, "the document");
+	if (o + 2 >= v->why_size)
+		return -1;
+	o += (size_t)snprintf(v->why + o, v->why_size - o, ": ");
+	va_start(ap, fmt);
+	vsnprintf(v->why + o, v->why_size - o, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *type_name(const cJSON *x)
+{
+	if (J_STRING(x))
+		return "a string";
+	if (J_NUMBER(x))
+		return "a number";
+	if (J_OBJECT(x))
+		return "an object";
+	if (J_ARRAY(x))
+		return "an array";
+	if (cJSON_IsBool(x))
+		return "a boolean";
+	return "null";
+}
+
+static unsigned type_of(const cJSON *x)
+{
+	if (J_STRING(x))
+		return T_STRING;
+	if (J_NUMBER(x))
+		return isfinite(x->valuedouble) && floor(x->valuedouble) == x->valuedouble ? T_NUMBER | T_INTEGER : T_NUMBER;
+	if (J_OBJECT(x))
+		return T_OBJECT;
+	if (J_ARRAY(x))
+		return T_ARRAY;
+	if (cJSON_IsBool(x))
+		return T_BOOLEAN;
+	return T_NULL;
+}
+
+/* "a string or null" from a type keyword */
+static void type_words(const cJSON *t, char *out, size_t n)
+{
+	const cJSON *e;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (J_STRING(t)) {
+		const char *w = t->valuestring;
+
+		snprintf(out, n, "%s%s", strcmp(w, "object") == 0 || strcmp(w, "array") == 0 || strcmp(w, "integer") == 0 ? "an "
+					 : strcmp(w, "null") == 0 ? "" : "a ", w);
+		return;
+	}
+	cJSON_ArrayForEach(e, t) {
+		if (J_STRING(e) && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s", len ? " or " : "", e->valuestring);
+	}
+}
+
+/* Code points of a UTF-8 string (continuation bytes are not counted). */
+static size_t utf8_length(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+static int all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}
+
+static int pattern_matches(const snode *n, const char *s)
+{
+	switch (n->pat_kind) {
+	case P_NOSPACE:
+		if (!*s)
+			return 0;
+		for (; *s; s++)
+			if (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+				return 0;
+		return 1;
+	case P_ABSOLUTE:
+		return s[0] == '/';
+	case P_HEX32:
+		return strlen(s) == 32 && all_hex(s, 32);
+	case P_HEX64:
+		return strlen(s) == 64 && all_hex(s, 64);
+	case P_SHA256_ID:
+		return strncmp(s, "sha256:", 7) == 0 && strlen(s + 7) == 64 && all_hex(s + 7, 64);
+	case P_DIGITS:
+		if (!*s)
+			return 0;
+		for (; *s; s++)
+			if (*s < '0' || *s > '9')
+				return 0;
+		return 1;
+	default:
+		return regexec(&n->re, s, 0, NULL, 0) == 0;
+	}
+}
+
+/*
+ * The property name of n, or NULL. Locks are written with their keys
+ * sorted, as the properties are here, so the one after the last match is
+ * tried first (*hint), and the search is the exception.
+ */
+static const sprop *find_prop(const snode *n, const char *name, size_t *hint)
+{
+	sprop key = { name, NULL, 0 };
+	const sprop *hit;
+
+	if (*hint < n->nprops && strcmp(n->props[*hint].name, name) == 0)
+		return &n->props[(*hint)++];
+	hit = n->nprops ? bsearch(&key, n->props, n->nprops, sizeof(*n->props), cmp_prop) : NULL;
+	if (hit)
+		*hint = (size_t)(hit - n->props) + 1;
+	return hit;
+}
+
+static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev);
+
+/* s, or a subschema applied at the same value, has unevaluatedProperties (memoised). */
+static int needs_eval(snode *s)
+{
+	int need = 0;
+
+	if (s->needs_eval >= 0)
+		return s->needs_eval;
+	s->needs_eval = 0; /* a cycle through $ref adds nothing */
+	need = s->uneval != NULL;
+	if (s->ref)
+		need |= needs_eval(s->ref);
+	for (size_t i = 0; i < s->n_all_of; i++)
+		need |= needs_eval(s->all_of[i]);
+	for (size_t i = 0; i < s->n_any_of; i++)
+		need |= needs_eval(s->any_of[i]);
+	for (size_t i = 0; i < s->n_one_of; i++)
+		need |= needs_eval(s->one_of[i]);
+	if (s->if_)
+		need |= needs_eval(s->if_) | (s->then_ && needs_eval(s->then_)) | (s->else_ && needs_eval(s->else_));
+	return s->needs_eval = need;
+}
+
+/* Validate quietly: 0 when x matches s (its annotations kept in ev), -1 when not (ev as before). */
+static int matches(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
+{
+	size_t n0 = ev ? ev->n : 0;
+	int rc;
+
+	v->quiet++;
+	rc = validate(v, s, x, ev);
+	v->quiet--;
+	if (rc != 0 && ev)
+		ev->n = n0;
+	return rc;
+}
+
+/* Validate a child value (a member or an item) with its own annotations. */
+static int validate_child(vctx *v, const snode *s, const cJSON *x, const char *name, long index)
+{
+	evaluated child;
+	int rc;
+
+	push(v, name, index);
+	if (s->needs_eval > 0) {
+		EVALUATED_INIT(child);
+		rc = validate(v, s, x, &child);
+		eval_release(&child);
+	} else {
+		rc = validate(v, s, x, NULL);
+	}
+	pop(v);
+	return rc;
+}
+
+static int validate_object(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
+{
+	const cJSON *k, *m;
+	char shown[256];
+	size_t hint = 0;
+	uint64_t required_seen = 0;
+
+	if (!s->required_in_props) {
+		cJSON_ArrayForEach(k, s->required) {
+			if (J_STRING(k) && !cJSON_GetObjectItemCaseSensitive(x, k->valuestring))
+				return fail(v, "\"%s\" is missing", k->valuestring);
+		}
+	}
+	if (s->has_max_props && cJSON_GetArraySize(x) > s->max_props)
+		return fail(v, "more than %g members", s->max_props);
+	cJSON_ArrayForEach(k, s->dep_required) {
+		const cJSON *need;
+
+		if (!cJSON_GetObjectItemCaseSensitive(x, k->string))
+			continue;
+		cJSON_ArrayForEach(need, k) {
+			if (J_STRING(need) && !cJSON_GetObjectItemCaseSensitive(x, need->valuestring))
+				return fail(v, "\"%s\" needs \"%s\"", k->string, need->valuestring);
+		}
+	}
+	if (!s->nprops && !s->addl && !s->prop_names)
+		return 0;
+	cJSON_ArrayForEach(m, x) {
+		const sprop *p = find_prop(s, m->string, &hint);
+
+		if (p && p->required)
+			required_seen |= (uint64_t)1 << (p->required - 1);
+
+		if (s->prop_names) {
+			cJSON key = { .type = cJSON_String, .valuestring = m->string };
+			evaluated none;
+			int rc;
+
+			EVALUATED_INIT(none);
+			rc = matches(v, s->prop_names, &key, &none);
+			eval_release(&none);
+			if (rc != 0)
+				return fail(v, "the member name \"%s\" is not allowed", esc(shown, sizeof(shown), m->string));
+		}
+		if (p) {
+			eval_add(ev, m->string);
+			if (validate_child(v, p->schema, m, m->string, 0) != 0)
+				return -1;
+		} else if (s->addl) {
+			if (s->addl_false)
+				return fail(v, "unexpected member \"%s\"", esc(shown, sizeof(shown), m->string));
+			eval_add(ev, m->string);
+			if (validate_child(v, s->addl, m, m->string, 0) != 0)
+				return -1;
+		}
+	}
+	if (s->required_in_props && required_seen != s->required_mask) {
+		cJSON_ArrayForEach(k, s->required) {
+			if (J_STRING(k) && !cJSON_GetObjectItemCaseSensitive(x, k->valuestring))
+				return fail(v, "\"%s\" is missing", k->valuestring);
+		}
+	}
+	return 0;
+}
+
+static int validate_unevaluated(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
+{
+	const cJSON *m;
+	char shown[256];
+
+	cJSON_ArrayForEach(m, x) {
+		if (eval_has(ev, m->string))
+			continue;
+		if (s->uneval_false)
+			return fail(v, "unexpected member \"%s\"", esc(shown, sizeof(shown), m->string));
+		if (validate_child(v, s->uneval, m, m->string, 0) != 0)
+			return -1;
+		eval_add(ev, m->string);
+	}
+	return 0;
+}
+
+static int validate_array(vctx *v, const snode *s, const cJSON *x)
+{
+	const cJSON *e;
+	long i = 0;
+	int n = cJSON_GetArraySize(x);
+
+	if (s->has_min_items && n < s->min_items)
+		return fail(v, "fewer than %g items", s->min_items);
+	if (s->has_max_items && n > s->max_items)
+		return fail(v, "more than %g items", s->max_items);
+	if (s->unique) {
+		for (const cJSON *a = x->child; a; a = a->next)
+			for (const cJSON *b = a->next; b; b = b->next)
+				if (cJSON_Compare(a, b, 1))
+					return fail(v, "an item appears twice");
+	}
+	if (!s->items)
+		return 0;
+	cJSON_ArrayForEach(e, x) {
+		if (validate_child(v, s->items, e, NULL, i++) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int validate_scalar(vctx *v, const snode *s, const cJSON *x)
+{
+	char shown[256];
+
+	if (J_NUMBER(x)) {
+		if (s->has_minimum && x->valuedouble < s->minimum)
+			return fail(v, "%g is below the minimum %g", x->valuedouble, s->minimum);
+		if (s->has_maximum && x->valuedouble > s->maximum)
+			return fail(v, "%g is above the maximum %g", x->valuedouble, s->maximum);
+	}
+	if (J_STRING(x)) {
+		if (s->has_min_len || s->has_max_len) {
+			size_t len = utf8_length(x->valuestring);
+
+			if (s->has_min_len && (double)len < s->min_len)
+				return fail(v, "shorter than %g characters", s->min_len);
+			if (s->has_max_len && (double)len > s->max_len)
+				return fail(v, "longer than %g characters", s->max_len);
+		}
+		if (s->pattern && !pattern_matches(s, x->valuestring))
+			return fail(v, "\"%s\" is not of the form %s", esc(shown, 120, x->valuestring), s->pattern);
+	}
+	return 0;
+}
+
+static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
+{
+	char shown[256];
+
+	if (s->is_bool)
+		return s->bool_value ? 0 : fail(v, "not allowed here");
+	if (v->depth > 512)
+		return fail(v, "nested too deeply");
+	if (s->types && !(s->types & type_of(x))) {
+		char want[96];
+
+		type_words(s->type_kw, want, sizeof(want));
+		return fail(v, "expected %s, got %s", want, type_name(x));
+	}
+	if (s->const_v && !(J_STRING(s->const_v) && J_STRING(x) ? strcmp(s->const_v->valuestring, x->valuestring) == 0
+								       : cJSON_Compare(s->const_v, x, 1))) {
+		if (J_STRING(s->const_v))
+			return fail(v, "expected \"%s\"", s->const_v->valuestring);
+		return fail(v, "not the value this field must have");
+	}
+	if (s->enum_v) {
+		const cJSON *e;
+		int ok = 0;
+
+		if (s->enum_strs && J_STRING(x)) {
+			for (size_t i = 0; i < s->n_enum_strs && !ok; i++)
+				ok = strcmp(s->enum_strs[i], x->valuestring) == 0;
+		} else if (!s->enum_strs) {
+			cJSON_ArrayForEach(e, s->enum_v) ok |= cJSON_Compare(e, x, 1);
+		}
+		if (!ok)
+			return J_STRING(x) ? fail(v, "\"%s\" is not one of the allowed values", esc(shown, 120, x->valuestring))
+						 : fail(v, "not one of the allowed values");
+	}
+	if (s->ref && validate(v, s->ref, x, ev) != 0)
+		return -1;
+	for (size_t i = 0; i < s->n_all_of; i++)
+		if (validate(v, s->all_of[i], x, ev) != 0)
+			return -1;
+	if (s->any_of) {
+		int any = 0;
+
+		for (size_t i = 0; i < s->n_any_of; i++)
+			any |= matches(v, s->any_of[i], x, ev) == 0;
+		if (!any)
+			return fail(v, "matches none of the shapes allowed here");
+	}
+	if (s->one_of) {
+		int count = 0;
+
+		for (size_t i = 0; i < s->n_one_of; i++)
+			count += matches(v, s->one_of[i], x, ev) == 0;
+		if (count != 1)
+			return fail(v, count ? "matches more than one of the shapes allowed here"
+					     : "matches none of the shapes allowed here");
+	}
+	if (s->not_) {
+		evaluated none;
+		int rc;
+
+		EVALUATED_INIT(none);
+		rc = matches(v, s->not_, x, &none);
+		eval_release(&none);
+		if (rc == 0)
+			return fail(v, "has a shape that is not allowed here");
+	}
+	if (s->if_) {
+		const snode *branch = matches(v, s->if_, x, ev) == 0 ? s->then_ : s->else_;
+
+		if (branch && validate(v, branch, x, ev) != 0)
+			return -1;
+	}
+	if (J_OBJECT(x) && validate_object(v, s, x, ev) != 0)
+		return -1;
+	if (J_ARRAY(x) && validate_array(v, s, x) != 0)
+		return -1;
+	if (validate_scalar(v, s, x) != 0)
+		return -1;
+	return s->uneval && J_OBJECT(x) ? validate_unevaluated(v, s, x, ev) : 0;
+}
+
+/* ---- the compiled schemas ------------------------------------------------ */
+
+struct el_schema {
+	compiler c;
+	snode *top;
+};
+
+int el_schema_compile(el_schema **out, const cJSON *root, char *why, size_t why_size)
+{
+	el_schema *sc = el_xcalloc(1, sizeof(*sc));
+
+	sc->c.root = root;
+	sc->top = compile(&sc->c, root);
+	for (size_t i = 0; i < sc->c.nmemo; i++)
+		needs_eval(sc->c.memo[i].node);
+	if (sc->c.error) {
+		snprintf(why, why_size, "the schema: %s", sc->c.error);
+		el_schema_free(sc);
+		*out = NULL;
+		return -1;
+	}
+	*out = sc;
+	return 0;
+}
+
+void el_schema_free(el_schema *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->c.nmemo; i++) {
+		snode *n = sc->c.memo[i].node;
+		int seen = 0;
+
+		/* a node that only held a $ref shares its target's node */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = sc->c.memo[j].node == n;
+		if (seen)
+			continue;
+
+		if (n->pat_kind == P_REGEX && n->pattern)
+			regfree(&n->re);
+		free(n->all_of);
+		free(n->any_of);
+		free(n->one_of);
+		free(n->props);
+		free(n->enum_strs);
+		free(n);
+	}
+	free(sc->c.memo);
+	free(sc);
+}
+
+int el_schema_check(const el_schema *sc, const cJSON *instance, char *why, size_t why_size)
+{
+	vctx v = { .why = why, .why_size = why_size };
+	evaluated ev;
+	int rc;
+
+	EVALUATED_INIT(ev);
+	why[0] = '\0';
+	rc = validate(&v, sc->top, instance, &ev);
+	eval_release(&ev);
+	if (rc != 0 && !why[0])
+		snprintf(why, why_size, "the document does not match the schema");
+	return rc;
+}
+
+/* schemas/envlock.lock.schema.json, as the assembler includes it, NUL-terminated */
+extern const char el_lock_schema_text[];
+__asm__(".section .rodata\n"
+	".global el_lock_schema_text\n"
+	".type el_lock_schema_text, @object\n"
+	"el_lock_schema_text:\n"
+	".incbin \"schemas/envlock.lock.schema.json\"\n"
+	".byte 0\n"
+	".previous\n");
+
+static cJSON *lock_schema_json;
+static el_schema *lock_schema;
+static pthread_once_t lock_schema_once = PTHREAD_ONCE_INIT;
+
+static void compile_lock_schema(void)
+{
+	char why[256];
+
+	lock_schema_json = cJSON_Parse(el_lock_schema_text);
+	if (!lock_schema_json)
+		el_oom(); /* the compiled-in schema is valid JSON: only memory can fail */
+	/* and it uses only what this file implements (t0018 loads locks through it) */
+	if (el_schema_compile(&lock_schema, lock_schema_json, why, sizeof(why)) != 0) {
+		fprintf(stderr, "envlock: the compiled-in lockfile schema: %s\n", why);
+		abort();
+	}
+}
+
+const el_schema *el_schema_lock(void)
+{
+	pthread_once(&lock_schema_once, compile_lock_schema);
+	return lock_schema;
+}

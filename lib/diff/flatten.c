@@ -13,6 +13,7 @@
 
 #include "diff.h"
 #include "lock/model.h"
+#include "lock/view.h"
 #include "util/text.h"
 
 #define FL_MAX_TEXT (1u << 20)
@@ -30,13 +31,6 @@ static const char *or_else(const char *s, const char *fallback)
 	return s ? s : fallback;
 }
 
-/* Present, or without a status at all (older or hand-made locks). */
-static int present(const cJSON *o)
-{
-	const char *st = el_jget_str(o, "status");
-
-	return cJSON_IsObject(o) && (!st || strcmp(st, "present") == 0);
-}
 
 static void put(fl *f, const char *key, const char *val)
 {
@@ -133,7 +127,7 @@ static void flat_system(fl *f, const cJSON *sys)
 	const cJSON *conf = el_jget(sys, "ld_so_conf"), *e;
 
 	f->section = EL_SEC_SYSTEM;
-	if (present(os)) {
+	if (el_present(os)) {
 		const char *name = el_jget_str(os, "name");
 
 		if (el_jget_str(os, "pretty_name"))
@@ -143,7 +137,7 @@ static void flat_system(fl *f, const cJSON *sys)
 	}
 	put(f, "arch", el_jget_str(sys, "arch"));
 	put(f, "kernel", el_jget_str(el_jget(sys, "kernel"), "release"));
-	if (present(glibc))
+	if (el_present(glibc))
 		put(f, "glibc", el_jget_str(glibc, "version"));
 	if (cJSON_IsObject(cont))
 		put(f, "container", el_jget_bool(cont, "detected", false)
@@ -170,7 +164,7 @@ static void flat_gpu(fl *f, const cJSON *gpu)
 	tally names = { 0 }, cc = { 0 };
 
 	f->section = EL_SEC_GPU;
-	if (present(drv)) {
+	if (el_present(drv)) {
 		put(f, "driver", el_jget_str(drv, "version"));
 		put(f, "driver flavour", el_jget_str(drv, "flavour"));
 		put(f, "driver max CUDA", el_jget_str(drv, "max_cuda"));
@@ -211,27 +205,17 @@ static const char *lib_value(fl *f, const cJSON *lib, const char *file)
 	return el_buf_cstr(&f->val);
 }
 
-static const char *version_or_release(const cJSON *o)
+static void flat_cuda(fl *f, const cJSON *doc)
 {
-	return or_else(el_jget_str(o, "version"), el_jget_str(o, "release"));
-}
-
-static void flat_cuda(fl *f, const cJSON *cuda)
-{
-	const cJSON *tks = el_jget(cuda, "toolkits"), *tk, *lib, *main = NULL;
+	const cJSON *cuda = el_jget(doc, "cuda"), *tks = el_jget(cuda, "toolkits"), *tk, *lib;
+	const cJSON *main = el_default_toolkit(doc);
 	const char *def = el_jget_str(cuda, "default");
 
 	f->section = EL_SEC_CUDA;
 	if (!cJSON_IsArray(tks))
 		return;
-	cJSON_ArrayForEach(tk, tks) {
-		const char *home = el_jget_str(tk, "home");
-
-		if (present(tk) && (!main || (def && home && strcmp(home, def) == 0)))
-			main = tk;
-	}
 	if (main)
-		put(f, "version", version_or_release(main));
+		put(f, "version", el_toolkit_version(main));
 	put(f, "default", def);
 	cJSON_ArrayForEach(tk, tks) {
 		const char *home = el_jget_str(tk, "home"), *nvcc_path;
@@ -240,7 +224,7 @@ static void flat_cuda(fl *f, const cJSON *cuda)
 		if (!home)
 			continue;
 		put(f, K(f, "toolkit %s", home),
-		    or_else(version_or_release(tk), or_else(el_jget_str(tk, "status"), "unknown")));
+		    or_else(el_toolkit_version(tk), or_else(el_jget_str(tk, "status"), "unknown")));
 		nvcc_path = el_jget_str(nvcc, "path");
 		if (nvcc_path)
 			put(f, K(f, "toolkit %s nvcc", home), or_else(el_jget_str(nvcc, "version"), "present"));
@@ -280,7 +264,7 @@ static void flat_compilers(fl *f, const cJSON *comp)
 	const cJSON *def = el_jget(comp, "default"), *gccs = el_jget(comp, "gcc"), *g;
 
 	f->section = EL_SEC_COMPILERS;
-	if (!present(comp))
+	if (!el_present(comp))
 		return;
 	if (cJSON_IsObject(def))
 		put(f, or_else(el_jget_str(def, "name"), "cc"), el_jget_str(def, "version"));
@@ -298,7 +282,7 @@ static void flat_compilers(fl *f, const cJSON *comp)
 static void flat_python(fl *f, const cJSON *py)
 {
 	f->section = EL_SEC_PYTHON;
-	if (!present(py))
+	if (!el_present(py))
 		return;
 	put(f, "version", el_jget_str(py, "version"));
 	put(f, "kind", el_jget_str(py, "kind"));
@@ -370,7 +354,7 @@ static void flat_conda(fl *f, const cJSON *conda)
 	const cJSON *pkgs = el_jget(conda, "packages"), *o;
 
 	f->section = EL_SEC_CONDA;
-	if (!present(conda))
+	if (!el_present(conda))
 		return;
 	put(f, "env", el_jget_str(conda, "name"));
 	put(f, "prefix", el_jget_str(conda, "prefix"));
@@ -401,7 +385,7 @@ static void flat_pip(fl *f, const cJSON *pip)
 	const cJSON *dists = el_jget(pip, "distributions"), *o;
 
 	f->section = EL_SEC_PIP;
-	if (!present(pip) || !cJSON_IsArray(dists))
+	if (!el_present(pip) || !cJSON_IsArray(dists))
 		return;
 	cJSON_ArrayForEach(o, dists) {
 		const char *installer;
@@ -546,7 +530,7 @@ void el_flatten(const cJSON *doc, el_item_fn fn, void *data)
 
 	flat_system(&f, el_jget(doc, "system"));
 	flat_gpu(&f, el_jget(doc, "gpu"));
-	flat_cuda(&f, el_jget(doc, "cuda"));
+	flat_cuda(&f, doc);
 	flat_cudnn(&f, el_jget(doc, "cudnn"));
 	flat_compilers(&f, el_jget(doc, "compilers"));
 	flat_python(&f, el_jget(doc, "python"));

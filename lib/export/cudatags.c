@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "lock/model.h"
+#include "lock/view.h"
 #include "util/buf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -64,17 +65,11 @@ static int major_minor(const char *v, int *major, int *minor)
 /* The lock's CUDA: the default toolkit's version (or release), else torch's build CUDA. */
 static const char *lock_cuda(const cJSON *doc, const char **from)
 {
-	const cJSON *cuda = el_jget(doc, "cuda"), *tk;
-	const char *def = el_jget_str(cuda, "default"), *torch;
+	const char *v = el_toolkit_version(el_default_toolkit(doc)), *torch;
 
-	cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
-		const char *home = el_jget_str(tk, "home");
-		const char *v = el_jget_str(tk, "version") ? el_jget_str(tk, "version") : el_jget_str(tk, "release");
-
-		if (v && (!def || (home && strcmp(home, def) == 0))) {
-			*from = "toolkit";
-			return v;
-		}
+	if (v) {
+		*from = "toolkit";
+		return v;
 	}
 	torch = el_jget_str(el_jget(el_jget(doc, "frameworks"), "torch"), "cuda");
 	if (torch) {

@@ -12,30 +12,14 @@
 #include <sys/stat.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "probe.h"
 #include "util/elf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
-typedef struct {
-	const char *key;	/* the lock key, also the import name */
-	const char *dists[4];	/* its distributions (PEP 503 names), preferred first */
-} framework;
-
-static const framework frameworks[] = {
-	{ "torch", { "torch", NULL } },
-	{ "torchvision", { "torchvision", NULL } },
-	{ "mmcv", { "mmcv-full", "mmcv", "mmcv-lite", NULL } },
-	{ "mmengine", { "mmengine", NULL } },
-	{ "mmdet", { "mmdet", NULL } },
-	{ "mmpose", { "mmpose", NULL } },
-	{ "mmpretrain", { "mmpretrain", NULL } },
-	{ "mmseg", { "mmsegmentation", NULL } },
-	{ "mmdet3d", { "mmdet3d", NULL } },
-	{ "mmaction", { "mmaction2", NULL } },
-	{ "mmocr", { "mmocr", NULL } },
-	{ "mmcls", { "mmcls", NULL } },
-};
+/* the frameworks and their distributions are the lock view's registry (lib/lock/view.c) */
+typedef el_framework_info framework;
 
 #define MAX_DISTS 4
 
@@ -254,6 +238,6 @@ void el_probe_frameworks(el_probe *p)
 	cJSON *sec = el_probe_section(p, "frameworks");
 	const cJSON *dists = el_jget(el_jget(p->doc, "pip"), "distributions");
 
-	for (size_t i = 0; i < sizeof(frameworks) / sizeof(frameworks[0]); i++)
-		probe_one(p, sec, cJSON_IsArray(dists) ? dists : NULL, &frameworks[i]);
+	for (const el_framework_info *fw = el_frameworks; fw->key; fw++)
+		probe_one(p, sec, cJSON_IsArray(dists) ? dists : NULL, fw);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "report/report.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -18,20 +19,6 @@ const char *const el_report_groups[EL_RG_COUNT] = {
 	"System", "GPU", "Toolchain", "Python", "Frameworks", "Code", "Configs", "Checkpoints", "Lockfile"
 };
 
-/* The frameworks of the table, in the order `envlock show` lists them. */
-static const char *const frameworks[] = { "torch", "torchvision", "mmcv", "mmengine", "mmdet", "mmpose",
-	"mmpretrain", "mmseg", "mmdet3d", "mmaction", "mmocr", "mmcls", NULL };
-
-/* The libraries a paper builds on, named in the citation after PyTorch (mmcv and mmengine are in the table). */
-static const char *const cited[] = { "mmdet", "mmpose", "mmpretrain", "mmseg", "mmdet3d", "mmaction",
-	"mmocr", "mmcls", NULL };
-
-static bool is_present(const cJSON *o)
-{
-	const char *st = el_jget_str(o, "status");
-
-	return cJSON_IsObject(o) && (!st || strcmp(st, "present") == 0);
-}
 
 static const char *or(const char *s, const char *fallback)
 {
@@ -139,10 +126,10 @@ static void system_rows(el_report *r)
 	if (el_jget_str(el_jget(sys, "kernel"), "release"))
 		part(&p, "kernel %s", el_jget_str(el_jget(sys, "kernel"), "release"));
 	add_row(r, EL_RG_SYSTEM, "OS",
-		is_present(os) ? or(el_jget_str(os, "pretty_name"), or(el_jget_str(os, "name"), "unknown")) : "unknown",
+		el_present(os) ? or(el_jget_str(os, "pretty_name"), or(el_jget_str(os, "name"), "unknown")) : "unknown",
 		parts_take(&p));
 	add_row(r, EL_RG_SYSTEM, "glibc",
-		is_present(glibc) ? or(el_jget_str(glibc, "version"), "unknown") : "not found", NULL);
+		el_present(glibc) ? or(el_jget_str(glibc, "version"), "unknown") : "not found", NULL);
 	if (el_jget_bool(cont, "detected", false))
 		add_row(r, EL_RG_SYSTEM, "container", or(el_jget_str(cont, "kind"), "unknown"),
 			el_xstrdup(or(el_jget_str(cont, "evidence"), "")));
@@ -222,7 +209,7 @@ static void gpu_rows(el_report *r)
 	free(m);
 	if (!nmodels)
 		add_row(r, EL_RG_GPU, "GPU", "none found", NULL);
-	if (is_present(drv) && el_jget_str(drv, "version")) {
+	if (el_present(drv) && el_jget_str(drv, "version")) {
 		parts p = PARTS_INIT;
 
 		if (el_jget_str(drv, "flavour"))
@@ -240,25 +227,15 @@ static void gpu_rows(el_report *r)
 /* The default CUDA toolkit's version, or NULL. */
 static const char *default_cuda(const cJSON *doc)
 {
-	const cJSON *cuda = el_jget(doc, "cuda"), *tk;
-	const char *def = el_jget_str(cuda, "default");
-
-	if (!is_present(cuda) || !def)
-		return NULL;
-	cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
-		const char *home = el_jget_str(tk, "home");
-
-		if (home && strcmp(home, def) == 0)
-			return el_jget_str(tk, "version");
-	}
-	return NULL;
+	return el_toolkit_version(el_default_toolkit(doc));
 }
 
 static void toolchain_rows(el_report *r)
 {
 	const cJSON *cuda = el_jget(r->doc, "cuda"), *cudnn = el_jget(r->doc, "cudnn"), *tk, *g;
 	const cJSON *comp = el_jget(r->doc, "compilers"), *def = el_jget(comp, "default");
-	const char *home_def = el_jget_str(cuda, "default"), *gcc = el_jget_str(def, "version");
+	const cJSON *default_tk = el_default_toolkit(r->doc);
+	const char *gcc = el_jget_str(def, "version");
 	parts also = PARTS_INIT;
 	int toolkits = 0;
 
@@ -266,7 +243,7 @@ static void toolchain_rows(el_report *r)
 	for (int pass = 0; pass < 2; pass++) {
 		cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
 			const char *home = el_jget_str(tk, "home");
-			bool is_def = home && home_def && strcmp(home, home_def) == 0;
+			bool is_def = tk == default_tk;
 			parts p = PARTS_INIT;
 
 			if (!home || is_def != (pass == 0))
@@ -281,7 +258,7 @@ static void toolchain_rows(el_report *r)
 	}
 	if (!toolkits)
 		add_row(r, EL_RG_TOOLCHAIN, "CUDA toolkit", "not found", NULL);
-	if (is_present(cudnn) && el_jget_str(cudnn, "version"))
+	if (el_present(cudnn) && el_jget_str(cudnn, "version"))
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", el_jget_str(cudnn, "version"),
 			el_xstrdup(or(el_jget_str(cudnn, "header"), "")));
 	else
@@ -313,7 +290,7 @@ static void python_rows(el_report *r)
 	const cJSON *py = el_jget(r->doc, "python"), *conda = el_jget(r->doc, "conda"), *pip = el_jget(r->doc, "pip");
 	const cJSON *d;
 
-	if (is_present(py)) {
+	if (el_present(py)) {
 		parts p = PARTS_INIT;
 
 		if (el_jget_str(py, "kind"))
@@ -324,7 +301,7 @@ static void python_rows(el_report *r)
 	} else {
 		add_row(r, EL_RG_PYTHON, "Python", "not found", NULL);
 	}
-	if (is_present(conda)) {
+	if (el_present(conda)) {
 		long long n = int_of(el_jget(conda, "package_count"), cJSON_GetArraySize(el_jget(conda, "packages")));
 		parts p = PARTS_INIT;
 
@@ -333,7 +310,7 @@ static void python_rows(el_report *r)
 			part(&p, "%s", el_jget_str(conda, "prefix"));
 		add_row(r, EL_RG_PYTHON, "conda env", or(el_jget_str(conda, "name"), "unnamed"), parts_take(&p));
 	}
-	if (is_present(pip)) {
+	if (el_present(pip)) {
 		int n = cJSON_GetArraySize(el_jget(pip, "distributions")), editable = 0;
 		char *count = el_xasprintf("%d distribution%s", n, n == 1 ? "" : "s");
 
@@ -443,14 +420,14 @@ static void framework_rows(el_report *r)
 {
 	const cJSON *fw = el_jget(r->doc, "frameworks");
 
-	for (const char *const *n = frameworks; *n; n++) {
-		const cJSON *f = el_jget(fw, *n);
-		const char *v = el_jget_str(f, "version"), *label = *n;
+	for (const el_framework_info *n = el_frameworks; n->key; n++) {
+		const cJSON *f = el_jget(fw, n->key);
+		const char *v = el_jget_str(f, "version"), *label = n->key;
 		parts p = PARTS_INIT;
 
-		if (!is_present(f) || !v)
+		if (!el_present(f) || !v)
 			continue;
-		if (strcmp(*n, "torch") == 0) {
+		if (strcmp(n->key, "torch") == 0) {
 			const char *cu = el_jget_str(f, "cuda"), *hip = el_jget_str(f, "hip"), *git = el_jget_str(f, "git_version");
 
 			if (cu)
@@ -461,7 +438,7 @@ static void framework_rows(el_report *r)
 				part(&p, "CPU-only build");
 			if (git)
 				part(&p, "git %.*s", EL_REPORT_SHORT_HEX, git);
-		} else if (strcmp(*n, "mmcv") == 0) {
+		} else if (strcmp(n->key, "mmcv") == 0) {
 			const char *cudart = el_jget_str(f, "ops_cudart");
 
 			label = or(el_jget_str(f, "package"), "mmcv");
@@ -489,7 +466,7 @@ static void code_rows(el_report *r)
 {
 	const cJSON *repos = el_jget(r->doc, "repos"), *repo;
 
-	if (!is_present(repos))
+	if (!el_present(repos))
 		return;
 	cJSON_ArrayForEach(repo, el_jget(repos, "repositories")) {
 		const cJSON *head = el_jget(repo, "head"), *changes = el_jget(repo, "changes"), *patch = el_jget(repo, "patch");
@@ -537,7 +514,7 @@ static void file_rows(el_report *r)
 {
 	const cJSON *f;
 
-	if (is_present(el_jget(r->doc, "configs")))
+	if (el_present(el_jget(r->doc, "configs")))
 		cJSON_ArrayForEach(f, el_jget(el_jget(r->doc, "configs"), "files")) {
 			const char *err = el_jget_str(f, "error");
 			char *d;
@@ -554,7 +531,7 @@ static void file_rows(el_report *r)
 			add_row(r, EL_RG_CONFIGS, "config", d, parts_take(&p));
 			free(d);
 		}
-	if (is_present(el_jget(r->doc, "checkpoints")))
+	if (el_present(el_jget(r->doc, "checkpoints")))
 		cJSON_ArrayForEach(f, el_jget(el_jget(r->doc, "checkpoints"), "files")) {
 			const char *err = el_jget_str(f, "error");
 			char *d, *size;
@@ -608,14 +585,14 @@ static void citation(el_report *r)
 
 	if (cuda)
 		cite(r, "CUDA", cuda);
-	if (is_present(cudnn) && el_jget_str(cudnn, "version"))
+	if (el_present(cudnn) && el_jget_str(cudnn, "version"))
 		cite(r, "cuDNN", el_jget_str(cudnn, "version"));
-	if (is_present(el_jget(fw, "torch")) && torch)
+	if (el_present(el_jget(fw, "torch")) && torch)
 		cite(r, "PyTorch", torch);
-	for (const char *const *n = cited; *n; n++)
-		if (is_present(el_jget(fw, *n)) && el_jget_str(el_jget(fw, *n), "version"))
-			cite(r, *n, el_jget_str(el_jget(fw, *n), "version"));
-	if (!r->ncites && is_present(el_jget(r->doc, "python")) && el_jget_str(el_jget(r->doc, "python"), "version"))
+	for (const el_framework_info *n = el_frameworks; n->key; n++)
+		if ((n->flags & EL_FW_CITED) && el_present(el_jget(fw, n->key)) && el_jget_str(el_jget(fw, n->key), "version"))
+			cite(r, n->key, el_jget_str(el_jget(fw, n->key), "version"));
+	if (!r->ncites && el_present(el_jget(r->doc, "python")) && el_jget_str(el_jget(r->doc, "python"), "version"))
 		cite(r, "Python", el_jget_str(el_jget(r->doc, "python"), "version"));
 	el_buf_printf(&b, "environment: envlock %s\xE2\x80\xA6", r->short_id);
 	for (size_t i = 0; i < r->ncites; i++)

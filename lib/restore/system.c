@@ -9,24 +9,11 @@
 #include <sys/stat.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "plan.h"
 #include "rules/rules.h"
 #include "util/error.h"
 #include "util/xalloc.h"
-
-/* The locked default toolkit's entry in doc's cuda.toolkits, or NULL. */
-static const cJSON *default_toolkit(const cJSON *doc, const char *home)
-{
-	const cJSON *tk;
-
-	cJSON_ArrayForEach(tk, el_jget(el_jget(doc, "cuda"), "toolkits")) {
-		const char *h = el_jget_str(tk, "home");
-
-		if (h && home && strcmp(h, home) == 0)
-			return tk;
-	}
-	return NULL;
-}
 
 /* The minimum driver the rules table gives for a toolkit version, or NULL. */
 static const char *table_min_driver(const envlock_rules *rules, const char *toolkit)
@@ -56,8 +43,7 @@ void el_plan_driver(envlock_restore *r, el_step *s)
 	const cJSON *locked = el_jget(el_jget(r->lock, "gpu"), "driver");
 	const cJSON *live = el_jget(el_jget(r->live->doc, "gpu"), "driver");
 	const char *want = el_jget_str(locked, "version"), *have = el_jget_str(live, "version");
-	const char *home = el_jget_str(el_jget(r->lock, "cuda"), "default");
-	const char *toolkit = el_jget_str(default_toolkit(r->lock, home), "version");
+	const char *toolkit = el_jget_str(el_default_toolkit(r->lock), "version");
 	envlock_rules *rules = NULL;
 	envlock_findings *findings = NULL;
 	envlock_lock hybrid = { 0 };
@@ -125,7 +111,7 @@ static char *runfile_version(const char *path)
 void el_plan_cuda(envlock_restore *r, el_step *s)
 {
 	const char *home = el_jget_str(el_jget(r->lock, "cuda"), "default");
-	const cJSON *want = default_toolkit(r->lock, home), *have, *alias;
+	const cJSON *want = el_default_toolkit(r->lock), *have, *alias;
 	const char *version = el_jget_str(want, "version");
 	const char *have_version;
 	char *host;
@@ -135,7 +121,7 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 		el_step_add(s, ENVLOCK_ITEM_OK, "no CUDA toolkit locked");
 		return;
 	}
-	have = default_toolkit(r->live->doc, home);
+	have = el_toolkit_at(r->live->doc, home);
 	have_version = el_jget_str(have, "version");
 	if (have_version && strcmp(have_version, version) == 0) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "CUDA %s at %s", version, home);

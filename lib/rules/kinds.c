@@ -8,17 +8,11 @@
 #include <string.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "rules.h"
 #include "util/root.h"
 #include "util/xalloc.h"
 #include "version.h"
-
-static const char *present_str(const cJSON *o, const char *key)
-{
-	const char *st = el_jget_str(o, "status");
-
-	return st && strcmp(st, "present") != 0 ? NULL : el_jget_str(o, key);
-}
 
 static const char *row_source(const cJSON *table, const cJSON *row)
 {
@@ -83,7 +77,7 @@ static char *list_join(const cJSON *list)
 
 static const char *driver_of(const cJSON *lock)
 {
-	return present_str(el_jget(el_jget(lock, "gpu"), "driver"), "version");
+	return el_present_str(el_jget(el_jget(lock, "gpu"), "driver"), "version");
 }
 
 static bool has_gpu(const cJSON *lock)
@@ -181,20 +175,18 @@ static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON
 
 static void cudnn_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
 {
-	const cJSON *cuda = el_jget(lock, "cuda"), *tk, *row;
-	const char *cudnn = present_str(el_jget(lock, "cudnn"), "version"), *def = el_jget_str(cuda, "default");
+	const cJSON *tk = el_default_toolkit(lock), *row;
+	const char *cudnn = el_present_str(el_jget(lock, "cudnn"), "version");
 	char *rel;
 
-	if (!cudnn || !def)
+	if (!cudnn || !tk)
 		return;
 	rel = el_version_prefix(cudnn, 2);
 	row = row_eq(table, "cudnn", rel);
-	cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
+	{
 		const char *v = el_jget_str(tk, "version");
 
-		const char *home = el_jget_str(tk, "home");
-
-		if (row && v && home && strcmp(home, def) == 0 && !list_has_release(el_jget(row, "cuda"), v)) {
+		if (row && v && !list_has_release(el_jget(row, "cuda"), v)) {
 			char subject[256], *list = list_join(el_jget(row, "cuda"));
 
 			snprintf(subject, sizeof(subject), "cuDNN %s / CUDA %s", cudnn, v);
@@ -209,7 +201,7 @@ static void cudnn_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *
 static const cJSON *torch_of(const cJSON *lock)
 {
 	const cJSON *t = el_jget(el_jget(lock, "frameworks"), "torch");
-	return present_str(t, "version") ? t : NULL;
+	return el_present_str(t, "version") ? t : NULL;
 }
 
 static void torch_cpu_on_gpu(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
@@ -274,7 +266,7 @@ static void torch_cuda_builds(envlock_findings *f, const cJSON *rule, const cJSO
 static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
 {
 	const cJSON *t = torch_of(lock), *row, *range;
-	const char *py = present_str(el_jget(lock, "python"), "version");
+	const char *py = el_present_str(el_jget(lock, "python"), "version");
 	char *rel, *pyrel, subject[256];
 
 	if (!t || !py)
@@ -299,8 +291,8 @@ static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *tabl
 {
 	const char *fw_name = el_jget_str(rule, "framework");
 	const cJSON *fws = el_jget(lock, "frameworks"), *row;
-	const char *fw = fw_name ? present_str(el_jget(fws, fw_name), "version") : NULL;
-	const char *mmcv = present_str(el_jget(fws, "mmcv"), "version");
+	const char *fw = fw_name ? el_present_str(el_jget(fws, fw_name), "version") : NULL;
+	const char *mmcv = el_present_str(el_jget(fws, "mmcv"), "version");
 	const char *lo, *hi;
 	bool incl, ok;
 	char subject[256];
@@ -323,22 +315,21 @@ static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *tabl
 
 static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
 {
-	static const char *const users[] = { "mmdet", "mmpose", "mmseg", "mmdet3d", "mmocr", "mmaction", NULL };
 	const cJSON *fws = el_jget(lock, "frameworks"), *mmcv = el_jget(fws, "mmcv");
-	const char *v = present_str(mmcv, "version"), *pkg = el_jget_str(mmcv, "package");
+	const char *v = el_present_str(mmcv, "version"), *pkg = el_jget_str(mmcv, "package");
 	char subject[256];
 
 	(void)table;
 	if (!v || el_jget_bool(mmcv, "ops", true))
 		return;
-	for (const char *const *u = users; *u; u++) {
-		const char *uv = present_str(el_jget(fws, *u), "version");
+	for (const el_framework_info *u = el_frameworks; u->key; u++) {
+		const char *uv = el_present_str(el_jget(fws, u->key), "version");
 
-		if (!uv)
+		if (!(u->flags & EL_FW_MMCV_OPS) || !uv)
 			continue;
 		snprintf(subject, sizeof(subject), "%s %s without compiled ops", pkg ? pkg : "mmcv", v);
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"package", pkg ? pkg : "mmcv", "mmcv", v, "user", *u, "user_version", uv, NULL });
+			"package", pkg ? pkg : "mmcv", "mmcv", v, "user", u->key, "user_version", uv, NULL });
 		return;
 	}
 }
@@ -351,7 +342,7 @@ static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON
 static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
 {
 	const cJSON *mmcv = el_jget(el_jget(lock, "frameworks"), "mmcv"), *t = torch_of(lock);
-	const char *so = present_str(mmcv, "ops_cudart"), *v;
+	const char *so = el_present_str(mmcv, "ops_cudart"), *v;
 	char *tc, *mc, subject[256];
 	bool same;
 
@@ -364,9 +355,9 @@ static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJS
 					 : el_version_in_release(tc, mc);
 	if (!same) {
 		snprintf(subject, sizeof(subject), "mmcv %s (%s) / torch %s",
-			 present_str(mmcv, "version") ? present_str(mmcv, "version") : "?", so, el_jget_str(t, "version"));
+			 el_present_str(mmcv, "version") ? el_present_str(mmcv, "version") : "?", so, el_jget_str(t, "version"));
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"mmcv", present_str(mmcv, "version"), "cudart", so, "mmcv_cuda", mc,
+			"mmcv", el_present_str(mmcv, "version"), "cudart", so, "mmcv_cuda", mc,
 			"torch", el_jget_str(t, "version"), "torch_cuda", tc, NULL });
 	}
 	free(mc);
@@ -455,7 +446,7 @@ static void ld_cache(envlock_findings *f, const cJSON *rule, const cJSON *table,
 
 static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
 {
-	const char *glibc = present_str(el_jget(el_jget(lock, "system"), "glibc"), "version");
+	const char *glibc = el_present_str(el_jget(el_jget(lock, "system"), "glibc"), "version");
 	const cJSON *d, *tag;
 
 	if (!glibc)

@@ -8,6 +8,7 @@
 
 #include "envlock/show.h"
 #include "lock/model.h"
+#include "lock/view.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -51,11 +52,6 @@ static const char *str_or(const char *s, const char *fallback)
 	return s ? s : fallback;
 }
 
-static bool is_present(const cJSON *o)
-{
-	const char *st = el_jget_str(o, "status");
-	return o && (!st || strcmp(st, "present") == 0);
-}
 
 static void row(shower *sh, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -76,14 +72,14 @@ static void show_system(shower *sh, const cJSON *doc)
 	const cJSON *glibc = el_jget(sys, "glibc"), *cont = el_jget(sys, "container");
 	const cJSON *cpu = el_jget(sys, "cpu"), *mem = el_jget(sys, "memory");
 
-	if (is_present(os))
+	if (el_present(os))
 		row(sh, "OS", "%s (%s, kernel %s)",
 		    T(sh, str_or(el_jget_str(os, "pretty_name"), str_or(el_jget_str(os, "name"), "?"))),
 		    T(sh, str_or(el_jget_str(sys, "arch"), "arch unknown")),
 		    T(sh, str_or(el_jget_str(el_jget(sys, "kernel"), "release"), "unknown")));
 	else
 		row(sh, "OS", "unknown (%s)", T(sh, str_or(el_jget_str(sys, "arch"), "arch unknown")));
-	row(sh, "glibc", "%s", is_present(glibc) ? T(sh, el_jget_str(glibc, "version")) : "not found");
+	row(sh, "glibc", "%s", el_present(glibc) ? T(sh, el_jget_str(glibc, "version")) : "not found");
 	if (el_jget_bool(cont, "detected", false))
 		row(sh, "container", "%s (%s)", T(sh, el_jget_str(cont, "kind")), T(sh, el_jget_str(cont, "evidence")));
 	if (cpu) {
@@ -165,7 +161,7 @@ static void show_gpu(shower *sh, const cJSON *doc)
 {
 	const cJSON *gpu = el_jget(doc, "gpu"), *drv = el_jget(gpu, "driver");
 
-	if (is_present(drv)) {
+	if (el_present(drv)) {
 		const char *max = el_jget_str(drv, "max_cuda");
 
 		if (max)
@@ -183,7 +179,7 @@ static void show_gpu(shower *sh, const cJSON *doc)
 static void show_cuda(shower *sh, const cJSON *doc)
 {
 	const cJSON *cuda = el_jget(doc, "cuda"), *tk, *cudnn = el_jget(doc, "cudnn");
-	const char *def = el_jget_str(cuda, "default");
+	const cJSON *default_tk = el_default_toolkit(doc);
 	int first = 1;
 
 	/* the default toolkit first, then the others in the lock's order */
@@ -191,7 +187,7 @@ static void show_cuda(shower *sh, const cJSON *doc)
 		cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
 			const char *home = el_jget_str(tk, "home");
 			const cJSON *nvcc = el_jget(tk, "nvcc");
-			bool is_def = def && home && strcmp(def, home) == 0;
+			bool is_def = tk == default_tk;
 
 			if (!home || is_def != (pass == 0))
 				continue;
@@ -203,7 +199,7 @@ static void show_cuda(shower *sh, const cJSON *doc)
 	}
 	if (first)
 		row(sh, "CUDA", "no toolkit");
-	if (is_present(cudnn))
+	if (el_present(cudnn))
 		row(sh, "cuDNN", "%s (%s)", T(sh, el_jget_str(cudnn, "version")), T(sh, el_jget_str(cudnn, "header")));
 	else
 		row(sh, "cuDNN", "%s", cJSON_GetArraySize(el_jget(cudnn, "libraries")) ? "libraries without a header"
@@ -240,18 +236,18 @@ static void show_python(shower *sh, const cJSON *doc)
 	const cJSON *d;
 	int editable = 0, both = 0;
 
-	if (is_present(py))
+	if (el_present(py))
 		row(sh, "Python", "%s (%s, %s)", T(sh, str_or(el_jget_str(py, "version"), "unknown version")),
 		    T(sh, el_jget_str(py, "kind")), T(sh, el_jget_str(py, "prefix")));
 	else if (!sh->partial)
 		row(sh, "Python", "not found");
-	if (is_present(conda)) {
+	if (el_present(conda)) {
 		long long n = el_jget_int(conda, "package_count", cJSON_GetArraySize(el_jget(conda, "packages")));
 
 		row(sh, "conda env", "%s: %lld package%s", T(sh, str_or(el_jget_str(conda, "name"), "(unnamed)")),
 		    n, n == 1 ? "" : "s");
 	}
-	if (is_present(pip)) {
+	if (el_present(pip)) {
 		cJSON_ArrayForEach(d, el_jget(pip, "distributions")) {
 			editable += el_jget_bool(d, "editable", false);
 			both += el_jget_bool(d, "also_conda", false);
@@ -265,28 +261,26 @@ static void show_python(shower *sh, const cJSON *doc)
 
 static void show_frameworks(shower *sh, const cJSON *doc)
 {
-	static const char *const order[] = { "torch", "torchvision", "mmcv", "mmengine", "mmdet",
-		"mmpose", "mmpretrain", "mmseg", "mmdet3d", "mmaction", "mmocr", "mmcls", NULL };
 	const cJSON *fw = el_jget(doc, "frameworks");
 
-	for (const char *const *n = order; *n; n++) {
-		const cJSON *f = el_jget(fw, *n);
+	for (const el_framework_info *n = el_frameworks; n->key; n++) {
+		const cJSON *f = el_jget(fw, n->key);
 		const char *v = el_jget_str(f, "version");
 
-		if (!is_present(f) || !v)
+		if (!el_present(f) || !v)
 			continue;
 		v = T(sh, v);
-		if (strcmp(*n, "torch") == 0) {
+		if (strcmp(n->key, "torch") == 0) {
 			const char *cu = el_jget_str(f, "cuda");
 
 			row(sh, "torch", "%s (%s)", v, cu ? "CUDA build" : "CPU-only build");
 			if (cu)
 				fprintf(sh->out, "%-*s  built for CUDA %s\n", LABEL_WIDTH, "", T(sh, cu));
-		} else if (strcmp(*n, "mmcv") == 0) {
+		} else if (strcmp(n->key, "mmcv") == 0) {
 			row(sh, T(sh, str_or(el_jget_str(f, "package"), "mmcv")), "%s (%s)", v,
 			    el_jget_bool(f, "ops", false) ? "ops" : "no compiled ops");
 		} else {
-			row(sh, *n, "%s", v);
+			row(sh, n->key, "%s", v);
 		}
 	}
 }

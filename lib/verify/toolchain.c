@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "rules/version.h"
 #include "util/atomic.h"
 #include "util/root.h"
@@ -189,23 +190,6 @@ static bool is_executable(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* The live lock's toolkit at home (homes there are resolved paths), or NULL. */
-static const cJSON *live_toolkit(const el_verify_run *run, const char *home)
-{
-	const cJSON *tk, *a;
-
-	cJSON_ArrayForEach(tk, el_jget(el_jget(run->live, "cuda"), "toolkits")) {
-		const char *h = el_jget_str(tk, "home");
-
-		if (h && strcmp(h, home) == 0)
-			return tk;
-		cJSON_ArrayForEach(a, el_jget(tk, "aliases"))
-			if (cJSON_IsString(a) && strcmp(a->valuestring, home) == 0)
-				return tk;
-	}
-	return NULL;
-}
-
 char *el_verify_in_path(const char *name)
 {
 	const char *path = getenv("PATH");
@@ -238,7 +222,7 @@ static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *
 		*source = "--cuda-home";
 		return el_path_join(run->opts->cuda_home, "bin/nvcc");
 	}
-	if (locked && locked[0] == '/' && live_toolkit(run, locked)) {
+	if (locked && locked[0] == '/' && el_toolkit_at(run->live, locked)) {
 		nvcc = el_path_join(locked, "bin/nvcc");
 		if (is_executable(nvcc)) {
 			*source = "the lockfile's default toolkit";
@@ -477,7 +461,7 @@ void el_verify_toolchain(el_verify_run *run)
 		real = realpath(home, NULL);
 	}
 	el_jset_str(st->figures, "toolkit", real ? real : home);
-	tk = live_toolkit(run, real ? real : home);
+	tk = el_toolkit_at(run->live, real ? real : home);
 	version = nvcc_version(run, nvcc, tk);
 	if (*version)
 		el_jset_str(st->figures, "nvcc_version", version);

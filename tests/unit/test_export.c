@@ -115,7 +115,13 @@ static char *base_for(const char *cuda, const char *cudnn, const char *os_id, co
 	char *tag;
 
 	if (cuda) {
-		tk = el_jpush_obj(el_jset_arr(el_jset_obj(doc, "cuda"), "toolkits"));
+		cJSON *sec = el_jset_obj(doc, "cuda");
+
+		/* the default toolkit is the one cuda.default names (lib/lock/view.c) */
+		el_jset_str(sec, "status", "present");
+		el_jset_str(sec, "default", "/usr/local/cuda");
+		tk = el_jpush_obj(el_jset_arr(sec, "toolkits"));
+		el_jset_str(tk, "home", "/usr/local/cuda");
 		el_jset_str(tk, "version", cuda);
 	}
 	if (cudnn)

@@ -76,3 +76,32 @@ cd_golden() {
 validate() {
 	"$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.lock.schema.json" "$1"
 }
+
+# clean FILE: "clean" when FILE is UTF-8 with no control character but
+# newline, no C1 control, no bidi control; else what it found
+clean() {
+	"$PYTHON" - "$1" <<'PY'
+import sys
+raw = open(sys.argv[1], 'rb').read()
+try:
+    s = raw.decode('utf-8')
+except UnicodeDecodeError as e:
+    sys.exit(print('not UTF-8: %s' % e))
+bad = sorted({'U+%04X' % ord(c) for c in s if (ord(c) < 0x20 and c != '\n') or 0x7f <= ord(c) < 0xa0
+              or 0x202a <= ord(c) <= 0x202e or 0x2066 <= ord(c) <= 0x2069})
+print('clean' if not bad else ' '.join(bad))
+PY
+}
+
+# schema_errors FILE: "valid"; or each place the schema's checker finds in error, and its
+# status (an older python3-jsonschema also calls a field that fails its own
+# check an unevaluated property of its object: that is the same place)
+schema_errors() {
+	validate "$1" >schema.out 2>&1
+	set -- $?
+	if [ "$1" = 0 ]; then echo valid; else
+		sed -e "s|^[^:]*: \([^:]*\): Unevaluated properties are not allowed ('\([^']*\)' was unexpected)\$|\1/\2|" \
+			-e 's/^[^:]*: \([^:]*\):.*/\1/' schema.out | sort -u
+		echo "status $1"
+	fi
+}

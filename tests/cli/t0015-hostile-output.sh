@@ -49,21 +49,6 @@ d['gpu']['driver']['version'] = '390.144XX'
 write(sys.argv[4], dump(d).replace(b'"390.144XX"', b'"390.144\xff"', 1))
 PY
 
-# clean FILE: "clean" when FILE is UTF-8 with no control character but
-# newline, no C1 control, no bidi control; else what it found
-clean() {
-	"$PYTHON" - "$1" <<'PY'
-import sys
-raw = open(sys.argv[1], 'rb').read()
-try:
-    s = raw.decode('utf-8')
-except UnicodeDecodeError as e:
-    sys.exit(print('not UTF-8: %s' % e))
-bad = sorted({'U+%04X' % ord(c) for c in s if (ord(c) < 0x20 and c != '\n') or 0x7f <= ord(c) < 0xa0
-              or 0x202a <= ord(c) <= 0x202e or 0x2066 <= ord(c) <= 0x2069})
-print('clean' if not bad else ' '.join(bad))
-PY
-}
 
 # the checker itself catches each kind of raw byte it is meant to
 # (echo in lib.sh reads backslashes, so the bytes are named, not quoted)
@@ -83,15 +68,6 @@ check_eq "the hostile lock really holds the byte 0xff in both GPU names" "2" \
 # schema_errors FILE: "valid"; or each place the schema's checker finds in error, and its
 # status (an older python3-jsonschema also calls a field that fails its own
 # check an unevaluated property of its object: that is the same place)
-schema_errors() {
-	validate "$1" >schema.out 2>&1
-	set -- $?
-	if [ "$1" = 0 ]; then echo valid; else
-		sed -e "s|^[^:]*: \([^:]*\): Unevaluated properties are not allowed ('\([^']*\)' was unexpected)\$|\1/\2|" \
-			-e 's/^[^:]*: \([^:]*\):.*/\1/' schema.out | sort -u
-		echo "status $1"
-	fi
-}
 check_eq "the hostile lock is valid by the schema (its UTF-8 twin: json cannot read the 0xff bytes)" \
 	valid "$(schema_errors hostile-utf8.lock.json)"
 check_eq "the same lock with the hostile text in the driver's version is not, for that field alone" \

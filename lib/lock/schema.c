@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,8 @@ typedef struct {
 typedef struct {
 	memo_entry *memo;
 	size_t nmemo, capmemo;
+	size_t *table; /* 1 + the index of an entry in memo, 0 for an empty slot */
+	size_t captable;
 	const char *error; /* a problem with the schema itself */
 	const cJSON *root;
 } compiler;
@@ -225,12 +228,50 @@ static int compile_regex(regex_t *re, const char *pattern)
 	return *p == '\0' && regcomp(re, buf, flags) == 0 ? 0 : -1;
 }
 
-static double number_kw(const cJSON *s, const char *kw, int *has)
+static double number_kw(const cJSON *k, int *has)
 {
-	const cJSON *k = cJSON_GetObjectItemCaseSensitive(s, kw);
-
 	*has = cJSON_IsNumber(k);
 	return *has ? k->valuedouble : 0;
+}
+
+/* A schema object's keywords, gathered in one pass over its members. */
+typedef struct {
+	const cJSON *type, *const_v, *enum_v, *required, *dep_required, *ref, *all_of, *any_of, *one_of, *not_,
+		*if_, *then_, *else_, *properties, *addl, *uneval, *prop_names, *items, *unique, *max_props,
+		*min_items, *max_items, *minimum, *maximum, *min_len, *max_len, *pattern;
+} keywords_of;
+
+static void gather(compiler *c, const cJSON *s, keywords_of *kw)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} table[] = {
+#define KW(name, field) { name, offsetof(keywords_of, field) }
+		KW("type", type), KW("const", const_v), KW("enum", enum_v), KW("required", required),
+		KW("dependentRequired", dep_required), KW("$ref", ref), KW("allOf", all_of), KW("anyOf", any_of),
+		KW("oneOf", one_of), KW("not", not_), KW("if", if_), KW("then", then_), KW("else", else_),
+		KW("properties", properties), KW("additionalProperties", addl), KW("unevaluatedProperties", uneval),
+		KW("propertyNames", prop_names), KW("items", items), KW("uniqueItems", unique),
+		KW("maxProperties", max_props), KW("minItems", min_items), KW("maxItems", max_items),
+		KW("minimum", minimum), KW("maximum", maximum), KW("minLength", min_len), KW("maxLength", max_len),
+		KW("pattern", pattern),
+#undef KW
+	};
+	const cJSON *m;
+
+	memset(kw, 0, sizeof(*kw));
+	cJSON_ArrayForEach(m, s) {
+		size_t i;
+
+		for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+			if (strcmp(table[i].name, m->string) == 0) {
+				*(const cJSON **)((char *)kw + table[i].offset) = m;
+				break;
+			}
+		if (i == sizeof(table) / sizeof(table[0]) && !known_keyword(m->string) && !c->error)
+			c->error = m->string; /* a keyword envlock does not implement */
+	}
 }
 
 /* s holds nothing but a $ref (and annotations): its target stands for it. */
@@ -249,6 +290,28 @@ static int only_ref(const cJSON *s)
 	return ref;
 }
 
+/* The memo is a list of every entry and an open-addressing table over it, by the schema object's address. */
+static size_t memo_slot(const compiler *c, const cJSON *s)
+{
+	uintptr_t h = (uintptr_t)s;
+
+	h ^= h >> 17;
+	h *= (uintptr_t)0x9e3779b97f4a7c15u;
+	return (size_t)(h >> 7) & (c->captable - 1);
+}
+
+static snode *memo_find(const compiler *c, const cJSON *s)
+{
+	if (!c->captable)
+		return NULL;
+	for (size_t i = memo_slot(c, s);; i = (i + 1) & (c->captable - 1)) {
+		if (!c->table[i])
+			return NULL;
+		if (c->memo[c->table[i] - 1].json == s)
+			return c->memo[c->table[i] - 1].node;
+	}
+}
+
 static void memo_add(compiler *c, const cJSON *s, snode *n)
 {
 	if (c->nmemo == c->capmemo) {
@@ -256,16 +319,37 @@ static void memo_add(compiler *c, const cJSON *s, snode *n)
 		c->memo = el_xrealloc(c->memo, c->capmemo * sizeof(*c->memo));
 	}
 	c->memo[c->nmemo++] = (memo_entry){ s, n };
+	if (c->nmemo * 2 > c->captable) {
+		/* grow to 4 times the entries and put every entry back */
+		free(c->table);
+		c->captable = c->captable ? c->captable * 4 : 1024;
+		c->table = el_xcalloc(c->captable, sizeof(*c->table));
+		for (size_t e = 0; e < c->nmemo; e++) {
+			size_t i = memo_slot(c, c->memo[e].json);
+
+			while (c->table[i])
+				i = (i + 1) & (c->captable - 1);
+			c->table[i] = e + 1;
+		}
+		return;
+	}
+	{
+		size_t i = memo_slot(c, s);
+
+		while (c->table[i])
+			i = (i + 1) & (c->captable - 1);
+		c->table[i] = c->nmemo;
+	}
 }
 
 static snode *compile(compiler *c, const cJSON *s)
 {
 	snode *n;
 	const cJSON *k;
+	keywords_of kw;
 
-	for (size_t i = 0; i < c->nmemo; i++)
-		if (c->memo[i].json == s)
-			return c->memo[i].node;
+	if ((n = memo_find(c, s)))
+		return n;
 	/* a node that holds nothing but a $ref is not a step: its (final) target's node stands for it */
 	if (cJSON_IsObject(s) && only_ref(s)) {
 		const cJSON *target = s;
@@ -296,19 +380,16 @@ static snode *compile(compiler *c, const cJSON *s)
 		c->error = "a subschema that is not an object";
 		return n;
 	}
-	cJSON_ArrayForEach(k, s) {
-		if (!known_keyword(k->string) && !c->error)
-			c->error = k->string; /* a keyword envlock does not implement */
-	}
-	if ((n->type_kw = cJSON_GetObjectItemCaseSensitive(s, "type"))) {
+	gather(c, s, &kw);
+	if ((n->type_kw = kw.type)) {
 		if (cJSON_IsString(n->type_kw)) {
 			n->types = type_bit(n->type_kw->valuestring);
 		} else {
 			cJSON_ArrayForEach(k, n->type_kw) n->types |= cJSON_IsString(k) ? type_bit(k->valuestring) : 0;
 		}
 	}
-	n->const_v = cJSON_GetObjectItemCaseSensitive(s, "const");
-	n->enum_v = cJSON_GetObjectItemCaseSensitive(s, "enum");
+	n->const_v = kw.const_v;
+	n->enum_v = kw.enum_v;
 	if (cJSON_IsArray(n->enum_v)) {
 		size_t i = 0, all = (size_t)cJSON_GetArraySize(n->enum_v);
 
@@ -325,9 +406,9 @@ static snode *compile(compiler *c, const cJSON *s)
 			n->enum_strs = NULL;
 		}
 	}
-	n->required = cJSON_GetObjectItemCaseSensitive(s, "required");
-	n->dep_required = cJSON_GetObjectItemCaseSensitive(s, "dependentRequired");
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "$ref"))) {
+	n->required = kw.required;
+	n->dep_required = kw.dep_required;
+	if ((k = kw.ref)) {
 		const cJSON *target = cJSON_IsString(k) ? resolve_ref(c->root, k->valuestring) : NULL;
 
 		if (!target)
@@ -335,22 +416,20 @@ static snode *compile(compiler *c, const cJSON *s)
 		else
 			n->ref = compile(c, target);
 	}
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "allOf")))
-		n->all_of = compile_list(c, k, &n->n_all_of);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "anyOf")))
-		n->any_of = compile_list(c, k, &n->n_any_of);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "oneOf")))
-		n->one_of = compile_list(c, k, &n->n_one_of);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "not")))
-		n->not_ = compile(c, k);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "if"))) {
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "then"), *e = cJSON_GetObjectItemCaseSensitive(s, "else");
-
-		n->if_ = compile(c, k);
-		n->then_ = t ? compile(c, t) : NULL;
-		n->else_ = e ? compile(c, e) : NULL;
+	if (kw.all_of)
+		n->all_of = compile_list(c, kw.all_of, &n->n_all_of);
+	if (kw.any_of)
+		n->any_of = compile_list(c, kw.any_of, &n->n_any_of);
+	if (kw.one_of)
+		n->one_of = compile_list(c, kw.one_of, &n->n_one_of);
+	if (kw.not_)
+		n->not_ = compile(c, kw.not_);
+	if (kw.if_) {
+		n->if_ = compile(c, kw.if_);
+		n->then_ = kw.then_ ? compile(c, kw.then_) : NULL;
+		n->else_ = kw.else_ ? compile(c, kw.else_) : NULL;
 	}
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "properties"))) {
+	if ((k = kw.properties)) {
 		const cJSON *p;
 		size_t i = 0;
 
@@ -373,27 +452,27 @@ static snode *compile(compiler *c, const cJSON *s)
 	for (size_t i = 0; n->required_in_props && i < n->nprops; i++)
 		if (n->props[i].required)
 			n->required_mask |= (uint64_t)1 << (n->props[i].required - 1);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "additionalProperties"))) {
+	if ((k = kw.addl)) {
 		n->addl_false = cJSON_IsFalse(k);
 		n->addl = compile(c, k);
 	}
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "unevaluatedProperties"))) {
+	if ((k = kw.uneval)) {
 		n->uneval_false = cJSON_IsFalse(k);
 		n->uneval = compile(c, k);
 	}
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "propertyNames")))
-		n->prop_names = compile(c, k);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "items")))
-		n->items = compile(c, k);
-	n->unique = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "uniqueItems"));
-	n->max_props = number_kw(s, "maxProperties", &n->has_max_props);
-	n->min_items = number_kw(s, "minItems", &n->has_min_items);
-	n->max_items = number_kw(s, "maxItems", &n->has_max_items);
-	n->minimum = number_kw(s, "minimum", &n->has_minimum);
-	n->maximum = number_kw(s, "maximum", &n->has_maximum);
-	n->min_len = number_kw(s, "minLength", &n->has_min_len);
-	n->max_len = number_kw(s, "maxLength", &n->has_max_len);
-	if ((k = cJSON_GetObjectItemCaseSensitive(s, "pattern")) && cJSON_IsString(k)) {
+	if (kw.prop_names)
+		n->prop_names = compile(c, kw.prop_names);
+	if (kw.items)
+		n->items = compile(c, kw.items);
+	n->unique = cJSON_IsTrue(kw.unique);
+	n->max_props = number_kw(kw.max_props, &n->has_max_props);
+	n->min_items = number_kw(kw.min_items, &n->has_min_items);
+	n->max_items = number_kw(kw.max_items, &n->has_max_items);
+	n->minimum = number_kw(kw.minimum, &n->has_minimum);
+	n->maximum = number_kw(kw.maximum, &n->has_maximum);
+	n->min_len = number_kw(kw.min_len, &n->has_min_len);
+	n->max_len = number_kw(kw.max_len, &n->has_max_len);
+	if ((k = kw.pattern) && cJSON_IsString(k)) {
 		n->pattern = k->valuestring;
 		n->pat_kind = pattern_kind(k->valuestring);
 		if (n->pat_kind == P_REGEX && compile_regex(&n->re, k->valuestring) != 0)
@@ -930,6 +1009,7 @@ void el_schema_free(el_schema *sc)
 		free(n);
 	}
 	free(sc->c.memo);
+	free(sc->c.table);
 	free(sc);
 }
 

@@ -58,6 +58,22 @@ static void add_dir(char ***dirs, size_t *n, const char *dir)
 	(*dirs)[*n] = NULL;
 }
 
+/*
+ * soname is libcudnn.so.<the major of version>: libcudnn.so.8 for 8.2.1.
+ * The soname comes from the file: it may be shorter than the prefix, or
+ * have a longer major (libcudnn.so.81), and neither is a match.
+ */
+static bool soname_has_major(const char *soname, const char *version)
+{
+	static const char prefix[] = "libcudnn.so.";
+	size_t major = strcspn(version, ".");
+
+	if (!el_starts_with(soname, prefix))
+		return false;
+	soname += sizeof(prefix) - 1;
+	return major && strncmp(soname, version, major) == 0 && (soname[major] == '\0' || soname[major] == '.');
+}
+
 void el_probe_cudnn(el_probe *p)
 {
 	cJSON *cudnn = el_probe_section(p, "cudnn"), *headers = el_jset_arr(cudnn, "headers");
@@ -141,8 +157,7 @@ void el_probe_cudnn(el_probe *p)
 		cJSON_ArrayForEach(lib, libs) {
 			const char *name = el_jget_str(lib, "name"), *soname = el_jget_str(lib, "soname");
 
-			if (chosen && soname && el_starts_with(name, "libcudnn.so.") &&
-			    strncmp(soname + strlen("libcudnn.so."), chosen, strcspn(chosen, ".")) != 0)
+			if (chosen && soname && el_starts_with(name, "libcudnn.so.") && !soname_has_major(soname, chosen))
 				el_probe_warn(p, "'%s': soname %s does not match the cuDNN %s header",
 					      el_jget_str(lib, "path"), soname, chosen);
 		}

@@ -254,7 +254,10 @@ int main(void)
 EOF
 	# the system's own folders are not filtered out: here /usr is DESTDIR's
 	pc() { PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_PATH=$d/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$d pkg-config "$@"; }
-	link() { ${CC:-cc} -std=c11 -Wall -Werror -o "$scratch/v" "$scratch/v.c" "$@" >"$scratch/cc.out" 2>&1; }
+	# a library built with sanitizers (make asan) links only into a program built with them too
+	sanitize=$(grep -o -- '-fsanitize=[^ ]*' "$buildpath/CFLAGS" 2>/dev/null | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	link() { ${CC:-cc} -std=c11 -Wall -Werror $sanitize -o "$scratch/v" "$scratch/v.c" "$@" >"$scratch/cc.out" 2>&1; }
 	# shellcheck disable=SC2046
 	link $(pc --cflags --libs --static envlock)
 	rc=$?

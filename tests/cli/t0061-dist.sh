@@ -59,7 +59,7 @@ mkdir src && tar -xzf "$d/envlock-$version.tar.gz" -C src
 check_eq "the tarball holds one folder" "envlock-$version" "$(ls src)"
 check_eq "and no .git" "no" "$(test -e "src/envlock-$version/.git" && echo yes || echo no)"
 # a packager's make starts afresh: nothing of the make running this suite (BUILD=…, DEVELOPER=…)
-env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "src/envlock-$version" \
+env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u BUILD -u EXTRA_CFLAGS make -s -C "src/envlock-$version" \
 	CFLAGS="-O2 -g -Wno-error=unused-variable -DPACKAGER_FLAG" >build.out 2>&1
 check_status "the tarball builds with a packager's CFLAGS" 0 $?
 check_grep "their CFLAGS reach the compiler" "DPACKAGER_FLAG" "src/envlock-$version/build/CFLAGS"

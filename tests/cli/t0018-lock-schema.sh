@@ -77,3 +77,20 @@ check_eq "and writes no archive" "no" "$(test -e wd.tar.zst && echo yes || echo 
 "$ENVLOCK" check name.lock.json >out 2>err
 check_grep "a package name that is a number: the path to it" \
 	"'name.lock.json': not a valid lockfile: conda.packages\[3\].name: expected a string, got a number" err
+
+# uniqueItems over a hostile 200,000-name list: sorted, not compared pair by pair (which took minutes)
+"$PYTHON" - "$GOLDEN/ubuntu1604-mmdet.lock.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["pip"]["conda_and_pip"] = ["p%06d" % i for i in range(200000)]
+json.dump(d, open("many.lock.json", "w"))
+d["pip"]["conda_and_pip"][199999] = "p000001"
+json.dump(d, open("many-dup.lock.json", "w"))
+PY
+start=$(date +%s)
+"$ENVLOCK" show many.lock.json >/dev/null 2>err
+check_status "200,000 distinct names in pip.conda_and_pip load" 0 $?
+"$ENVLOCK" show many-dup.lock.json >/dev/null 2>err
+check_status "one of them twice" 2 $?
+check_eq "refused, naming the list" "envlock: show: 'many-dup.lock.json': not a valid lockfile: pip.conda_and_pip: an item appears twice" "$(cat err)"
+check_eq "both in seconds, not minutes" "fast" "$([ $(($(date +%s) - start)) -le 10 ] && echo fast || echo slow)"

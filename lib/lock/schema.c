@@ -494,9 +494,6 @@ static void eval_add(evaluated *e, const char *name)
 {
 	if (!e)
 		return; /* nothing at this value asks what was evaluated */
-	for (size_t i = 0; i < e->n; i++)
-		if (e->names[i] == name)
-			return;
 	if (e->n == e->cap) {
 		const char **grown = el_xcalloc(e->cap * 2, sizeof(*grown));
 
@@ -505,12 +502,30 @@ static void eval_add(evaluated *e, const char *name)
 		e->names = grown;
 		e->cap *= 2;
 	}
-	e->names[e->n++] = name;
+	e->names[e->n++] = name; /* twice is harmless: only membership is asked */
 }
 
-/* names are the instance's own member strings, so a pointer identifies one */
-static int eval_has(const evaluated *e, const char *name)
+static int cmp_ptr(const void *a, const void *b)
 {
+	uintptr_t x = (uintptr_t) * (const char *const *)a, y = (uintptr_t) * (const char *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * names are the instance's own member strings, so a pointer identifies
+ * one; a long list (a hostile object of many members) is sorted once and
+ * searched, so the check stays n log n.
+ */
+static int eval_has(evaluated *e, const char *name, int *sorted)
+{
+	if (e->n > 32) {
+		if (!*sorted) {
+			qsort(e->names, e->n, sizeof(*e->names), cmp_ptr);
+			*sorted = 1;
+		}
+		return bsearch(&name, e->names, e->n, sizeof(*e->names), cmp_ptr) != NULL;
+	}
 	for (size_t i = 0; i < e->n; i++)
 		if (e->names[i] == name)
 			return 1;
@@ -816,16 +831,18 @@ static int validate_unevaluated(vctx *v, const snode *s, const cJSON *x, evaluat
 {
 	const cJSON *m;
 	char shown[256];
+	int sorted = 0;
 
 	cJSON_ArrayForEach(m, x) {
-		if (eval_has(ev, m->string))
+		if (eval_has(ev, m->string, &sorted))
 			continue;
 		if (s->uneval_false)
 			return fail(v, "unexpected member \"%s\"", esc(shown, sizeof(shown), m->string));
 		if (validate_child(v, s->uneval, m, m->string, 0) != 0)
 			return -1;
-		eval_add(ev, m->string);
 	}
+	/* every member is evaluated now, for an enclosing unevaluatedProperties */
+	cJSON_ArrayForEach(m, x) eval_add(ev, m->string);
 	return 0;
 }
 

@@ -59,7 +59,8 @@ strays() {
 		hit=
 		case "$(readlink "$d/cwd" 2>/dev/null)" in "$scratch" | "$scratch"/*) hit=1 ;; esac
 		if [ -z "$hit" ]; then
-			case "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" in *"$scratch"*) hit=1 ;; esac
+			# a process may end between the checks: its /proc entry is then gone, and so is it
+			case "$( (tr '\0' ' ' <"$d/cmdline") 2>/dev/null)" in *"$scratch"*) hit=1 ;; esac
 		fi
 		if [ -z "$hit" ]; then
 			for f in "$d"/fd/*; do
@@ -73,6 +74,9 @@ strays() {
 
 # Stop every daemon: TERM, up to 5 s, then KILL; then anything left in scratch.
 teardown() {
+	# out of the scratch folder first: this shell's own subshells (the $(strays) below) would
+	# otherwise have it as their working folder and be counted as left behind
+	cd / || return
 	if [ -n "$pids" ]; then
 		for p in $pids; do kill -TERM "$p" 2>/dev/null; done
 		i=0
@@ -123,7 +127,12 @@ skip_all() {
 
 summary() {
 	teardown
-	left=$(strays)
+	# a process killed a moment ago may still be on its way out: wait up to 3 s for it to go
+	i=0
+	while left=$(strays) && [ -n "$left" ] && [ "$i" -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	if [ -z "$left" ]; then
 		ok "teardown: every daemon stopped, no process left using the scratch folder"
 	else

@@ -57,12 +57,15 @@ int cmd_export(int argc, char **argv, envlock_ctx *ctx)
 	if ((rc = cmd_lock_load(&lock, ctx, argv[optind])) != 0)
 		return rc;
 	if ((c = envlock_export_write(ctx, lock, format, output, &opts)) != 0) {
-		/* nothing to export is about the lock: name it (write errors name the output already) */
-		if (c == ENVLOCK_EINVAL)
+		/*
+		 * nothing to export, or a value restore would refuse too, is about the lock: name it
+		 * (write errors name the output already); a refused value exits as restore does
+		 */
+		if (c == ENVLOCK_EINVAL || c == ENVLOCK_EPARSE)
 			cmd_error("export: '%s': %s", argv[optind], envlock_error_last(ctx));
 		else
 			cmd_error("export: %s", envlock_error_last(ctx));
-		rc = CMD_FAIL;
+		rc = c == ENVLOCK_EPARSE ? CMD_USAGE : CMD_FAIL;
 	}
 	envlock_lock_free(lock);
 	return rc;

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "lock/model.h"
+#include "lock/untrusted.h"
 #include "util/atomic.h"
 #include "util/error.h"
 
@@ -39,6 +40,11 @@ int envlock_export(char **out, size_t *len, envlock_ctx *ctx, const envlock_lock
 
 	*out = NULL;
 	*len = 0;
+	/* the same values restore refuses to act on are never written for another program to act on */
+	if ((rc = el_lock_check_untrusted(ctx, lock)) != 0) {
+		el_buf_release(&b);
+		return rc;
+	}
 	switch (format) {
 	case ENVLOCK_EXPORT_CONDA_EXPLICIT: rc = el_export_conda_explicit(&e); break;
 	case ENVLOCK_EXPORT_REQUIREMENTS: rc = el_export_requirements(&e); break;

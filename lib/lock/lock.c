@@ -177,5 +177,6 @@ void envlock_lock_free(envlock_lock *lock)
 		return;
 	cJSON_Delete(lock->doc);
 	cJSON_Delete(lock->errors);
+	free(lock->untrusted_why);
 	free(lock);
 }

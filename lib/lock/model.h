@@ -18,6 +18,8 @@ struct envlock_lock {
 	int id_ready;               /* id is computed lazily: loading a lock does not need it */
 	int doc_id_stale;           /* the document changed since its "id" was set (a probe, checks) */
 	cJSON *errors;              /* request errors (strings); not part of the document */
+	int untrusted_checked;      /* el_lock_check_untrusted ran: its verdict is untrusted_why */
+	char *untrusted_why;        /* the first value restore and export may not hand on, or NULL */
 	envlock_hash_stats stats;
 };
 

@@ -562,3 +562,41 @@ done:
 	free(inc_dir);
 	el_buf_release(&missing);
 }
+
+static const char *bad_sha256(const char *v)
+{
+	return el_bad_hex(v, 64);
+}
+
+/* each element of arr (an array of objects), with its index */
+#define EACH(arr, i, el) \
+	for (i = 0, el = cJSON_IsArray(arr) ? (arr)->child : NULL; el; el = el->next, i++)
+
+/*
+ * What only the cuDNN step hands on, beyond the lock's shared checks
+ * (lock/untrusted.h): the files it unpacks and the links it makes. A link
+ * must point at a file in its own folder, so /etc/alternatives targets
+ * (Debian's) are refused here, and only here: export writes no link.
+ */
+int el_restore_check_cudnn(envlock_ctx *ctx, const cJSON *lock)
+{
+	const cJSON *sec, *arr, *el, *sub, *sub_el;
+	int failed = 0, i, j;
+
+	/* cuDNN: the files to unpack and the links to make */
+	sec = cJSON_GetObjectItemCaseSensitive(lock, "cudnn");
+	el_lock_str(ctx, &failed, sec, "header", el_bad_abs_path, "cudnn");
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "libraries");
+	EACH(arr, i, el) {
+		el_lock_str(ctx, &failed, el, "path", el_bad_abs_path, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "name", el_bad_name, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "soname", el_bad_name, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "cudnn.libraries[%d]", i);
+		sub = cJSON_GetObjectItemCaseSensitive(el, "links");
+		EACH(sub, j, sub_el) {
+			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
+			el_lock_str(ctx, &failed, sub_el, "target", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
+		}
+	}
+	return failed ? ENVLOCK_EPARSE : 0;
+}

@@ -94,7 +94,7 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	if ((rc = check_step_names(ctx, "plan alone", opts->only, opts->only_count)) != 0 ||
 	    (rc = check_step_names(ctx, "leave out", opts->skip, opts->skip_count)) != 0)
 		return rc;
-	if ((rc = el_restore_check_lock(ctx, lock->doc)) != 0)
+	if ((rc = el_restore_check_cudnn(ctx, lock->doc)) != 0 || (rc = el_lock_check_untrusted(ctx, lock)) != 0)
 		return rc;
 
 	r = el_xcalloc(1, sizeof(*r));

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "envlock/restore.h"
+#include "lock/untrusted.h"
 #include "util/buf.h"
 #include "util/hashcache.h"
 #include "util/root.h"
@@ -123,27 +124,9 @@ el_item *el_restore_outside(envlock_restore *r, el_step *s, const char *what, co
 char **el_strv_new(const char *first, ...);
 void el_strv_push(char ***v, const char *s);
 
-/*
- * Validation of lock values (check.c). Each returns NULL when value is
- * acceptable, else a static reason ("contains a shell metacharacter").
- */
-const char *el_bad_name(const char *v);         /* package, distribution, soname */
-const char *el_bad_version(const char *v);
-const char *el_bad_url(const char *v);          /* http(s), file, git+..., ssh, scp-like */
-const char *el_bad_abs_path(const char *v);     /* absolute, no "..", no control chars */
-const char *el_bad_rel_path(const char *v);     /* relative, no "..", no control chars */
-const char *el_bad_hex(const char *v, size_t len);
-
-/*
- * The string at key of obj, checked with bad (NULL: only a string); on a
- * problem, record "<field>: <reason>" on r's ctx and return NULL. field
- * is printf-formatted like "pip.distributions[3].name".
- */
-typedef const char *(*el_check_fn)(const char *v);
-const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const char *key,
-			el_check_fn bad, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* Validate every field of the lock restore would use; ENVLOCK_EPARSE naming the field. */
-int el_restore_check_lock(envlock_ctx *ctx, const cJSON *lock);
+/* The checks of what a lock may hand to programs and the file system: lib/lock/untrusted.h */
+/* ... and what only the cuDNN step hands on: the files it unpacks, the links it makes (cudnn.c) */
+int el_restore_check_cudnn(envlock_ctx *ctx, const cJSON *lock);
 
 /*
  * A path the user recorded (config, checkpoint, repository) as an in-root

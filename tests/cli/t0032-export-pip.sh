@@ -59,3 +59,20 @@ check_grep "pip says the hashes do not match" "DO NOT MATCH THE HASHES" pip.out
 check_eq "one line without a hash: no --hash at all (pip would demand one everywhere)" "0" "$(grep -c -- '--hash=' partly.txt)"
 check_grep "the export says so" "1 of 2 requirements have a known sha256" partly.txt
 check_eq "and warns on stderr" "envlock: warning: 1 of 2 pip requirements have no known sha256: no --hash lines" "$(cat err)"
+
+# a name restore refuses is never written for pip or conda to read either (lock/untrusted.c)
+"$PYTHON" - "$GOLDEN/ubuntu1604-mmdet.lock.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["pip"]["distributions"][0]["name"] = "foo$(touch${IFS}pwned)"
+json.dump(d, open("pwned.lock.json", "w"), indent=2)
+PY
+for f in requirements environment-yml dockerfile; do
+	"$ENVLOCK" export pwned.lock.json --format "$f" -o "pwned.$f" 2>err
+	check_status "export --format $f of a pip name with \$(...)" 2 $?
+	check_eq "$f: refused, naming the field, nothing written" \
+		"envlock: export: 'pwned.lock.json': pip.distributions[0].name 'foo\$(touch\${IFS}pwned)': contains a shell metacharacter or space no" \
+		"$(cat err) $(test -e "pwned.$f" && echo yes || echo no)"
+done
+"$ENVLOCK" restore pwned.lock.json --dry-run >/dev/null 2>err
+check_eq "restore says the same" "envlock: restore: 'pwned.lock.json': pip.distributions[0].name 'foo\$(touch\${IFS}pwned)': contains a shell metacharacter or space" "$(cat err)"

@@ -83,13 +83,21 @@ static void whole_lock(void **state)
 				 "\"repos\": {\"repositories\": [{\"path\": \"../up\", \"head\": {\"commit\": \"abc\"}}]}}");
 
 	(void)state;
+	envlock_lock first = { .doc = doc }, second = { .doc = doc };
+
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	assert_int_equal(el_restore_check_lock(ctx, doc), ENVLOCK_EPARSE);
+	assert_int_equal(el_lock_check_untrusted(ctx, &first), ENVLOCK_EPARSE);
 	assert_string_equal(envlock_error_last(ctx),
 			    "pip.distributions[1].name 'bad name': contains a shell metacharacter or space");
+	/* the verdict is kept: asked again, the same answer without a second walk */
 	cJSON_DeleteItemFromArray(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "pip"), "distributions"), 1);
-	assert_int_equal(el_restore_check_lock(ctx, doc), ENVLOCK_EPARSE);
+	assert_int_equal(el_lock_check_untrusted(ctx, &first), ENVLOCK_EPARSE);
+	assert_string_equal(envlock_error_last(ctx),
+			    "pip.distributions[1].name 'bad name': contains a shell metacharacter or space");
+	assert_int_equal(el_lock_check_untrusted(ctx, &second), ENVLOCK_EPARSE);
 	assert_string_equal(envlock_error_last(ctx), "repos.repositories[0].path '../up': has a '..' component");
+	free(first.untrusted_why);
+	free(second.untrusted_why);
 	cJSON_Delete(doc);
 	envlock_ctx_free(ctx);
 }

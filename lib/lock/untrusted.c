@@ -1,15 +1,15 @@
 /*
- * What a lock may say before restore uses it. A lock comes from another
- * machine and is untrusted: every name, version, URL and path that will
- * reach a program's argv, a spec file or the file system is checked here
- * first, and one bad value stops the whole plan before anything runs.
+ * What a lock may hand to programs and the file system (untrusted.h):
+ * one bad value stops restore's whole plan, and export, before anything
+ * runs or is written.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "model.h"
+#include "untrusted.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -172,26 +172,11 @@ const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const c
 #define EACH(arr, i, el) \
 	for (i = 0, el = cJSON_IsArray(arr) ? (arr)->child : NULL; el; el = el->next, i++)
 
-int el_restore_check_lock(envlock_ctx *ctx, const cJSON *lock)
+static int check_values(envlock_ctx *ctx, const cJSON *lock)
 {
 	const cJSON *sec, *arr, *el, *sub, *sub_el;
 	int failed = 0, i, j;
 
-	/* cuDNN: the files to unpack and the links to make */
-	sec = cJSON_GetObjectItemCaseSensitive(lock, "cudnn");
-	el_lock_str(ctx, &failed, sec, "header", el_bad_abs_path, "cudnn");
-	arr = cJSON_GetObjectItemCaseSensitive(sec, "libraries");
-	EACH(arr, i, el) {
-		el_lock_str(ctx, &failed, el, "path", el_bad_abs_path, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "name", el_bad_name, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "soname", el_bad_name, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "cudnn.libraries[%d]", i);
-		sub = cJSON_GetObjectItemCaseSensitive(el, "links");
-		EACH(sub, j, sub_el) {
-			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
-			el_lock_str(ctx, &failed, sub_el, "target", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
-		}
-	}
 	/* CUDA: where the toolkit goes */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "cuda");
 	el_lock_str(ctx, &failed, sec, "default", el_bad_abs_path, "cuda");
@@ -262,4 +247,24 @@ int el_restore_check_lock(envlock_ctx *ctx, const cJSON *lock)
 		}
 	}
 	return failed ? ENVLOCK_EPARSE : 0;
+}
+
+int el_lock_check_untrusted(envlock_ctx *ctx, const envlock_lock *given)
+{
+	/* once per lock: the verdict and its message are kept (a cache, so a const lock is fine) */
+	envlock_lock *lock = (envlock_lock *)given;
+
+	if (!lock->untrusted_checked) {
+		envlock_ctx *mine = NULL;
+
+		lock->untrusted_checked = 1;
+		if (envlock_ctx_new(&mine) != 0)
+			el_oom();
+		if (check_values(mine, lock->doc) != 0)
+			lock->untrusted_why = el_xstrdup(envlock_error_last(mine));
+		envlock_ctx_free(mine);
+	}
+	if (lock->untrusted_why)
+		return el_error_set(ctx, ENVLOCK_EPARSE, "%s", lock->untrusted_why);
+	return 0;
 }

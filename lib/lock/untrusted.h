@@ -1,0 +1,44 @@
+/*
+ * What a lock may hand to programs, spec files and the file system. A lock
+ * comes from another machine and is untrusted: every name, version, URL
+ * and path that restore runs or writes, and that export writes into a
+ * file another program reads, is checked here, once for both, so they can
+ * never disagree about the same lock. show, report and diff only print
+ * these values (escaped); they do not act on them.
+ */
+#ifndef EL_UNTRUSTED_H
+#define EL_UNTRUSTED_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "envlock/common.h"
+#include "envlock/lock.h"
+
+/* Each returns NULL when value is acceptable, else a static reason ("contains a shell metacharacter"). */
+const char *el_bad_name(const char *v);         /* package, distribution, soname */
+const char *el_bad_version(const char *v);
+const char *el_bad_url(const char *v);          /* http(s), file, git+..., ssh, scp-like */
+const char *el_bad_abs_path(const char *v);     /* absolute, no "..", no control chars */
+const char *el_bad_rel_path(const char *v);     /* relative, no "..", no control chars */
+const char *el_bad_hex(const char *v, size_t len);
+
+/*
+ * The string at key of obj, checked with bad (NULL: only a string); on a
+ * problem, record "<field>: <reason>" on ctx (the first one only, *failed
+ * set) and return NULL. field is printf-formatted like "pip.distributions[3].name".
+ */
+typedef const char *(*el_check_fn)(const char *v);
+const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const char *key,
+			el_check_fn bad, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/*
+ * Check every value of lock that restore or export would hand on, once:
+ * the verdict is kept in the lock, and later calls return it again. 0, or
+ * ENVLOCK_EPARSE with "<field> '<value>': <reason>" on ctx, the value
+ * escaped as every lock text is on a terminal.
+ */
+int el_lock_check_untrusted(envlock_ctx *ctx, const envlock_lock *lock);
+
+#endif

@@ -125,7 +125,7 @@ const char *el_bad_hex(const char *v, size_t len)
 	return NULL;
 }
 
-static const char *bad_sha256(const char *v) { return el_bad_hex(v, 64); }
+const char *el_bad_sha256(const char *v) { return el_bad_hex(v, 64); }
 static const char *bad_md5(const char *v) { return el_bad_hex(v, 32); }
 static const char *bad_commit(const char *v)
 {
@@ -168,9 +168,6 @@ const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const c
 	return NULL;
 }
 
-/* each element of obj[key] (an array of objects), with its index */
-#define EACH(arr, i, el) \
-	for (i = 0, el = cJSON_IsArray(arr) ? (arr)->child : NULL; el; el = el->next, i++)
 
 static int check_values(envlock_ctx *ctx, const cJSON *lock)
 {
@@ -181,7 +178,7 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "cuda");
 	el_lock_str(ctx, &failed, sec, "default", el_bad_abs_path, "cuda");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "toolkits");
-	EACH(arr, i, el) {
+	EL_EACH(arr, i, el) {
 		el_lock_str(ctx, &failed, el, "home", el_bad_abs_path, "cuda.toolkits[%d]", i);
 		el_lock_str(ctx, &failed, el, "version", el_bad_version, "cuda.toolkits[%d]", i);
 	}
@@ -190,20 +187,20 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 	el_lock_str(ctx, &failed, sec, "prefix", el_bad_abs_path, "conda");
 	el_lock_str(ctx, &failed, sec, "root_prefix", el_bad_abs_path, "conda");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "packages");
-	EACH(arr, i, el) {
+	EL_EACH(arr, i, el) {
 		el_lock_str(ctx, &failed, el, "name", el_bad_name, "conda.packages[%d]", i);
 		el_lock_str(ctx, &failed, el, "version", el_bad_version, "conda.packages[%d]", i);
 		el_lock_str(ctx, &failed, el, "build", el_bad_name, "conda.packages[%d]", i);
 		el_lock_str(ctx, &failed, el, "url", el_bad_url, "conda.packages[%d]", i);
 		el_lock_str(ctx, &failed, el, "md5", bad_md5, "conda.packages[%d]", i);
-		el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "conda.packages[%d]", i);
+		el_lock_str(ctx, &failed, el, "sha256", el_bad_sha256, "conda.packages[%d]", i);
 	}
 	/* pip: requirement lines */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "python");
 	el_lock_str(ctx, &failed, sec, "executable", el_bad_abs_path, "python");
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "pip");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "distributions");
-	EACH(arr, i, el) {
+	EL_EACH(arr, i, el) {
 		el_lock_str(ctx, &failed, el, "name", el_bad_name, "pip.distributions[%d]", i);
 		el_lock_str(ctx, &failed, el, "version", el_bad_version, "pip.distributions[%d]", i);
 		el_lock_str(ctx, &failed, el, "source", el_bad_abs_path, "pip.distributions[%d]", i);
@@ -215,7 +212,7 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 	/* repositories: where they go, where from, which commit */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "repos");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "repositories");
-	EACH(arr, i, el) {
+	EL_EACH(arr, i, el) {
 		const char *path = el_lock_str(ctx, &failed, el, "path", NULL, "repos.repositories[%d]", i);
 
 		if (path)
@@ -225,7 +222,7 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 		el_lock_str(ctx, &failed, sub, "commit", bad_commit, "repos.repositories[%d].head", i);
 		el_lock_str(ctx, &failed, sub, "branch", el_bad_rel_path, "repos.repositories[%d].head", i);
 		sub = cJSON_GetObjectItemCaseSensitive(el, "remotes");
-		EACH(sub, j, sub_el) {
+		EL_EACH(sub, j, sub_el) {
 			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "repos.repositories[%d].remotes[%d]", i, j);
 			el_lock_str(ctx, &failed, sub_el, "url", el_bad_url, "repos.repositories[%d].remotes[%d]", i, j);
 		}
@@ -235,7 +232,7 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 	for (size_t s = 0; s < 2; s++) {
 		sec = cJSON_GetObjectItemCaseSensitive(lock, file_sections[s]);
 		arr = cJSON_GetObjectItemCaseSensitive(sec, "files");
-		EACH(arr, i, el) {
+		EL_EACH(arr, i, el) {
 			const char *path = el_lock_str(ctx, &failed, el, "path", NULL, "%s.files[%d]",
 						       file_sections[s], i);
 
@@ -243,7 +240,7 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 				el_lock_str(ctx, &failed, el, "path",
 					    path[0] == '/' ? el_bad_abs_path : el_bad_rel_path,
 					    "%s.files[%d]", file_sections[s], i);
-			el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "%s.files[%d]", file_sections[s], i);
+			el_lock_str(ctx, &failed, el, "sha256", el_bad_sha256, "%s.files[%d]", file_sections[s], i);
 		}
 	}
 	return failed ? ENVLOCK_EPARSE : 0;

@@ -23,6 +23,11 @@ const char *el_bad_url(const char *v);          /* http(s), file, git+..., ssh, 
 const char *el_bad_abs_path(const char *v);     /* absolute, no "..", no control chars */
 const char *el_bad_rel_path(const char *v);     /* relative, no "..", no control chars */
 const char *el_bad_hex(const char *v, size_t len);
+const char *el_bad_sha256(const char *v);       /* 64 lowercase hex digits */
+
+/* each element of arr (an array of objects), with its index */
+#define EL_EACH(arr, i, el) \
+	for (i = 0, el = cJSON_IsArray(arr) ? (arr)->child : NULL; el; el = el->next, i++)
 
 /*
  * The string at key of obj, checked with bad (NULL: only a string); on a

@@ -563,15 +563,6 @@ done:
 	el_buf_release(&missing);
 }
 
-static const char *bad_sha256(const char *v)
-{
-	return el_bad_hex(v, 64);
-}
-
-/* each element of arr (an array of objects), with its index */
-#define EACH(arr, i, el) \
-	for (i = 0, el = cJSON_IsArray(arr) ? (arr)->child : NULL; el; el = el->next, i++)
-
 /*
  * What only the cuDNN step hands on, beyond the lock's shared checks
  * (lock/untrusted.h): the files it unpacks and the links it makes. A link
@@ -587,13 +578,13 @@ int el_restore_check_cudnn(envlock_ctx *ctx, const cJSON *lock)
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "cudnn");
 	el_lock_str(ctx, &failed, sec, "header", el_bad_abs_path, "cudnn");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "libraries");
-	EACH(arr, i, el) {
+	EL_EACH(arr, i, el) {
 		el_lock_str(ctx, &failed, el, "path", el_bad_abs_path, "cudnn.libraries[%d]", i);
 		el_lock_str(ctx, &failed, el, "name", el_bad_name, "cudnn.libraries[%d]", i);
 		el_lock_str(ctx, &failed, el, "soname", el_bad_name, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "sha256", bad_sha256, "cudnn.libraries[%d]", i);
+		el_lock_str(ctx, &failed, el, "sha256", el_bad_sha256, "cudnn.libraries[%d]", i);
 		sub = cJSON_GetObjectItemCaseSensitive(el, "links");
-		EACH(sub, j, sub_el) {
+		EL_EACH(sub, j, sub_el) {
 			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
 			el_lock_str(ctx, &failed, sub_el, "target", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
 		}

@@ -105,3 +105,16 @@ schema_errors() {
 		echo "status $1"
 	fi
 }
+
+# refused WHAT WHY CMD ARG...: envlock CMD ARG... exits 2, prints nothing on
+# stdout, and on stderr exactly the line "envlock: CMD: WHY", with nothing raw
+refused() {
+	what=$1 why=$2
+	shift 2
+	"$ENVLOCK" "$@" >refused.out 2>refused.err
+	check_status "$what" 2 $?
+	check_eq "$what: nothing on stdout" 0 "$(wc -c <refused.out | tr -d ' ')"
+	check_eq "$what: one line that names the field and shows the value escaped" \
+		"$(printf 'envlock: %s: %s\n.' "$1" "$why")" "$(cat refused.err; printf .)"
+	check_eq "$what: nothing raw reaches the terminal" clean "$(clean refused.err)"
+}

@@ -125,18 +125,6 @@ check_eq "drift: nothing raw reaches the terminal" clean "$(clean drift.txt)"
 check_grep "drift: the odd value, escaped" "hostile.lock.json: 2.23$esc\$" drift.txt
 
 # --- hostile text where the schema does not allow it: every command refuses the lock
-# refused WHAT WHY CMD ARG...: envlock CMD ARG... exits 2, prints nothing on
-# stdout, and on stderr exactly the line "envlock: CMD: WHY", with nothing raw
-refused() {
-	what=$1 why=$2
-	shift 2
-	"$ENVLOCK" "$@" >refused.out 2>refused.err
-	check_status "$what" 2 $?
-	check_eq "$what: nothing on stdout" 0 "$(wc -c <refused.out | tr -d ' ')"
-	check_eq "$what: one line that names the field and shows the value escaped" \
-		"$(printf 'envlock: %s: %s\n.' "$1" "$why")" "$(cat refused.err; printf .)"
-	check_eq "$what: nothing raw reaches the terminal" clean "$(clean refused.err)"
-}
 why="'bad-driver.lock.json': not a valid lockfile: gpu.driver.version: \"390.144\\x1b]0;owned\\x07\\x1b[31m\\x7f\\xc2\\x9b2J\\u202egnp\" is not of the form ^[0-9]+(\\.[0-9]+){1,2}\$"
 refused "show refuses hostile text in the driver's version" "$why" show bad-driver.lock.json
 refused "check refuses it" "$why" check bad-driver.lock.json

@@ -252,18 +252,6 @@ else
 fi
 
 # --- a version with spaces: the lock is refused, by report in every format and by show, check and diff
-# refused WHAT WHY CMD ARG...: envlock CMD ARG... exits 2, prints nothing on
-# stdout, and on stderr exactly the line "envlock: CMD: WHY", with nothing raw
-refused() {
-	what=$1 why=$2
-	shift 2
-	"$ENVLOCK" "$@" >refused.out 2>refused.err
-	check_status "$what" 2 $?
-	check_eq "$what: nothing on stdout" 0 "$(wc -c <refused.out | tr -d ' ')"
-	check_eq "$what: one line that names the field and shows the value escaped" \
-		"$(printf 'envlock: %s: %s\n.' "$1" "$why")" "$(cat refused.err; printf .)"
-	check_eq "$what: nothing raw reaches the terminal" clean "$(clean refused.err)"
-}
 good=$GOLDEN/ubuntu1604-mmdet.lock.json
 why="'bad-glibc.lock.json': not a valid lockfile: system.glibc.version: \"2.23\\x1b]0;owned\\x07\\x1b[31m red \\u202egnp.exe\" is not of the form ^\\S+\$"
 refused "report refuses glibc's version with spaces" "$why" report bad-glibc.lock.json

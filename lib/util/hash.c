@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,6 +10,28 @@
 #include "xalloc.h"
 
 #define EL_HASH_CHUNK (1u << 20)
+
+/*
+ * SHA-256, fetched once for the whole process. OpenSSL 3 builds its
+ * table of algorithm names on the first fetch, and two hashing threads
+ * doing that first fetch at once (EVP_sha256() fetches implicitly) left
+ * both spinning in get_legacy_cipher_names for good, with the static
+ * binary, which starts OpenSSL without its config. pthread_once makes
+ * one thread fetch while the others wait.
+ */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void fetch_sha256(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+	pthread_once(&sha256_once, fetch_sha256);
+	return sha256_md ? sha256_md : EVP_sha256();
+}
 
 static void to_hex(const unsigned char *md, unsigned len, char *hex)
 {
@@ -30,7 +53,7 @@ el_sha256 *el_sha256_begin(void)
 	el_sha256 *h = el_xmalloc(sizeof(*h));
 
 	h->md = EVP_MD_CTX_new();
-	if (!h->md || !EVP_DigestInit_ex(h->md, EVP_sha256(), NULL))
+	if (!h->md || !EVP_DigestInit_ex(h->md, sha256(), NULL))
 		el_oom();
 	return h;
 }
@@ -64,7 +87,7 @@ void el_sha256_buf(const void *data, size_t n, char hex[EL_SHA256_HEX])
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned len = 0;
 
-	if (!EVP_Digest(data, n, md, &len, EVP_sha256(), NULL))
+	if (!EVP_Digest(data, n, md, &len, sha256(), NULL))
 		el_oom();
 	to_hex(md, len, hex);
 }
@@ -79,7 +102,7 @@ int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes,
 	uint64_t total = 0;
 	int rc = 0;
 
-	if (!md_ctx || !EVP_DigestInit_ex(md_ctx, EVP_sha256(), NULL))
+	if (!md_ctx || !EVP_DigestInit_ex(md_ctx, sha256(), NULL))
 		el_oom();
 	chunk = el_xmalloc(EL_HASH_CHUNK);
 	for (;;) {

@@ -65,6 +65,21 @@ int cmd_bad_option(const char *cmd, char **argv, void (*usage)(FILE *));
 /* strerror(errnum) as envlock writes it: lowercase. Valid until the next call. */
 const char *cmd_strerror(int errnum);
 
+/* The names of one kind the library knows (diff's sections, restore's steps): how many, and the i-th. */
+typedef struct {
+	const char *not_one; /* "not a section", "no such step" */
+	const char *plural;  /* "sections", "steps" */
+	size_t (*count)(void);
+	const char *(*name)(size_t i);
+} cmd_choices;
+
+/*
+ * Each of given (n of them, from flag) must be one of choices; else one
+ * line on stderr, "envlock: CMD: FLAG 'x': NOT_ONE (PLURAL: a, b, …)",
+ * and CMD_USAGE.
+ */
+int cmd_check_choices(const char *cmd, const char *flag, const char *const *given, size_t n, const cmd_choices *choices);
+
 /*
  * Load the lockfile at path: 0 with *out set, or the library's code
  * (its message names the file: "'<path>': <why>"), for the command to

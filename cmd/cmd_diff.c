@@ -161,24 +161,8 @@ done:
 	return rc;
 }
 
-/* A --only or --ignore SECTION must be one of the library's sections. */
-static int check_sections(const char *flag, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
+static const cmd_choices sections = { "not a section", "sections", envlock_diff_section_count, envlock_diff_section_name };
 
-		while (k < envlock_diff_section_count() && strcmp(envlock_diff_section_name(k), names[i]) != 0)
-			k++;
-		if (k == envlock_diff_section_count()) {
-			fprintf(stderr, "envlock: diff: %s '%s': not a section (sections: ", flag, names[i]);
-			for (k = 0; k < envlock_diff_section_count(); k++)
-				fprintf(stderr, "%s%s", k ? ", " : "", envlock_diff_section_name(k));
-			fputs(")\n", stderr);
-			return CMD_USAGE;
-		}
-	}
-	return 0;
-}
 
 int cmd_diff(int argc, char **argv, envlock_ctx *ctx)
 {
@@ -215,8 +199,8 @@ int cmd_diff(int argc, char **argv, envlock_ctx *ctx)
 		cmd_error("diff: expected two lockfiles (or more for a drift table), got %d", nfiles);
 		goto out;
 	}
-	if ((rc = check_sections("--only", only, opts.only_count)) != 0 ||
-	    (rc = check_sections("--ignore", ignore, opts.ignore_count)) != 0 ||
+	if ((rc = cmd_check_choices("diff", "--only", only, opts.only_count, &sections)) != 0 ||
+	    (rc = cmd_check_choices("diff", "--ignore", ignore, opts.ignore_count, &sections)) != 0 ||
 	    (rc = envlock_rules_load_default(&rules, ctx)) != 0)
 		goto out;
 	opts.rules = rules;

@@ -44,24 +44,8 @@ static void usage(FILE *out)
 enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
        OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY };
 
-/* A --only or --skip STEP must be one of the library's steps. */
-static int check_steps(const char *flag, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
+static const cmd_choices steps = { "no such step", "steps", envlock_restore_step_count, envlock_restore_step_name };
 
-		while (k < envlock_restore_step_count() && strcmp(envlock_restore_step_name(k), names[i]) != 0)
-			k++;
-		if (k == envlock_restore_step_count()) {
-			fprintf(stderr, "envlock: restore: %s '%s': no such step (steps: ", flag, names[i]);
-			for (k = 0; k < envlock_restore_step_count(); k++)
-				fprintf(stderr, "%s%s", k ? ", " : "", envlock_restore_step_name(k));
-			fputs(")\n", stderr);
-			return CMD_USAGE;
-		}
-	}
-	return 0;
-}
 
 static int confirm(size_t n)
 {
@@ -149,7 +133,8 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 			cmd_error("restore: give --name or --prefix, not both");
 			goto out;
 		}
-		if (check_steps("--only", only, n_only) != 0 || check_steps("--skip", skip, n_skip) != 0)
+		if (cmd_check_choices("restore", "--only", only, n_only, &steps) != 0 ||
+		    cmd_check_choices("restore", "--skip", skip, n_skip, &steps) != 0)
 			goto out;
 	}
 	opts.only = only;

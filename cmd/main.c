@@ -119,6 +119,24 @@ int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
 	return optind_ < argc ? cmd_lock_load(out, ctx, argv[optind_]) : envlock_lock_probe(out, ctx, opts);
 }
 
+int cmd_check_choices(const char *cmd, const char *flag, const char *const *given, size_t n, const cmd_choices *c)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < c->count() && strcmp(c->name(k), given[i]) != 0)
+			k++;
+		if (k == c->count()) {
+			fprintf(stderr, "envlock: %s: %s '%s': %s (%s: ", cmd, flag, given[i], c->not_one, c->plural);
+			for (k = 0; k < c->count(); k++)
+				fprintf(stderr, "%s%s", k ? ", " : "", c->name(k));
+			fputs(")\n", stderr);
+			return CMD_USAGE;
+		}
+	}
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fputs("usage: envlock <command> [options]\n\ncommands:\n", out);

@@ -107,22 +107,14 @@ static void eval_release(evaluated *e)
 		free(e->names);
 }
 
+/* keywords that only annotate: ignored (the ones that validate are gather()'s table) */
 static const char *const annotations[] = {
 	"$schema", "$id", "$comment", "$defs", "title", "description", "default", "examples", "format", NULL
 };
-static const char *const keywords[] = {
-	"type", "const", "enum", "$ref", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-	"properties", "required", "additionalProperties", "unevaluatedProperties", "propertyNames",
-	"maxProperties", "dependentRequired", "items", "minItems", "maxItems", "uniqueItems",
-	"minimum", "maximum", "minLength", "maxLength", "pattern", NULL
-};
 
-static int known_keyword(const char *k)
+static int is_annotation(const char *k)
 {
 	for (const char *const *a = annotations; *a; a++)
-		if (strcmp(*a, k) == 0)
-			return 1;
-	for (const char *const *a = keywords; *a; a++)
 		if (strcmp(*a, k) == 0)
 			return 1;
 	return 0;
@@ -269,7 +261,7 @@ static void gather(compiler *c, const cJSON *s, keywords_of *kw)
 				*(const cJSON **)((char *)kw + table[i].offset) = m;
 				break;
 			}
-		if (i == sizeof(table) / sizeof(table[0]) && !known_keyword(m->string) && !c->error)
+		if (i == sizeof(table) / sizeof(table[0]) && !is_annotation(m->string) && !c->error)
 			c->error = m->string; /* a keyword envlock does not implement */
 	}
 }

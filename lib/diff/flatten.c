@@ -215,7 +215,7 @@ static void flat_cuda(fl *f, const cJSON *doc)
 	if (!cJSON_IsArray(tks))
 		return;
 	if (main)
-		put(f, "version", el_toolkit_version(main));
+		put(f, "version", el_jtoolkit_version(main));
 	put(f, "default", def);
 	cJSON_ArrayForEach(tk, tks) {
 		const char *home = el_jget_str(tk, "home"), *nvcc_path;
@@ -224,7 +224,7 @@ static void flat_cuda(fl *f, const cJSON *doc)
 		if (!home)
 			continue;
 		put(f, K(f, "toolkit %s", home),
-		    or_else(el_toolkit_version(tk), or_else(el_jget_str(tk, "status"), "unknown")));
+		    or_else(el_jtoolkit_version(tk), or_else(el_jget_str(tk, "status"), "unknown")));
 		nvcc_path = el_jget_str(nvcc, "path");
 		if (nvcc_path)
 			put(f, K(f, "toolkit %s nvcc", home), or_else(el_jget_str(nvcc, "version"), "present"));

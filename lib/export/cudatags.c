@@ -65,7 +65,7 @@ static int major_minor(const char *v, int *major, int *minor)
 /* The lock's CUDA: the default toolkit's version (or release), else torch's build CUDA. */
 static const char *lock_cuda(const cJSON *doc, const char **from)
 {
-	const char *v = el_toolkit_version(el_default_toolkit(doc)), *torch;
+	const char *v = el_jtoolkit_version(el_default_toolkit(doc)), *torch;
 
 	if (v) {
 		*from = "toolkit";

@@ -372,12 +372,14 @@ void el_lock_update_id(envlock_lock *lock)
 {
 	el_lock_compute_id(lock);
 	el_jset_str(lock->doc, "id", lock->id);
+	lock->view_stale = 1; /* the view's id was the old member's */
 }
 
 void el_lock_touch(envlock_lock *lock)
 {
 	lock->id_ready = 0;
 	lock->doc_id_stale = 1;
+	lock->view_stale = 1;
 }
 
 void el_lock_settle(envlock_lock *lock)

@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/userpath.h"
 #include "util/xalloc.h"
+#include "view.h"
 
 #define EL_LOCK_MAX_BYTES (64u << 20)
 
@@ -178,5 +179,6 @@ void envlock_lock_free(envlock_lock *lock)
 	cJSON_Delete(lock->doc);
 	cJSON_Delete(lock->errors);
 	free(lock->untrusted_why);
+	el_view_free(lock->view);
 	free(lock);
 }

@@ -21,6 +21,8 @@ struct envlock_lock {
 	int untrusted_checked;      /* el_lock_check_untrusted ran: its verdict is untrusted_why */
 	char *untrusted_why;        /* the first value restore and export may not hand on, or NULL */
 	envlock_hash_stats stats;
+	struct el_view *view;       /* the typed view, built on first use (el_lock_view) */
+	int view_stale;             /* the document changed since the view was built */
 };
 
 /*

@@ -1,8 +1,70 @@
-/* The typed view of a lock: one definition of each fact's meaning (view.h). */
+/*
+ * The typed view of a lock (view.h): built once from the document, every
+ * member read with a type check. The view's arrays live in one arena
+ * freed with the view; its strings are the document's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "util/error.h"
+#include "util/text.h"
+#include "util/xalloc.h"
 #include "view.h"
+
+struct el_view_arena {
+	struct el_view_arena *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_BLOCK ((size_t)64 << 10)
+
+/* n zeroed elements of size bytes from the view's arena */
+static void *view_alloc(el_view *v, size_t n, size_t size)
+{
+	struct el_view_arena *a = v->arena;
+	size_t want;
+
+	if (n == 0)
+		return NULL;
+	if (size && n > ((size_t)-1 - 64) / size)
+		el_oom();
+	want = (n * size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!a || a->size - a->used < want) {
+		size_t cap = want > ARENA_BLOCK ? want : ARENA_BLOCK;
+
+		a = el_xcalloc(1, sizeof(*a) + cap);
+		a->size = cap;
+		a->next = v->arena;
+		v->arena = a;
+	}
+	a->used += want;
+	return (char *)a->data + a->used - want;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+	return el_jget_str(o, key);
+}
+
+static long long num(const cJSON *o, const char *key)
+{
+	return el_jget_int(o, key, -1);
+}
+
+static bool yes(const cJSON *o, const char *key)
+{
+	return el_jget_bool(o, key, false);
+}
+
+static el_tri tri(const cJSON *o, const char *key)
+{
+	const cJSON *b = el_jget(o, key);
+
+	return cJSON_IsBool(b) ? (cJSON_IsTrue(b) ? EL_YES : EL_NO) : EL_UNSET;
+}
 
 bool el_present(const cJSON *o)
 {
@@ -11,6 +73,681 @@ bool el_present(const cJSON *o)
 	return cJSON_IsObject(o) && (!st || strcmp(st, "present") == 0);
 }
 
+static el_state state(const cJSON *o)
+{
+	el_state s = { cJSON_IsObject(o), el_present(o), str(o, "status") };
+
+	return s;
+}
+
+/* the array member key of o (NULL when absent or not an array), and its size */
+static const cJSON *array(const cJSON *o, const char *key, size_t *n)
+{
+	const cJSON *a = el_jget(o, key);
+
+	*n = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0;
+	return *n ? a : NULL;
+}
+
+/* The array's objects, each read by fill into an element of size bytes; *n: how many. */
+#define OBJECTS(v, o, key, type, out, n, fill)                                   \
+	do {                                                                      \
+		size_t cap_;                                                      \
+		const cJSON *arr_ = array((o), (key), &cap_), *it_;              \
+		type *dst_ = view_alloc((v), cap_, sizeof(*dst_));                \
+		(n) = 0;                                                          \
+		cJSON_ArrayForEach(it_, arr_)                                     \
+			if (cJSON_IsObject(it_))                                  \
+				fill((v), it_, &dst_[(n)++]);                     \
+		(out) = dst_;                                                     \
+	} while (0)
+
+static el_strlist strlist(el_view *v, const cJSON *o, const char *key)
+{
+	size_t cap, n = 0;
+	const cJSON *arr = array(o, key, &cap), *it;
+	const char **dst = view_alloc(v, cap, sizeof(*dst));
+	el_strlist l;
+
+	cJSON_ArrayForEach(it, arr)
+		if (cJSON_IsString(it))
+			dst[n++] = it->valuestring;
+	l.v = dst;
+	l.n = n;
+	return l;
+}
+
+/* the string members of o, except those named in skip (NULL-ended) */
+static el_pairs pairs(el_view *v, const cJSON *o, const char *const *skip)
+{
+	size_t cap = cJSON_IsObject(o) ? (size_t)cJSON_GetArraySize(o) : 0, n = 0;
+	el_pair *dst = view_alloc(v, cap, sizeof(*dst));
+	const cJSON *it;
+	el_pairs p;
+
+	if (cap)
+		cJSON_ArrayForEach(it, o) {
+			const char *const *s;
+
+			if (!cJSON_IsString(it) || !it->string)
+				continue;
+			for (s = skip; s && *s && strcmp(*s, it->string) != 0; s++)
+				;
+			if (s && *s)
+				continue;
+			dst[n].key = it->string;
+			dst[n++].val = it->valuestring;
+		}
+	p.v = dst;
+	p.n = n;
+	return p;
+}
+
+/* a member that is a number or nvidia-smi's text: the number (or -1), and the text */
+static long long num_or_text(el_view *v, const cJSON *o, const char *key, const char **text)
+{
+	const cJSON *m = el_jget(o, key);
+	long long n = el_jget_int(o, key, -1);
+
+	*text = NULL;
+	if (cJSON_IsString(m)) {
+		*text = m->valuestring;
+	} else if (cJSON_IsNumber(m) && n == m->valuedouble) {
+		char *s = view_alloc(v, 24, 1);
+
+		snprintf(s, 24, "%lld", n);
+		*text = s;
+	}
+	return n;
+}
+
+static void fill_link(el_view *v, const cJSON *o, el_link *l)
+{
+	(void)v;
+	l->name = str(o, "name");
+	l->target = str(o, "target");
+}
+
+static void fill_library(el_view *v, const cJSON *o, el_library *l)
+{
+	l->name = str(o, "name");
+	l->path = str(o, "path");
+	l->soname = str(o, "soname");
+	l->sha256 = str(o, "sha256");
+	l->size = num(o, "size");
+	OBJECTS(v, o, "links", el_link, l->links, l->nlinks, fill_link);
+	l->soname_link = str(o, "soname_link");
+	l->ld_cache = str(o, "ld_cache");
+	l->ld_cache_path = str(o, "ld_cache_path");
+}
+
+static void build_system(el_view *v, const cJSON *o)
+{
+	el_system *s = &v->system;
+	const cJSON *os = el_jget(o, "os"), *g = el_jget(o, "glibc"), *c = el_jget(o, "container");
+	const cJSON *cpu = el_jget(o, "cpu"), *ld = el_jget(o, "ld_cache");
+
+	s->recorded = cJSON_IsObject(o);
+	s->arch = str(o, "arch");
+	s->kernel = str(el_jget(o, "kernel"), "release");
+	s->os.st = state(os);
+	s->os.source = str(os, "source");
+	s->os.id = str(os, "id");
+	s->os.version_id = str(os, "version_id");
+	s->os.name = str(os, "name");
+	s->os.pretty_name = str(os, "pretty_name");
+	s->os.version_codename = str(os, "version_codename");
+	s->os.id_like = str(os, "id_like");
+	s->os.version = str(os, "version");
+	s->glibc.st = state(g);
+	s->glibc.version = str(g, "version");
+	s->glibc.path = str(g, "path");
+	s->glibc.file = str(g, "file");
+	s->glibc.banner = str(g, "banner");
+	s->container.recorded = cJSON_IsObject(c);
+	s->container.detected = yes(c, "detected");
+	s->container.kind = str(c, "kind");
+	s->container.evidence = str(c, "evidence");
+	s->cpu.model = str(cpu, "model");
+	s->cpu.logical_cores = num(cpu, "logical_cores");
+	s->cpu.physical_cores = num(cpu, "physical_cores");
+	s->cpu.sockets = num(cpu, "sockets");
+	s->memory_total_bytes = num(el_jget(o, "memory"), "total_bytes");
+	s->ld_cache.st = state(ld);
+	s->ld_cache.path = str(ld, "path");
+	s->ld_cache.format = str(ld, "format");
+	s->ld_cache.entries = num(ld, "entries");
+	s->ld_so_conf = strlist(v, o, "ld_so_conf");
+}
+
+static const char *const device_named[] = {
+	"bus", "name", "compute_capability", "power_limit_w", "uuid", "details_source",
+	"memory_mib", "pcie_gen_max", "pcie_width_max", NULL,
+};
+
+static void fill_device(el_view *v, const cJSON *o, el_gpu_device *d)
+{
+	d->bus = str(o, "bus");
+	d->name = str(o, "name");
+	d->compute_capability = str(o, "compute_capability");
+	d->power_limit_w = str(o, "power_limit_w");
+	d->uuid = str(o, "uuid");
+	d->details_source = str(o, "details_source");
+	d->memory_mib = num_or_text(v, o, "memory_mib", &d->memory_mib_text);
+	d->pcie_gen_max = num_or_text(v, o, "pcie_gen_max", &d->pcie_gen_max_text);
+	d->pcie_width_max = num_or_text(v, o, "pcie_width_max", &d->pcie_width_max_text);
+	d->extra = pairs(v, o, device_named);
+}
+
+static void build_gpu(el_view *v, const cJSON *o)
+{
+	el_gpu *g = &v->gpu;
+	const cJSON *d = el_jget(o, "driver");
+
+	g->st = state(o);
+	g->count = num(o, "count");
+	g->driver.st = state(d);
+	g->driver.source = str(d, "source");
+	g->driver.raw = str(d, "raw");
+	g->driver.version = str(d, "version");
+	g->driver.flavour = str(d, "flavour");
+	g->driver.arch = str(d, "arch");
+	g->driver.built_with = str(d, "built_with");
+	g->driver.max_cuda = str(d, "max_cuda");
+	g->driver.max_cuda_source = str(d, "max_cuda_source");
+	g->driver.major = num(d, "major");
+	OBJECTS(v, o, "devices", el_gpu_device, g->devices, g->ndevices, fill_device);
+}
+
+static void fill_toolkit(el_view *v, const cJSON *o, el_toolkit *t)
+{
+	const cJSON *nvcc = el_jget(o, "nvcc");
+
+	t->home = str(o, "home");
+	t->st = state(o);
+	t->aliases = strlist(v, o, "aliases");
+	t->version = str(o, "version");
+	t->version_source = str(o, "version_source");
+	t->sdk_version = str(o, "sdk_version");
+	t->release = str(o, "release");
+	t->patches = strlist(v, o, "patches");
+	t->components = pairs(v, el_jget(o, "components"), NULL);
+	t->nvcc.recorded = cJSON_IsObject(nvcc);
+	t->nvcc.path = str(nvcc, "path");
+	t->nvcc.version = str(nvcc, "version");
+	t->nvcc.release = str(nvcc, "release");
+	OBJECTS(v, o, "libraries", el_library, t->libraries, t->nlibraries, fill_library);
+}
+
+static void build_cuda(el_view *v, const cJSON *o)
+{
+	el_cuda *c = &v->cuda;
+
+	c->st = state(o);
+	c->default_home = str(o, "default");
+	OBJECTS(v, o, "toolkits", el_toolkit, c->toolkits, c->ntoolkits, fill_toolkit);
+	/* the default is the toolkit cuda.default names, by home or alias: nothing is guessed */
+	c->default_tk = c->st.present ? el_view_toolkit_at(v, c->default_home) : NULL;
+}
+
+static void fill_header(el_view *v, const cJSON *o, el_cudnn_header *h)
+{
+	(void)v;
+	h->path = str(o, "path");
+	h->version = str(o, "version");
+}
+
+static void build_cudnn(el_view *v, const cJSON *o)
+{
+	el_cudnn *c = &v->cudnn;
+
+	c->st = state(o);
+	c->version = str(o, "version");
+	c->header = str(o, "header");
+	OBJECTS(v, o, "headers", el_cudnn_header, c->headers, c->nheaders, fill_header);
+	OBJECTS(v, o, "libraries", el_library, c->libraries, c->nlibraries, fill_library);
+}
+
+static void fill_gcc(el_view *v, const cJSON *o, el_gcc *g)
+{
+	(void)v;
+	g->dir = str(o, "dir");
+	g->triplet = str(o, "triplet");
+	g->major = str(o, "major");
+	g->version = str(o, "version");
+	g->version_source = str(o, "version_source");
+	g->driver = str(o, "driver");
+	g->gxx = yes(o, "gxx");
+}
+
+static void build_compilers(el_view *v, const cJSON *o)
+{
+	el_compilers *c = &v->compilers;
+	const cJSON *d = el_jget(o, "default");
+
+	c->st = state(o);
+	c->def.recorded = cJSON_IsObject(d);
+	c->def.name = str(d, "name");
+	c->def.path = str(d, "path");
+	c->def.version = str(d, "version");
+	c->def.version_source = str(d, "version_source");
+	OBJECTS(v, o, "gcc", el_gcc, c->gcc, c->ngcc, fill_gcc);
+}
+
+static void fill_candidate(el_view *v, const cJSON *o, el_python_candidate *c)
+{
+	(void)v;
+	c->prefix = str(o, "prefix");
+	c->kind = str(o, "kind");
+	c->version = str(o, "version");
+}
+
+static void build_python(el_view *v, const cJSON *o)
+{
+	el_python *p = &v->python;
+
+	p->st = state(o);
+	p->kind = str(o, "kind");
+	p->prefix = str(o, "prefix");
+	p->executable = str(o, "executable");
+	p->version = str(o, "version");
+	p->version_source = str(o, "version_source");
+	p->selected_by = str(o, "selected_by");
+	p->site_packages = strlist(v, o, "site_packages");
+	OBJECTS(v, o, "candidates", el_python_candidate, p->candidates, p->ncandidates, fill_candidate);
+}
+
+static void fill_conda_env(el_view *v, const cJSON *o, el_conda_env *e)
+{
+	(void)v;
+	e->name = str(o, "name");
+	e->prefix = str(o, "prefix");
+}
+
+static void fill_conda_package(el_view *v, const cJSON *o, el_conda_package *p)
+{
+	(void)v;
+	p->name = str(o, "name");
+	p->version = str(o, "version");
+	p->build = str(o, "build");
+	p->build_number = num(o, "build_number");
+	p->channel = str(o, "channel");
+	p->subdir = str(o, "subdir");
+	p->url = str(o, "url");
+	p->md5 = str(o, "md5");
+	p->sha256 = str(o, "sha256");
+}
+
+static void build_conda(el_view *v, const cJSON *o)
+{
+	el_conda *c = &v->conda;
+
+	c->st = state(o);
+	c->prefix = str(o, "prefix");
+	c->name = str(o, "name");
+	c->root_prefix = str(o, "root_prefix");
+	OBJECTS(v, o, "envs", el_conda_env, c->envs, c->nenvs, fill_conda_env);
+	c->package_count = num(o, "package_count");
+	OBJECTS(v, o, "packages", el_conda_package, c->packages, c->npackages, fill_conda_package);
+}
+
+static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
+{
+	const cJSON *du = el_jget(o, "direct_url");
+
+	d->name = str(o, "name");
+	d->version = str(o, "version");
+	d->kind = str(o, "kind");
+	d->path = str(o, "path");
+	d->installer = str(o, "installer");
+	d->source = str(o, "source");
+	d->egg_info = str(o, "egg_info");
+	d->requested = tri(o, "requested");
+	d->editable = yes(o, "editable");
+	d->also_conda = yes(o, "also_conda");
+	d->direct_url.recorded = cJSON_IsObject(du);
+	d->direct_url.url = str(du, "url");
+	d->direct_url.vcs = str(du, "vcs");
+	d->direct_url.commit_id = str(du, "commit_id");
+	d->direct_url.requested_revision = str(du, "requested_revision");
+	d->direct_url.archive_hash = str(du, "archive_hash");
+	d->direct_url.editable = yes(du, "editable");
+	d->tags = strlist(v, o, "tags");
+}
+
+static void build_pip(el_view *v, const cJSON *o)
+{
+	el_pip *p = &v->pip;
+
+	p->st = state(o);
+	p->site_packages = strlist(v, o, "site_packages");
+	p->count = num(o, "count");
+	p->conda_and_pip = strlist(v, o, "conda_and_pip");
+	OBJECTS(v, o, "distributions", el_pip_dist, p->dists, p->ndists, fill_dist);
+}
+
+/* a member recorded as a string, or as null ("None": a CPU build) */
+static const char *str_or_none(const cJSON *o, const char *key, bool *none)
+{
+	*none = cJSON_IsNull(el_jget(o, key));
+	return str(o, key);
+}
+
+static void build_frameworks(el_view *v, const cJSON *sec)
+{
+	for (size_t i = 0; el_frameworks[i].key; i++) {
+		el_framework *f = &v->frameworks[i];
+		const cJSON *o = el_jget(sec, el_frameworks[i].key);
+
+		f->info = &el_frameworks[i];
+		f->st = state(o);
+		f->version = str(o, "version");
+		f->version_source = str(o, "version_source");
+		f->path = str(o, "path");
+		f->dist_version = str(o, "dist_version");
+		f->cuda = str_or_none(o, "cuda", &f->cuda_none);
+		f->hip = str_or_none(o, "hip", &f->hip_none);
+		f->cpu_only = tri(o, "cpu_only");
+		f->debug = tri(o, "debug");
+		f->git_version = str(o, "git_version");
+		f->package = str(o, "package");
+		f->ops = tri(o, "ops");
+		f->ops_cudart = str(o, "ops_cudart");
+		f->ops_files = strlist(v, o, "ops_files");
+	}
+}
+
+static void build_env(el_view *v, const cJSON *o)
+{
+	v->env.st = state(o);
+	v->env.source = str(o, "source");
+	v->env.variables = pairs(v, el_jget(o, "variables"), NULL);
+}
+
+static void fill_checkpoint(el_view *v, const cJSON *o, el_checkpoint *c)
+{
+	(void)v;
+	c->path = str(o, "path");
+	c->size = num(o, "size");
+	c->mtime = str(o, "mtime");
+	c->sha256 = str(o, "sha256");
+	c->error = str(o, "error");
+}
+
+static void fill_config(el_view *v, const cJSON *o, el_config *c)
+{
+	c->path = str(o, "path");
+	c->requested = yes(o, "requested");
+	c->sha256 = str(o, "sha256");
+	c->size = num(o, "size");
+	c->text = str(o, "text");
+	c->bases = strlist(v, o, "bases");
+	c->unresolved_base = str(o, "unresolved_base");
+	c->error = str(o, "error");
+}
+
+static void fill_remote(el_view *v, const cJSON *o, el_remote *r)
+{
+	(void)v;
+	r->name = str(o, "name");
+	r->url = str(o, "url");
+}
+
+static void fill_submodule(el_view *v, const cJSON *o, el_submodule *s)
+{
+	(void)v;
+	s->path = str(o, "path");
+	s->commit = str(o, "commit");
+	s->url = str(o, "url");
+	s->workdir_commit = str(o, "workdir_commit");
+}
+
+static void fill_repo(el_view *v, const cJSON *o, el_repo *r)
+{
+	const cJSON *h = el_jget(o, "head"), *c = el_jget(o, "changes"), *p = el_jget(o, "patch");
+
+	r->path = str(o, "path");
+	r->requested = str(o, "requested");
+	r->status = str(o, "status");
+	r->bare = yes(o, "bare");
+	r->shallow = yes(o, "shallow");
+	r->dirty = yes(o, "dirty");
+	r->state = str(o, "state");
+	r->tag = str(o, "tag");
+	r->head.recorded = cJSON_IsObject(h);
+	r->head.commit = str(h, "commit");
+	r->head.branch = str(h, "branch");
+	r->head.detached = yes(h, "detached");
+	r->head.unborn = yes(h, "unborn");
+	OBJECTS(v, o, "remotes", el_remote, r->remotes, r->nremotes, fill_remote);
+	OBJECTS(v, o, "submodules", el_submodule, r->submodules, r->nsubmodules, fill_submodule);
+	r->changes.recorded = cJSON_IsObject(c);
+	r->changes.truncated = yes(c, "truncated");
+	r->changes.staged = strlist(v, c, "staged");
+	r->changes.modified = strlist(v, c, "modified");
+	r->changes.untracked = strlist(v, c, "untracked");
+	r->changes.conflicted = strlist(v, c, "conflicted");
+	r->patch.recorded = cJSON_IsObject(p);
+	r->patch.truncated = yes(p, "truncated");
+	r->patch.sha256 = str(p, "sha256");
+	r->patch.text = str(p, "text");
+	r->patch.size = num(p, "size");
+}
+
+static void fill_saved_finding(el_view *v, const cJSON *o, el_saved_finding *f)
+{
+	(void)v;
+	f->rule = str(o, "rule");
+	f->severity = str(o, "severity");
+	f->section = str(o, "section");
+	f->subject = str(o, "subject");
+	f->message = str(o, "message");
+}
+
+/* a stage's figures: numbers as the lock writes them (integers without a point) */
+static el_pairs figures(el_view *v, const cJSON *o)
+{
+	size_t cap = cJSON_IsObject(o) ? (size_t)cJSON_GetArraySize(o) : 0, n = 0;
+	el_pair *dst = view_alloc(v, cap, sizeof(*dst));
+	const cJSON *it;
+	el_pairs p;
+
+	if (cap)
+		cJSON_ArrayForEach(it, o) {
+			char *s;
+
+			if (!it->string)
+				continue;
+			if (cJSON_IsString(it)) {
+				dst[n].val = it->valuestring;
+			} else if (cJSON_IsNumber(it)) {
+				s = view_alloc(v, 32, 1);
+				if (it->valuedouble == (double)(long long)it->valuedouble)
+					snprintf(s, 32, "%lld", (long long)it->valuedouble);
+				else
+					snprintf(s, 32, "%.17g", it->valuedouble);
+				dst[n].val = s;
+			} else if (cJSON_IsBool(it)) {
+				dst[n].val = cJSON_IsTrue(it) ? "true" : "false";
+			} else {
+				continue;
+			}
+			dst[n++].key = it->string;
+		}
+	p.v = dst;
+	p.n = n;
+	return p;
+}
+
+static void fill_stage(el_view *v, const cJSON *o, el_verified_stage *s)
+{
+	s->stage = str(o, "stage");
+	s->status = str(o, "status");
+	s->reason = str(o, "reason");
+	s->fix = str(o, "fix");
+	s->figures = figures(v, el_jget(o, "figures"));
+}
+
+static void build_sections(el_view *v, const cJSON *doc)
+{
+	const cJSON *o;
+
+	v->format = num(doc, "envlock");
+	v->id = str(doc, "id");
+	v->created = str(doc, "created");
+	v->hostname = str(el_jget(doc, "host"), "hostname");
+	v->partial_from = str(el_jget(doc, "partial"), "from");
+	v->warnings = strlist(v, doc, "warnings");
+	build_system(v, el_jget(doc, "system"));
+	build_gpu(v, el_jget(doc, "gpu"));
+	build_cuda(v, el_jget(doc, "cuda"));
+	build_cudnn(v, el_jget(doc, "cudnn"));
+	build_compilers(v, el_jget(doc, "compilers"));
+	build_python(v, el_jget(doc, "python"));
+	build_conda(v, el_jget(doc, "conda"));
+	build_pip(v, el_jget(doc, "pip"));
+	build_frameworks(v, el_jget(doc, "frameworks"));
+	build_env(v, el_jget(doc, "env"));
+
+	o = el_jget(doc, "checkpoints");
+	v->checkpoints.st = state(o);
+	v->checkpoints.count = num(o, "count");
+	v->checkpoints.total_bytes = num(o, "total_bytes");
+	OBJECTS(v, o, "files", el_checkpoint, v->checkpoints.files, v->checkpoints.nfiles, fill_checkpoint);
+
+	o = el_jget(doc, "configs");
+	v->configs.st = state(o);
+	OBJECTS(v, o, "files", el_config, v->configs.files, v->configs.nfiles, fill_config);
+
+	o = el_jget(doc, "repos");
+	v->repos.st = state(o);
+	OBJECTS(v, o, "repositories", el_repo, v->repos.repos, v->repos.nrepos, fill_repo);
+
+	o = el_jget(doc, "checks");
+	v->checks.recorded = cJSON_IsObject(o);
+	v->checks.rules = str(o, "rules");
+	v->checks.breaking = num(o, "breaking");
+	v->checks.risky = num(o, "risky");
+	v->checks.info = num(o, "info");
+	OBJECTS(v, o, "findings", el_saved_finding, v->checks.findings, v->checks.nfindings, fill_saved_finding);
+
+	o = el_jget(doc, "verify");
+	v->verify.recorded = cJSON_IsObject(o);
+	v->verify.version = num(o, "envlock_verify");
+	v->verify.result = str(o, "result");
+	v->verify.exit_status = num(o, "exit_status");
+	v->verify.steps = num(o, "steps");
+	OBJECTS(v, o, "stages", el_verified_stage, v->verify.stages, v->verify.nstages, fill_stage);
+}
+
+el_view *el_view_new(const cJSON *doc)
+{
+	el_view *v = el_xcalloc(1, sizeof(*v));
+
+	build_sections(v, doc);
+	return v;
+}
+
+void el_view_free(el_view *v)
+{
+	struct el_view_arena *a, *next;
+
+	if (!v)
+		return;
+	for (a = v->arena; a; a = next) {
+		next = a->next;
+		free(a);
+	}
+	free(v);
+}
+
+const el_view *el_lock_view(const envlock_lock *lock)
+{
+	/* a cache inside an otherwise unchanged lock, like its id */
+	envlock_lock *l = (envlock_lock *)lock;
+
+	if (!l->view || l->view_stale) {
+		el_view_free(l->view);
+		l->view = el_view_new(l->doc);
+		l->view_stale = 0;
+	}
+	return l->view;
+}
+
+const el_toolkit *el_view_toolkit_at(const el_view *v, const char *path)
+{
+	if (!path)
+		return NULL;
+	for (size_t i = 0; i < v->cuda.ntoolkits; i++) {
+		const el_toolkit *tk = &v->cuda.toolkits[i];
+
+		if (tk->home && strcmp(tk->home, path) == 0)
+			return tk;
+		for (size_t j = 0; j < tk->aliases.n; j++)
+			if (strcmp(tk->aliases.v[j], path) == 0)
+				return tk;
+	}
+	return NULL;
+}
+
+const char *el_toolkit_version(const el_toolkit *tk)
+{
+	return !tk ? NULL : tk->version ? tk->version : tk->release;
+}
+
+const el_framework *el_view_framework(const el_view *v, const char *key)
+{
+	const el_framework_info *f = el_framework_find(key);
+
+	return f ? &v->frameworks[f - el_frameworks] : NULL;
+}
+
+const el_pip_dist *el_view_pip_dist(const el_view *v, const char *name)
+{
+	char *want = name ? el_pep503_name(name) : NULL;
+	const el_pip_dist *found = NULL;
+
+	for (size_t i = 0; want && i < v->pip.ndists && !found; i++) {
+		char *have = v->pip.dists[i].name ? el_pep503_name(v->pip.dists[i].name) : NULL;
+
+		if (have && strcmp(have, want) == 0)
+			found = &v->pip.dists[i];
+		free(have);
+	}
+	free(want);
+	return found;
+}
+
+#define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED)
+
+const el_framework_info el_frameworks[] = {
+	{ "torch", { "torch", NULL }, 0 },
+	{ "torchvision", { "torchvision", NULL }, 0 },
+	{ "mmcv", { "mmcv-full", "mmcv", "mmcv-lite", NULL }, EL_FW_OPENMMLAB },
+	{ "mmengine", { "mmengine", NULL }, EL_FW_OPENMMLAB },
+	{ "mmdet", { "mmdet", NULL }, OMM },
+	{ "mmpose", { "mmpose", NULL }, OMM },
+	{ "mmpretrain", { "mmpretrain", NULL }, OMM },
+	{ "mmseg", { "mmsegmentation", NULL }, OMM },
+	{ "mmdet3d", { "mmdet3d", NULL }, OMM },
+	{ "mmaction", { "mmaction2", NULL }, OMM },
+	{ "mmocr", { "mmocr", NULL }, OMM },
+	{ "mmcls", { "mmcls", NULL }, OMM },
+	{ NULL, { NULL }, 0 },
+};
+
+_Static_assert(sizeof(el_frameworks) / sizeof(el_frameworks[0]) == EL_FW_COUNT + 1,
+	       "EL_FW_COUNT is the number of frameworks in el_frameworks");
+
+const el_framework_info *el_framework_find(const char *key)
+{
+	for (const el_framework_info *f = el_frameworks; f->key; f++)
+		if (key && strcmp(f->key, key) == 0)
+			return f;
+	return NULL;
+}
+
+/* The bare-document readers of view.h's last section. */
 const char *el_present_str(const cJSON *o, const char *key)
 {
 	return el_present(o) ? el_jget_str(o, key) : NULL;
@@ -41,35 +778,9 @@ const cJSON *el_default_toolkit(const cJSON *doc)
 	return el_present(cuda) ? el_toolkit_at(doc, el_jget_str(cuda, "default")) : NULL;
 }
 
-const char *el_toolkit_version(const cJSON *toolkit)
+const char *el_jtoolkit_version(const cJSON *toolkit)
 {
 	const char *v = el_jget_str(toolkit, "version");
 
 	return v ? v : el_jget_str(toolkit, "release");
-}
-
-#define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED)
-
-const el_framework_info el_frameworks[] = {
-	{ "torch", { "torch", NULL }, 0 },
-	{ "torchvision", { "torchvision", NULL }, 0 },
-	{ "mmcv", { "mmcv-full", "mmcv", "mmcv-lite", NULL }, EL_FW_OPENMMLAB },
-	{ "mmengine", { "mmengine", NULL }, EL_FW_OPENMMLAB },
-	{ "mmdet", { "mmdet", NULL }, OMM },
-	{ "mmpose", { "mmpose", NULL }, OMM },
-	{ "mmpretrain", { "mmpretrain", NULL }, OMM },
-	{ "mmseg", { "mmsegmentation", NULL }, OMM },
-	{ "mmdet3d", { "mmdet3d", NULL }, OMM },
-	{ "mmaction", { "mmaction2", NULL }, OMM },
-	{ "mmocr", { "mmocr", NULL }, OMM },
-	{ "mmcls", { "mmcls", NULL }, OMM },
-	{ NULL, { NULL }, 0 },
-};
-
-const el_framework_info *el_framework_find(const char *key)
-{
-	for (const el_framework_info *f = el_frameworks; f->key; f++)
-		if (key && strcmp(f->key, key) == 0)
-			return f;
-	return NULL;
 }

@@ -1,10 +1,20 @@
 /*
- * The typed view of a lock: what a lock's facts mean, defined once, for
- * every consumer (show, check, diff, restore, export, report, bundle,
- * verify). A document reaching these has passed the schema at load (or
- * was built by the probes), so the types are known; these say which
- * toolkit is the default, when a section counts as present, and which
- * frameworks envlock knows.
+ * The typed view of a lock: what a lock's facts are and mean, defined
+ * once, for every consumer (show, check, diff, restore, export, report,
+ * bundle, verify, sign). It is built once from the document, when a
+ * consumer first asks for it (el_lock_view), and consumers read the lock
+ * through it and nothing else.
+ *
+ * A document reaching the view has passed the schema at load (or was
+ * built by the probes), so the types are known; the view still reads
+ * every member with a type check, so a hand-made document in a unit test
+ * cannot crash a consumer: a member of the wrong type reads as absent.
+ *
+ * Strings are borrowed from the document: they live as long as the lock,
+ * until the document changes (el_lock_touch), after which el_lock_view
+ * builds a new view. A string that is not recorded is NULL; a number that
+ * is not recorded is -1 (every counted fact is >= 0); a yes/no that may be
+ * unrecorded is an el_tri.
  */
 #ifndef EL_VIEW_H
 #define EL_VIEW_H
@@ -14,31 +24,216 @@
 
 #include <cJSON.h>
 
+#include "envlock/lock.h"
+
+/* A yes/no fact that the lock may not record. */
+typedef enum { EL_UNSET = -1, EL_NO = 0, EL_YES = 1 } el_tri;
+
+/* A list of strings (borrowed). */
+typedef struct {
+	const char *const *v;
+	size_t n;
+} el_strlist;
+
+/* A string-to-string map, in the document's (sorted) key order. */
+typedef struct {
+	const char *key, *val;
+} el_pair;
+
+typedef struct {
+	const el_pair *v;
+	size_t n;
+} el_pairs;
+
 /*
- * A section or item counts as present when it is an object whose "status"
- * is "present", or that has no status (the items of a section, hand-made
- * partial locks). "absent", "unknown" and "unreadable" are not present.
+ * Where a section or item stands. "recorded": the lock has it at all;
+ * "present": the one rule of when it counts (view.c, el_present):
+ * an object whose "status" is "present", or that has no status.
+ * status is the text as recorded ("absent", "unknown", ...) or NULL.
  */
-bool el_present(const cJSON *o);
+typedef struct {
+	bool recorded, present;
+	const char *status;
+} el_state;
 
-/* o's string member key when o is present, else NULL. */
-const char *el_present_str(const cJSON *o, const char *key);
+/* A shared library the lock records (cuda, cudnn). */
+typedef struct {
+	const char *name, *target;
+} el_link;
 
-/*
- * The default CUDA toolkit: the entry of cuda.toolkits that cuda.default
- * names, by its home or one of its aliases (/usr/local/cuda is usually a
- * link to /usr/local/cuda-X.Y). NULL when the cuda section is not present,
- * names no default, or no toolkit is there: nothing is guessed.
- */
-const cJSON *el_default_toolkit(const cJSON *doc);
+typedef struct {
+	const char *name, *path, *soname, *sha256;
+	long long size;
+	const el_link *links; /* the soname symlink chain, outermost first */
+	size_t nlinks;
+	const char *soname_link;   /* "self", "ok", "missing", "other" */
+	const char *ld_cache;      /* "listed", "missing", "other", "stale", "unknown" */
+	const char *ld_cache_path; /* what ld.so.cache maps the soname to */
+} el_library;
 
-/* The toolkit of doc whose home or one of whose aliases is path, or NULL. */
-const cJSON *el_toolkit_at(const cJSON *doc, const char *path);
+/* system */
+typedef struct {
+	bool recorded;
+	const char *arch;
+	const char *kernel; /* kernel.release */
+	struct {
+		el_state st;
+		const char *source, *id, *version_id, *name, *pretty_name, *version_codename, *id_like, *version;
+	} os;
+	struct {
+		el_state st;
+		const char *version, *path, *file, *banner;
+	} glibc;
+	struct {
+		bool recorded, detected;
+		const char *kind, *evidence;
+	} container;
+	struct {
+		const char *model;
+		long long logical_cores, physical_cores, sockets;
+	} cpu;
+	long long memory_total_bytes;
+	struct {
+		el_state st;
+		const char *path, *format;
+		long long entries;
+	} ld_cache;
+	el_strlist ld_so_conf;
+} el_system;
 
-/* A toolkit's version: the full one (version.json), else its release ("11.8"), else NULL. */
-const char *el_toolkit_version(const cJSON *toolkit);
+/* gpu */
+typedef struct {
+	const char *bus, *name, *compute_capability, *power_limit_w, *uuid, *details_source;
+	/* numbers nvidia-smi may give as text ("[N/A]"): the number or -1, and the value as text */
+	long long memory_mib, pcie_gen_max, pcie_width_max;
+	const char *memory_mib_text, *pcie_gen_max_text, *pcie_width_max_text;
+	el_pairs extra; /* the string members not named above */
+} el_gpu_device;
 
-/* What envlock knows of a framework. */
+typedef struct {
+	el_state st;
+	long long count;
+	struct {
+		el_state st;
+		const char *source, *raw, *version, *flavour, *arch, *built_with, *max_cuda, *max_cuda_source;
+		long long major;
+	} driver;
+	const el_gpu_device *devices;
+	size_t ndevices;
+} el_gpu;
+
+/* cuda */
+typedef struct {
+	const char *home;
+	el_state st;
+	el_strlist aliases;
+	const char *version, *version_source, *sdk_version, *release;
+	el_strlist patches;
+	el_pairs components;
+	struct {
+		bool recorded;
+		const char *path, *version, *release;
+	} nvcc;
+	const el_library *libraries;
+	size_t nlibraries;
+} el_toolkit;
+
+typedef struct {
+	el_state st;
+	const char *default_home;       /* cuda.default as recorded */
+	const el_toolkit *default_tk;   /* the one definition of "the default toolkit" (el_default_toolkit) */
+	const el_toolkit *toolkits;
+	size_t ntoolkits;
+} el_cuda;
+
+/* cudnn */
+typedef struct {
+	const char *path, *version;
+} el_cudnn_header;
+
+typedef struct {
+	el_state st;
+	const char *version, *header;
+	const el_cudnn_header *headers;
+	size_t nheaders;
+	const el_library *libraries;
+	size_t nlibraries;
+} el_cudnn;
+
+/* compilers */
+typedef struct {
+	const char *dir, *triplet, *major, *version, *version_source, *driver;
+	bool gxx;
+} el_gcc;
+
+typedef struct {
+	el_state st;
+	struct {
+		bool recorded;
+		const char *name, *path, *version, *version_source;
+	} def;
+	const el_gcc *gcc;
+	size_t ngcc;
+} el_compilers;
+
+/* python */
+typedef struct {
+	const char *prefix, *kind, *version;
+} el_python_candidate;
+
+typedef struct {
+	el_state st;
+	const char *kind, *prefix, *executable, *version, *version_source, *selected_by;
+	el_strlist site_packages;
+	const el_python_candidate *candidates;
+	size_t ncandidates;
+} el_python;
+
+/* conda */
+typedef struct {
+	const char *name, *version, *build, *channel, *subdir, *url, *md5, *sha256;
+	long long build_number;
+} el_conda_package;
+
+typedef struct {
+	const char *name, *prefix;
+} el_conda_env;
+
+typedef struct {
+	el_state st;
+	const char *prefix, *name, *root_prefix;
+	const el_conda_env *envs;
+	size_t nenvs;
+	long long package_count;
+	const el_conda_package *packages;
+	size_t npackages;
+} el_conda;
+
+/* pip */
+typedef struct {
+	const char *name, *version;
+	const char *kind; /* "dist-info", "egg-info", "egg-link", "requirement" */
+	const char *path, *installer, *source, *egg_info;
+	el_tri requested;
+	bool editable, also_conda;
+	struct {
+		bool recorded;
+		const char *url, *vcs, *commit_id, *requested_revision, *archive_hash;
+		bool editable;
+	} direct_url;
+	el_strlist tags;
+} el_pip_dist;
+
+typedef struct {
+	el_state st;
+	el_strlist site_packages;
+	long long count;
+	el_strlist conda_and_pip;
+	const el_pip_dist *dists;
+	size_t ndists;
+} el_pip;
+
+/* frameworks: envlock's registry of what it knows, and what a lock records of each */
 enum {
 	EL_FW_OPENMMLAB = 1 << 0, /* an OpenMMLab codebase */
 	EL_FW_MMCV_OPS = 1 << 1,  /* its models call mmcv's compiled ops (mmcv-full, or mmcv 2.x with ops) */
@@ -53,8 +248,191 @@ typedef struct {
 
 /* The frameworks envlock records, in the order show and report list them; NULL-ended by key. */
 extern const el_framework_info el_frameworks[];
+#define EL_FW_COUNT 12
 
 /* The framework whose key is key, or NULL. */
 const el_framework_info *el_framework_find(const char *key);
+
+typedef struct {
+	const el_framework_info *info;
+	el_state st;
+	const char *version, *version_source, *path, *dist_version;
+	/* torch and torchvision: the CUDA (or HIP) they were built for; *_none: recorded as None */
+	const char *cuda, *hip;
+	bool cuda_none, hip_none;
+	el_tri cpu_only, debug;
+	const char *git_version;
+	/* mmcv: its distribution, and its compiled ops */
+	const char *package;
+	el_tri ops;
+	const char *ops_cudart;
+	el_strlist ops_files;
+} el_framework;
+
+/* env */
+typedef struct {
+	el_state st;
+	const char *source;
+	el_pairs variables;
+} el_env;
+
+/* checkpoints, configs */
+typedef struct {
+	const char *path, *mtime, *sha256, *error;
+	long long size;
+} el_checkpoint;
+
+typedef struct {
+	el_state st;
+	long long count, total_bytes;
+	const el_checkpoint *files;
+	size_t nfiles;
+} el_checkpoints;
+
+typedef struct {
+	const char *path, *sha256, *text, *unresolved_base, *error;
+	bool requested;
+	long long size;
+	el_strlist bases;
+} el_config;
+
+typedef struct {
+	el_state st;
+	const el_config *files;
+	size_t nfiles;
+} el_configs;
+
+/* repos */
+typedef struct {
+	const char *name, *url;
+} el_remote;
+
+typedef struct {
+	const char *path, *commit, *url, *workdir_commit;
+} el_submodule;
+
+typedef struct {
+	const char *path, *requested;
+	const char *status; /* "present", "not_a_repository", "error" */
+	bool bare, shallow, dirty;
+	const char *state, *tag;
+	struct {
+		bool recorded, detached, unborn;
+		const char *commit, *branch;
+	} head;
+	const el_remote *remotes;
+	size_t nremotes;
+	const el_submodule *submodules;
+	size_t nsubmodules;
+	struct {
+		bool recorded, truncated;
+		el_strlist staged, modified, untracked, conflicted;
+	} changes;
+	struct {
+		bool recorded, truncated;
+		const char *sha256, *text;
+		long long size;
+	} patch;
+} el_repo;
+
+typedef struct {
+	el_state st;
+	const el_repo *repos;
+	size_t nrepos;
+} el_repos;
+
+/* checks: the rule results recorded at save time */
+typedef struct {
+	const char *rule, *severity, *section, *subject, *message;
+} el_saved_finding;
+
+typedef struct {
+	bool recorded;
+	const char *rules;
+	long long breaking, risky, info;
+	const el_saved_finding *findings;
+	size_t nfindings;
+} el_checks;
+
+/* verify: the measurements a verify run added to the lock */
+typedef struct {
+	const char *stage, *status, *reason, *fix;
+	el_pairs figures; /* numbers written as JSON writes them */
+} el_verified_stage;
+
+typedef struct {
+	bool recorded;
+	const char *result;
+	long long exit_status, steps, version;
+	const el_verified_stage *stages;
+	size_t nstages;
+} el_verified;
+
+/* The whole lock. */
+typedef struct el_view {
+	long long format; /* "envlock" */
+	const char *id, *created, *hostname;
+	const char *partial_from; /* "conda-explicit", "pip-freeze": an imported partial lock */
+	el_strlist warnings;
+	el_system system;
+	el_gpu gpu;
+	el_cuda cuda;
+	el_cudnn cudnn;
+	el_compilers compilers;
+	el_python python;
+	el_conda conda;
+	el_pip pip;
+	el_framework frameworks[EL_FW_COUNT]; /* in el_frameworks' order */
+	el_env env;
+	el_checkpoints checkpoints;
+	el_configs configs;
+	el_repos repos;
+	el_checks checks;
+	el_verified verify;
+	struct el_view_arena *arena; /* everything the view allocated */
+} el_view;
+
+/*
+ * The view of lock, built on first use and after the document changed;
+ * borrowed from the lock. A lock is handed around as const, so the view
+ * is a cache inside it (like its id).
+ */
+const el_view *el_lock_view(const envlock_lock *lock);
+
+/*
+ * A view of a bare document, for the unit tests of consumers (which feed
+ * them small hand-made documents) and for the probes' own lock while it
+ * is built. Free with el_view_free(); doc must outlive it.
+ */
+el_view *el_view_new(const cJSON *doc);
+void el_view_free(el_view *view);
+
+/* The framework key in view, or NULL when envlock does not know key. */
+const el_framework *el_view_framework(const el_view *view, const char *key);
+
+/* The pip distribution named name (PEP 503 comparison), or NULL. */
+const el_pip_dist *el_view_pip_dist(const el_view *view, const char *name);
+
+/* The toolkit whose home or one of whose aliases is path, or NULL. */
+const el_toolkit *el_view_toolkit_at(const el_view *view, const char *path);
+
+/* A toolkit's version: the full one (version.json), else its release ("11.8"), else NULL. */
+const char *el_toolkit_version(const el_toolkit *tk);
+
+/*
+ * The one "present" rule, for documents that are not locks (a rules
+ * file's rows, a journal): an object whose "status" is "present", or that
+ * has no status. Consumers of a lock read el_state.present instead.
+ */
+bool el_present(const cJSON *o);
+
+/*
+ * Readers of the bare document that the consumers not yet moved to the
+ * view still use; they go when the last consumer reads the view.
+ */
+const char *el_present_str(const cJSON *o, const char *key);
+const cJSON *el_default_toolkit(const cJSON *doc);
+const cJSON *el_toolkit_at(const cJSON *doc, const char *path);
+const char *el_jtoolkit_version(const cJSON *toolkit);
 
 #endif

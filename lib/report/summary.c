@@ -227,7 +227,7 @@ static void gpu_rows(el_report *r)
 /* The default CUDA toolkit's version, or NULL. */
 static const char *default_cuda(const cJSON *doc)
 {
-	return el_toolkit_version(el_default_toolkit(doc));
+	return el_jtoolkit_version(el_default_toolkit(doc));
 }
 
 static void toolchain_rows(el_report *r)

@@ -1,0 +1,215 @@
+/*
+ * lib/lock/view.c: the typed view every consumer reads a lock through.
+ * A real probed lock (tests/golden) read through the view against the
+ * same document read member by member; hand-made documents for the
+ * rules (present, the default toolkit) and for members of the wrong type.
+ */
+#include "unit.h"
+#include "lock/view.h"
+
+static cJSON *parse(const char *json)
+{
+	cJSON *doc = cJSON_Parse(json);
+
+	assert_non_null(doc);
+	return doc;
+}
+
+static envlock_lock *load_golden(envlock_ctx **ctx, const char *name)
+{
+	char path[4096];
+	envlock_lock *lock = NULL;
+
+	snprintf(path, sizeof(path), "tests/golden/%s", name);
+	assert_int_equal(envlock_ctx_new(ctx), 0);
+	if (envlock_lock_load(&lock, *ctx, path) != 0)
+		fail_msg("%s: %s", path, envlock_error_last(*ctx));
+	return lock;
+}
+
+static void golden_lock_reads_as_its_document(void **state)
+{
+	envlock_ctx *ctx;
+	envlock_lock *lock = load_golden(&ctx, "ubuntu1604-mmdet.lock.json");
+	const el_view *v = el_lock_view(lock);
+	const cJSON *doc = lock->doc, *it;
+	size_t i;
+
+	(void)state;
+	assert_ptr_equal(el_lock_view(lock), v); /* built once */
+	assert_int_equal(v->format, 1);
+	assert_string_equal(v->id, el_jget_str(doc, "id"));
+	assert_string_equal(v->system.glibc.version, "2.23");
+	assert_true(v->system.glibc.st.present);
+	assert_string_equal(v->system.glibc.file, "/lib/x86_64-linux-gnu/libc-2.23.so");
+
+	/* the default toolkit, named by its home; /usr/local/cuda is its alias */
+	assert_int_equal(v->cuda.ntoolkits, 1);
+	assert_ptr_equal(v->cuda.default_tk, &v->cuda.toolkits[0]);
+	assert_string_equal(el_toolkit_version(v->cuda.default_tk), "10.2.89");
+	assert_ptr_equal(el_view_toolkit_at(v, "/usr/local/cuda"), v->cuda.default_tk);
+	assert_null(el_view_toolkit_at(v, "/usr/local/cuda-11.8"));
+	assert_int_equal(v->cuda.toolkits[0].nlibraries, 3);
+
+	/* cuDNN's soname chain, outermost link first */
+	assert_string_equal(v->cudnn.libraries[0].soname, "libcudnn.so.8");
+	assert_int_equal(v->cudnn.libraries[0].nlinks, 2);
+	assert_string_equal(v->cudnn.libraries[0].links[1].target, "libcudnn.so.8.2.1");
+	assert_int_equal(v->cudnn.libraries[0].size, 320);
+
+	/* torch: a CUDA build whose hip is None; mmcv with its ops */
+	const el_framework *torch = el_view_framework(v, "torch"), *mmcv = el_view_framework(v, "mmcv");
+	assert_string_equal(torch->version, "1.10.0+cu102");
+	assert_string_equal(torch->cuda, "10.2");
+	assert_false(torch->cuda_none);
+	assert_null(torch->hip);
+	assert_true(torch->hip_none);
+	assert_int_equal(torch->cpu_only, EL_NO);
+	assert_int_equal(mmcv->ops, EL_YES);
+	assert_string_equal(mmcv->package, "mmcv-full");
+	assert_string_equal(mmcv->ops_files.v[0], "_ext.cpython-37m-x86_64-linux-gnu.so");
+	assert_null(el_view_framework(v, "tensorflow"));
+
+	/* every package and distribution, in the document's order */
+	i = 0;
+	cJSON_ArrayForEach(it, el_jget(el_jget(doc, "conda"), "packages")) {
+		assert_string_equal(v->conda.packages[i].name, el_jget_str(it, "name"));
+		assert_string_equal(v->conda.packages[i].build, el_jget_str(it, "build"));
+		i++;
+	}
+	assert_int_equal(i, v->conda.npackages);
+	assert_true(i > 10);
+	i = 0;
+	cJSON_ArrayForEach(it, el_jget(el_jget(doc, "pip"), "distributions")) {
+		assert_string_equal(v->pip.dists[i].name, el_jget_str(it, "name"));
+		assert_int_equal(v->pip.dists[i].requested,
+				 el_jget(it, "requested") ? el_jget_bool(it, "requested", 0) : EL_UNSET);
+		i++;
+	}
+	assert_int_equal(i, v->pip.ndists);
+	/* PEP 503: Mmcv_Full finds mmcv-full */
+	assert_ptr_not_equal(el_view_pip_dist(v, "Mmcv_Full"), NULL);
+	assert_string_equal(el_view_pip_dist(v, "Mmcv_Full")->version, "1.7.5");
+
+	/* the GPU's members nvidia's /proc file gave, beyond the named ones */
+	assert_string_equal(v->gpu.devices[0].name, "Tesla V100-PCIE-16GB");
+	bool uuid = false;
+	for (i = 0; i < v->gpu.devices[0].extra.n; i++) {
+		assert_string_not_equal(v->gpu.devices[0].extra.v[i].key, "name");
+		uuid |= strcmp(v->gpu.devices[0].extra.v[i].key, "gpu_uuid") == 0;
+	}
+	assert_true(uuid);
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+}
+
+static void present_is_one_rule(void **state)
+{
+	cJSON *doc = parse("{\"envlock\":1,\"gpu\":{\"status\":\"absent\"},\"cudnn\":{\"status\":\"present\"},"
+			   "\"python\":{\"version\":\"3.7.16\"},\"conda\":\"oops\"}");
+	el_view *v = el_view_new(doc);
+
+	(void)state;
+	assert_true(v->gpu.st.recorded);
+	assert_false(v->gpu.st.present);
+	assert_string_equal(v->gpu.st.status, "absent");
+	assert_true(v->cudnn.st.present);
+	assert_true(v->python.st.present); /* no status: present */
+	assert_false(v->conda.st.recorded); /* not an object */
+	assert_false(v->conda.st.present);
+	assert_false(v->cuda.st.recorded);
+	assert_null(v->cuda.default_tk);
+	el_view_free(v);
+	cJSON_Delete(doc);
+}
+
+static void default_toolkit_is_named_never_guessed(void **state)
+{
+	cJSON *doc = parse("{\"cuda\":{\"status\":\"present\",\"default\":\"/usr/local/cuda\",\"toolkits\":["
+			   "{\"home\":\"/usr/local/cuda-11.8\",\"release\":\"11.8\"},"
+			   "{\"home\":\"/usr/local/cuda-13.0\",\"aliases\":[\"/usr/local/cuda\"],\"version\":\"13.0.48\"}]}}");
+	cJSON *none = parse("{\"cuda\":{\"status\":\"present\",\"toolkits\":[{\"home\":\"/usr/local/cuda-11.8\"}]}}");
+	el_view *v = el_view_new(doc), *w = el_view_new(none);
+
+	(void)state;
+	assert_int_equal(v->cuda.ntoolkits, 2);
+	assert_ptr_equal(v->cuda.default_tk, &v->cuda.toolkits[1]);
+	assert_string_equal(el_toolkit_version(&v->cuda.toolkits[0]), "11.8");
+	assert_string_equal(el_toolkit_version(v->cuda.default_tk), "13.0.48");
+	assert_null(w->cuda.default_tk); /* no default named: none */
+	assert_null(el_toolkit_version(NULL));
+	el_view_free(v);
+	el_view_free(w);
+	cJSON_Delete(doc);
+	cJSON_Delete(none);
+}
+
+static void wrong_types_read_as_not_recorded(void **state)
+{
+	cJSON *doc = parse("{\"envlock\":\"1\",\"system\":{\"arch\":7,\"cpu\":{\"logical_cores\":1.5},"
+			   "\"ld_so_conf\":[\"/etc/ld.so.conf.d/a.conf\",3,null]},"
+			   "\"pip\":{\"distributions\":[\"x\",{\"name\":\"torch\",\"requested\":\"yes\",\"tags\":{}}]},"
+			   "\"gpu\":{\"devices\":[{\"bus\":\"0000:01:00.0\",\"memory_mib\":\"[N/A]\",\"pcie_gen_max\":4,"
+			   "\"irq\":\"82\",\"odd\":5}]},"
+			   "\"frameworks\":{\"torch\":{\"status\":\"present\",\"version\":\"1.13.1\",\"cuda\":null}},"
+			   "\"verify\":{\"stages\":[{\"stage\":\"training\",\"figures\":{\"loss\":0.25,\"steps\":200,\"s\":[1]}}]}}");
+	el_view *v = el_view_new(doc);
+
+	(void)state;
+	assert_int_equal(v->format, -1);
+	assert_null(v->system.arch);
+	assert_int_equal(v->system.cpu.logical_cores, -1);
+	assert_int_equal(v->system.ld_so_conf.n, 1);
+	assert_int_equal(v->pip.ndists, 1); /* the string is no distribution */
+	assert_int_equal(v->pip.dists[0].requested, EL_UNSET);
+	assert_int_equal(v->pip.dists[0].tags.n, 0);
+	assert_int_equal(v->gpu.devices[0].memory_mib, -1);
+	assert_string_equal(v->gpu.devices[0].memory_mib_text, "[N/A]");
+	assert_int_equal(v->gpu.devices[0].pcie_gen_max, 4);
+	assert_string_equal(v->gpu.devices[0].pcie_gen_max_text, "4");
+	assert_null(v->gpu.devices[0].pcie_width_max_text);
+	assert_int_equal(v->gpu.devices[0].extra.n, 1); /* irq; the number is not a string member */
+	assert_string_equal(v->gpu.devices[0].extra.v[0].key, "irq");
+	assert_true(el_view_framework(v, "torch")->cuda_none);
+	assert_null(el_view_framework(v, "torch")->cuda);
+	assert_int_equal(v->verify.stages[0].figures.n, 2);
+	assert_string_equal(v->verify.stages[0].figures.v[0].val, "0.25");
+	assert_string_equal(v->verify.stages[0].figures.v[1].val, "200");
+	el_view_free(v);
+	cJSON_Delete(doc);
+}
+
+static void view_follows_the_document(void **state)
+{
+	envlock_ctx *ctx;
+	envlock_lock *lock = load_golden(&ctx, "no-nvidia.lock.json");
+	const el_view *v = el_lock_view(lock);
+	char *id = strdup(v->id);
+
+	(void)state;
+	assert_false(v->checks.recorded && v->checks.breaking < 0);
+	el_jset_str(el_jget(lock->doc, "system"), "arch", "aarch64");
+	el_lock_touch(lock);
+	v = el_lock_view(lock);
+	assert_string_equal(v->system.arch, "aarch64");
+	/* settling the id rewrites the document's "id": the view reads the new one */
+	assert_string_not_equal(envlock_lock_id(lock), id);
+	v = el_lock_view(lock);
+	assert_string_equal(v->id, envlock_lock_id(lock));
+	free(id);
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(golden_lock_reads_as_its_document),
+		cmocka_unit_test(present_is_one_rule),
+		cmocka_unit_test(default_toolkit_is_named_never_guessed),
+		cmocka_unit_test(wrong_types_read_as_not_recorded),
+		cmocka_unit_test(view_follows_the_document),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

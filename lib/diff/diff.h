@@ -152,6 +152,15 @@ const char *el_strpool_str(el_strpool *p, const char *s);
 /* s with every run of 64 hex digits (a SHA-256) cut to its first 12 and "…"; malloc'd. */
 char *el_display_value(const char *s);
 /* Print s escaped for a terminal (el_term_put) padded with spaces to width columns. */
+/*
+ * Append e to arr as the one JSON form of a difference (diff --json,
+ * report --format json, verify --json): section, key, change, severity
+ * (not for "same"); for a finding or a resolved one its message, rule,
+ * fix and source, else the values a and b (null where a side lacks the
+ * item) and the reason. print.c.
+ */
+void el_diff_entry_json(cJSON *arr, const envlock_diff_entry *e);
+
 void el_print_padded(FILE *out, const char *s, size_t width);
 const char *el_severity_sgr(envlock_severity s);
 

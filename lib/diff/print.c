@@ -211,12 +211,25 @@ static int write_json(envlock_ctx *ctx, FILE *out, cJSON *doc)
 }
 
 /* A string member, or null. */
-static void set_str_or_null(cJSON *o, const char *key, const char *val)
+void el_diff_entry_json(cJSON *arr, const envlock_diff_entry *e)
 {
-	if (val)
-		el_jset_str(o, key, val);
-	else
-		el_jset(o, key, cJSON_CreateNull());
+	cJSON *o = el_jpush_obj(arr);
+
+	el_jset_str(o, "section", e->section);
+	el_jset_str(o, "key", e->key);
+	el_jset_str(o, "change", envlock_diff_change_name(e->change));
+	if (e->change != ENVLOCK_DIFF_SAME)
+		el_jset_str(o, "severity", envlock_severity_name(e->severity));
+	if (e->change == ENVLOCK_DIFF_FINDING || e->change == ENVLOCK_DIFF_RESOLVED) {
+		el_jset_str(o, "message", e->reason);
+		el_jset_str(o, "rule", e->rule);
+		el_jset_str(o, "fix", e->fix);
+		el_jset_str(o, "source", e->source);
+		return;
+	}
+	el_jset_str_or_null(o, "a", e->a);
+	el_jset_str_or_null(o, "b", e->b);
+	el_jset_str_or_null(o, "reason", e->reason);
 }
 
 static void json_side(cJSON *doc, const char *key, const el_diff_side *s)
@@ -224,9 +237,9 @@ static void json_side(cJSON *doc, const char *key, const el_diff_side *s)
 	cJSON *o = el_jset_obj(doc, key);
 
 	el_jset_str(o, "file", s->name);
-	set_str_or_null(o, "id", s->id);
-	set_str_or_null(o, "hostname", s->hostname);
-	set_str_or_null(o, "created", s->created);
+	el_jset_str_or_null(o, "id", s->id);
+	el_jset_str_or_null(o, "hostname", s->hostname);
+	el_jset_str_or_null(o, "created", s->created);
 }
 
 int envlock_diff_print_json(const envlock_diff *d, envlock_ctx *ctx, FILE *out)
@@ -241,26 +254,8 @@ int envlock_diff_print_json(const envlock_diff *d, envlock_ctx *ctx, FILE *out)
 		el_jset_int(counts, envlock_severity_name((envlock_severity)s), (long long)d->tally[s]);
 	el_jset_str(doc, "verdict", d->verdict);
 	list = el_jset_arr(doc, "differences");
-	for (size_t i = 0; i < d->n; i++) {
-		const envlock_diff_entry *e = &d->v[i].e;
-		cJSON *o = el_jpush_obj(list);
-
-		el_jset_str(o, "section", e->section);
-		el_jset_str(o, "key", e->key);
-		el_jset_str(o, "change", envlock_diff_change_name(e->change));
-		if (e->change != ENVLOCK_DIFF_SAME)
-			el_jset_str(o, "severity", envlock_severity_name(e->severity));
-		if (e->change == ENVLOCK_DIFF_FINDING || e->change == ENVLOCK_DIFF_RESOLVED) {
-			el_jset_str(o, "message", e->reason);
-			el_jset_str(o, "rule", e->rule);
-			el_jset_str(o, "fix", e->fix);
-			el_jset_str(o, "source", e->source);
-			continue;
-		}
-		set_str_or_null(o, "a", e->a);
-		set_str_or_null(o, "b", e->b);
-		set_str_or_null(o, "reason", e->reason);
-	}
+	for (size_t i = 0; i < d->n; i++)
+		el_diff_entry_json(list, &d->v[i].e);
 	return write_json(ctx, out, doc);
 }
 
@@ -370,7 +365,7 @@ int envlock_drift_print_json(const envlock_drift *d, envlock_ctx *ctx, FILE *out
 
 		el_jset_str(o, "section", it->section);
 		el_jset_str(o, "key", it->key);
-		set_str_or_null(o, "majority", it->majority);
+		el_jset_str_or_null(o, "majority", it->majority);
 		el_jset_int(o, "majority_count", (long long)it->majority_count);
 		el_jset_str(o, "severity", envlock_severity_name(it->severity));
 		odd = el_jset_arr(o, "differs");
@@ -378,7 +373,7 @@ int envlock_drift_print_json(const envlock_drift *d, envlock_ctx *ctx, FILE *out
 			cJSON *x = el_jpush_obj(odd);
 
 			el_jset_str(x, "file", it->odd[j].file);
-			set_str_or_null(x, "value", it->odd[j].value);
+			el_jset_str_or_null(x, "value", it->odd[j].value);
 		}
 	}
 	return write_json(ctx, out, doc);

@@ -58,6 +58,14 @@ void el_jset_strn(cJSON *parent, const char *key, const char *val, size_t n)
 	free(s);
 }
 
+void el_jset_str_or_null(cJSON *parent, const char *key, const char *val)
+{
+	if (val)
+		el_jset_str(parent, key, val);
+	else
+		el_jset(parent, key, cJSON_CreateNull());
+}
+
 void el_jset_int(cJSON *parent, const char *key, long long val)
 {
 	el_jset(parent, key, cJSON_CreateNumber((double)val));

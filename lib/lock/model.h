@@ -40,6 +40,8 @@ void el_jset(cJSON *parent, const char *key, cJSON *item);
 /* Set a string member; NULL val sets nothing. */
 void el_jset_str(cJSON *parent, const char *key, const char *val);
 void el_jset_strn(cJSON *parent, const char *key, const char *val, size_t n);
+/* Set a string member, or null when val is NULL. */
+void el_jset_str_or_null(cJSON *parent, const char *key, const char *val);
 void el_jset_int(cJSON *parent, const char *key, long long val);
 void el_jset_bool(cJSON *parent, const char *key, bool val);
 cJSON *el_jpush_obj(cJSON *arr);

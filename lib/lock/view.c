@@ -9,7 +9,6 @@
 
 #include "model.h"
 #include "util/error.h"
-#include "util/text.h"
 #include "util/xalloc.h"
 #include "view.h"
 
@@ -702,20 +701,44 @@ const el_framework *el_view_framework(const el_view *v, const char *key)
 	return f ? &v->frameworks[f - el_frameworks] : NULL;
 }
 
+static bool pep503_sep(char c)
+{
+	return c == '-' || c == '_' || c == '.';
+}
+
+static char ascii_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* a and b are the same name under PEP 503: case, and runs of "-_." (as one "-"), do not count */
+static bool pep503_equal(const char *a, const char *b)
+{
+	for (;;) {
+		if (pep503_sep(*a) || pep503_sep(*b)) {
+			if (!pep503_sep(*a) || !pep503_sep(*b))
+				return false;
+			while (pep503_sep(*a))
+				a++;
+			while (pep503_sep(*b))
+				b++;
+			continue;
+		}
+		if (ascii_lower(*a) != ascii_lower(*b))
+			return false;
+		if (!*a)
+			return true;
+		a++;
+		b++;
+	}
+}
+
 const el_pip_dist *el_view_pip_dist(const el_view *v, const char *name)
 {
-	char *want = name ? el_pep503_name(name) : NULL;
-	const el_pip_dist *found = NULL;
-
-	for (size_t i = 0; want && i < v->pip.ndists && !found; i++) {
-		char *have = v->pip.dists[i].name ? el_pep503_name(v->pip.dists[i].name) : NULL;
-
-		if (have && strcmp(have, want) == 0)
-			found = &v->pip.dists[i];
-		free(have);
-	}
-	free(want);
-	return found;
+	for (size_t i = 0; name && i < v->pip.ndists; i++)
+		if (v->pip.dists[i].name && pep503_equal(v->pip.dists[i].name, name))
+			return &v->pip.dists[i];
+	return NULL;
 }
 
 #define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED)

@@ -118,3 +118,18 @@ void envlock_findings_free(envlock_findings *f)
 	free(f->v);
 	free(f);
 }
+
+void el_finding_json(cJSON *arr, const envlock_finding *x, unsigned flags)
+{
+	cJSON *o = el_jpush_obj(arr);
+
+	el_jset_str(o, "rule", x->rule);
+	el_jset_str(o, "severity", envlock_severity_name(x->severity));
+	el_jset_str(o, "section", x->section);
+	el_jset_str(o, "subject", x->subject);
+	el_jset_str(o, "message", x->message);
+	if (flags & EL_FINDING_SAVED)
+		return;
+	el_jset_str(o, "fix", x->fix);
+	el_jset_str(o, "source", x->source);
+}

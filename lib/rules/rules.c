@@ -129,15 +129,8 @@ int envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx, const envlo
 	}
 	list = el_jset_arr(checks, "findings");
 	for (size_t i = 0; i < f->n; i++) {
-		const envlock_finding *x = &f->v[i];
-		cJSON *o = el_jpush_obj(list);
-
-		count[x->severity]++;
-		el_jset_str(o, "rule", x->rule);
-		el_jset_str(o, "severity", envlock_severity_name(x->severity));
-		el_jset_str(o, "section", x->section);
-		el_jset_str(o, "subject", x->subject);
-		el_jset_str(o, "message", x->message);
+		count[f->v[i].severity]++;
+		el_finding_json(list, &f->v[i], EL_FINDING_SAVED);
 	}
 	el_jset_int(checks, "breaking", (long long)count[ENVLOCK_SEV_BREAKING]);
 	el_jset_int(checks, "risky", (long long)count[ENVLOCK_SEV_RISKY]);

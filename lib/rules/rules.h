@@ -26,6 +26,16 @@ extern const char el_rules_builtin[];
 void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
 		    const char *source, const char *const vars[]);
 
+/* The members of a finding a lock's "checks" records: no fix, no source (el_finding_json). */
+#define EL_FINDING_SAVED 1u
+
+/*
+ * Append x to arr as the one JSON form of a finding (check --json,
+ * report, the lock's checks): rule, severity, section, subject, message,
+ * fix, source; with EL_FINDING_SAVED the first five. findings.c.
+ */
+void el_finding_json(cJSON *arr, const envlock_finding *x, unsigned flags);
+
 /* The severity named "info", "risky" or "breaking"; -1 for any other name (findings.c). */
 int el_severity_of(const char *name);
 

@@ -4,6 +4,7 @@
 
 #include "envlock/show.h"
 #include "lock/model.h"
+#include "rules/rules.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -56,18 +57,8 @@ int envlock_show_findings_json(const envlock_findings *f, envlock_ctx *ctx, FILE
 	el_buf b = EL_BUF_INIT((size_t)1 << 30);
 	int rc = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const envlock_finding *x = envlock_findings_get(f, i);
-		cJSON *o = el_jpush_obj(arr);
-
-		el_jset_str(o, "rule", x->rule);
-		el_jset_str(o, "severity", envlock_severity_name(x->severity));
-		el_jset_str(o, "section", x->section);
-		el_jset_str(o, "subject", x->subject);
-		el_jset_str(o, "message", x->message);
-		el_jset_str(o, "fix", x->fix);
-		el_jset_str(o, "source", x->source);
-	}
+	for (size_t i = 0; i < n; i++)
+		el_finding_json(arr, envlock_findings_get(f, i), 0);
 	el_jset_str(doc, "worst", n ? envlock_severity_name(envlock_findings_worst(f)) : "none");
 	/* the lock writer: sorted keys, and bytes that are not UTF-8 written as U+FFFD, so always valid JSON */
 	if (el_json_write(doc, &b, 2) != 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "envlock/diff.h"
+#include "diff/diff.h"
 #include "lock/model.h"
 #include "util/error.h"
 #include "util/root.h"
@@ -111,20 +112,11 @@ void el_verify_lock(el_verify_run *run)
 	list = el_jset_arr(st->figures, "differences");
 	for (size_t i = 0, shown = 0; i < envlock_diff_count(d) && shown < 20; i++) {
 		const envlock_diff_entry *e = envlock_diff_get(d, i);
-		cJSON *o;
 
 		if (e->severity == ENVLOCK_SEV_INFO)
 			continue;
-		o = el_jpush_obj(list);
 		shown++;
-		el_jset_str(o, "section", e->section);
-		el_jset_str(o, "key", e->key);
-		el_jset_str(o, "severity", envlock_severity_name(e->severity));
-		el_jset_str(o, "change", envlock_diff_change_name(e->change));
-		el_jset_str(o, "locked", e->a);
-		el_jset_str(o, "here", e->b);
-		el_jset_str(o, "reason", e->reason);
-		el_jset_str(o, "fix", e->fix);
+		el_diff_entry_json(list, e); /* a: the lock, b: this machine */
 	}
 	if (breaking) {
 		const envlock_diff_entry *e = envlock_diff_get(d, 0); /* sorted most severe first */

@@ -90,6 +90,10 @@ static void golden_lock_reads_as_its_document(void **state)
 	/* PEP 503: Mmcv_Full finds mmcv-full */
 	assert_ptr_not_equal(el_view_pip_dist(v, "Mmcv_Full"), NULL);
 	assert_string_equal(el_view_pip_dist(v, "Mmcv_Full")->version, "1.7.5");
+	assert_ptr_equal(el_view_pip_dist(v, "mmcv.-full"), el_view_pip_dist(v, "mmcv-full"));
+	assert_null(el_view_pip_dist(v, "mmcvfull"));
+	assert_null(el_view_pip_dist(v, "mmcv-full-"));
+	assert_null(el_view_pip_dist(v, "mmcv"));
 
 	/* the GPU's members nvidia's /proc file gave, beyond the named ones */
 	assert_string_equal(v->gpu.devices[0].name, "Tesla V100-PCIE-16GB");

@@ -38,9 +38,18 @@ typedef enum {
 typedef struct envlock_ctx envlock_ctx;
 
 /**
- * Create a context. Returns 0 and sets *out, or ENVLOCK_ERROR when memory
- * is exhausted. Free with envlock_ctx_free().
+ * Running out of memory is not an error code. Like git's xmalloc,
+ * libenvlock then prints "envlock: fatal: out of memory" on stderr and
+ * exits with status 2, from whatever function and thread ran out,
+ * including inside cJSON (whose allocations go through the same policy
+ * once a context exists). A program that embeds libenvlock and must not
+ * exit installs a handler before its first call: it is called instead,
+ * must not return (it may longjmp or abort), and if it does return the
+ * process exits as above. NULL restores the default.
  */
+ENVLOCK_EXTERN(void) envlock_set_oom_handler(void (*handler)(void));
+
+/** Create a context: returns 0 and sets *out. Free with envlock_ctx_free(). */
 ENVLOCK_EXTERN(int) envlock_ctx_new(envlock_ctx **out);
 
 /** Free a context. NULL is fine. */

@@ -4,9 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
+#include <cJSON.h>
 #include <openssl/crypto.h>
 
 #include "error.h"
+#include "xalloc.h"
+
+static void (*oom_handler)(void);
+static pthread_once_t cjson_hooked = PTHREAD_ONCE_INIT;
+
+void envlock_set_oom_handler(void (*handler)(void))
+{
+	oom_handler = handler;
+}
+
+/* cJSON's allocations follow envlock's policy: a parse that ran out of memory is not "invalid JSON" */
+static void cjson_hook(void)
+{
+	cJSON_Hooks hooks = { el_xmalloc, free };
+
+	cJSON_InitHooks(&hooks);
+}
 
 int envlock_ctx_new(envlock_ctx **out)
 {
@@ -18,8 +38,9 @@ int envlock_ctx_new(envlock_ctx **out)
 	 * The first initialisation wins; later calls are no-ops.
 	 */
 	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : ENVLOCK_ERROR;
+	pthread_once(&cjson_hooked, cjson_hook);
+	*out = el_xcalloc(1, sizeof(**out));
+	return 0;
 }
 
 void envlock_ctx_free(envlock_ctx *ctx)
@@ -66,6 +87,10 @@ const char *el_strerror(int err_no)
 
 void el_oom(void)
 {
+	void (*handler)(void) = oom_handler;
+
+	if (handler)
+		handler();
 	fputs("envlock: fatal: out of memory\n", stderr);
 	exit(2);
 }

@@ -15,7 +15,7 @@ int el_error_set(envlock_ctx *ctx, int code, const char *fmt, ...)
 /* strerror(err_no) starting lowercase, for one-line messages. */
 const char *el_strerror(int err_no);
 
-/* Print "envlock: fatal: out of memory" and exit; used by the x-allocators. */
+/* The out-of-memory policy (envlock_set_oom_handler): the handler, else print "envlock: fatal: out of memory" and exit 2. */
 _Noreturn void el_oom(void);
 
 #endif

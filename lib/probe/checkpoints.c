@@ -21,6 +21,7 @@
 #include "util/progress.h"
 #include "util/text.h"
 #include "util/userpath.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_MAX_CHECKPOINTS 100000
@@ -70,10 +71,7 @@ static bool add_file(ckpt_list *l, const char *path, const char **why)
 		free(real);
 		return false;
 	}
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 16;
-		l->v = el_xrealloc(l->v, l->cap * sizeof(*l->v));
-	}
+	EL_GROW(l->v, l->n + 1, l->cap);
 	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
 	l->v[l->n].path = real;
 	l->v[l->n].dev = (uint64_t)st.st_dev;

@@ -19,6 +19,7 @@
 #include "util/hash.h"
 #include "util/text.h"
 #include "util/userpath.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_CONFIG_MAX_BYTES EL_LIMIT_TEXT /* 1 MiB: a config is a short text file */
@@ -26,33 +27,15 @@
 
 /* What a config's _base_ says. */
 typedef struct {
-	char **names;     /* the literal paths, in order */
-	size_t count, cap;
+	el_strvec names;  /* the literal paths, in order */
 	char *unresolved; /* the right-hand side as written when it is not literal */
 	bool read_base;   /* mmengine's `with read_base():` imports */
 	bool yaml;        /* a YAML config: _base_ kept as written */
 } base_decl;
 
-static void decl_push(base_decl *d, char *name)
-{
-	if (d->count == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 8;
-		d->names = el_xrealloc(d->names, d->cap * sizeof(*d->names));
-	}
-	d->names[d->count++] = name;
-}
-
-static void decl_clear(base_decl *d)
-{
-	for (size_t i = 0; i < d->count; i++)
-		free(d->names[i]);
-	d->count = 0;
-}
-
 static void decl_release(base_decl *d)
 {
-	decl_clear(d);
-	free(d->names);
+	el_strvec_release(&d->names);
 	free(d->unresolved);
 }
 
@@ -239,7 +222,7 @@ static bool parse_rhs(const char *s, size_t i, size_t end, base_decl *d)
 		while (i < end && s[i] != ']') {
 			if (!(name = parse_path(s, &i, end)))
 				return false;
-			decl_push(d, name);
+			el_strvec_push_owned(&d->names, name);
 			i = skip_blank(s, i, end);
 			if (i < end && s[i] == ',')
 				i = skip_blank(s, i + 1, end);
@@ -254,7 +237,7 @@ static bool parse_rhs(const char *s, size_t i, size_t end, base_decl *d)
 		i = skip_blank(s, i + 1, end);
 		if (!(name = parse_path(s, &i, end)))
 			return false;
-		decl_push(d, name);
+		el_strvec_push_owned(&d->names, name);
 		i = skip_blank(s, i, end);
 		if (i >= end || s[i] != ')')
 			return false;
@@ -262,7 +245,7 @@ static bool parse_rhs(const char *s, size_t i, size_t end, base_decl *d)
 	} else {
 		if (!(name = parse_path(s, &i, end)))
 			return false;
-		decl_push(d, name);
+		el_strvec_push_owned(&d->names, name);
 	}
 	return skip_blank(s, i, end) == end;
 }
@@ -273,7 +256,7 @@ static void parse_assignment(const char *s, size_t i, size_t len, base_decl *d)
 	size_t rhs, last;
 
 	/* the last assignment wins, as when Python runs the file */
-	decl_clear(d);
+	el_strvec_release(&d->names);
 	free(d->unresolved);
 	d->unresolved = NULL;
 	rhs = i + strlen("_base_");
@@ -283,7 +266,7 @@ static void parse_assignment(const char *s, size_t i, size_t len, base_decl *d)
 		stmt_end(s, ++rhs, len, true, &last);
 		if (parse_rhs(s, rhs, last, d))
 			return;
-		decl_clear(d);
+		el_strvec_release(&d->names);
 		rhs = skip_blank(s, rhs, last);
 	} else {
 		/* _base_ += [...], _base_.append(...): changed, not assigned */
@@ -343,16 +326,16 @@ static void json_bases(el_probe *p, const char *shown, const char *s, size_t len
 	if (!cJSON_IsObject(doc)) {
 		el_probe_warn(p, "'%s': not valid JSON, its _base_ is not followed", shown);
 	} else if (cJSON_IsString(base)) {
-		decl_push(d, el_xstrdup(base->valuestring));
+		el_strvec_push(&d->names, base->valuestring);
 	} else if (cJSON_IsArray(base)) {
 		cJSON_ArrayForEach(item, base) {
 			if (!cJSON_IsString(item)) {
-				decl_clear(d);
+				el_strvec_release(&d->names);
 				break;
 			}
-			decl_push(d, el_xstrdup(item->valuestring));
+			el_strvec_push(&d->names, item->valuestring);
 		}
-		if (d->count != (size_t)cJSON_GetArraySize(base))
+		if (d->names.n != (size_t)cJSON_GetArraySize(base))
 			d->unresolved = json_text(base);
 	} else if (base) {
 		d->unresolved = json_text(base);
@@ -456,10 +439,7 @@ static seen_file *find_seen(config_walk *w, const char *key)
 
 static void add_seen(config_walk *w, char *key, cJSON *entry)
 {
-	if (w->nseen == w->seen_cap) {
-		w->seen_cap = w->seen_cap ? w->seen_cap * 2 : 16;
-		w->seen = el_xrealloc(w->seen, w->seen_cap * sizeof(*w->seen));
-	}
+	EL_GROW(w->seen, w->nseen + 1, w->seen_cap);
 	w->seen[w->nseen].key = key;
 	w->seen[w->nseen++].entry = entry;
 }
@@ -505,14 +485,16 @@ static void follow_bases(config_walk *w, const char *abs, const char *shown, cJS
 			 base_decl *d)
 {
 	cJSON *bases = el_jset_arr(entry, "bases");
-	char *dir = el_path_dir(abs), **paths = el_xcalloc(d->count + 1, sizeof(*paths));
+	char *dir = el_path_dir(abs);
+	el_strvec paths = EL_STRVEC_INIT;
 
-	for (size_t i = 0; i < d->count; i++) {
-		char *joined = d->names[i][0] == '/' ? el_xstrdup(d->names[i]) : el_path_join(dir, d->names[i]);
+	for (size_t i = 0; i < d->names.n; i++) {
+		const char *name = d->names.v[i];
+		char *joined = name[0] == '/' ? el_xstrdup(name) : el_path_join(dir, name);
 		char *s;
 
-		paths[i] = path_normalise(joined);
-		s = el_userpath_display(paths[i]);
+		el_strvec_push_owned(&paths, path_normalise(joined));
+		s = el_userpath_display(paths.v[i]);
 		el_jpush_str(bases, s);
 		free(s);
 		free(joined);
@@ -526,11 +508,9 @@ static void follow_bases(config_walk *w, const char *abs, const char *shown, cJS
 			      d->yaml ? "of a YAML config is not read" : "is not a literal path or list of paths",
 			      d->unresolved);
 	}
-	for (size_t i = 0; i < d->count; i++)
-		visit(w, paths[i], false, shown, d->names[i]);
-	for (size_t i = 0; i < d->count; i++)
-		free(paths[i]);
-	free(paths);
+	for (size_t i = 0; i < paths.n; i++)
+		visit(w, paths.v[i], false, shown, d->names.v[i]);
+	el_strvec_release(&paths);
 	free(dir);
 }
 
@@ -606,10 +586,7 @@ static void visit(config_walk *w, const char *abs, bool requested, const char *p
 	el_buf_release(&b);
 
 	/* the chain link borrows key (now owned by seen) and shown (freed after) */
-	if (w->depth == w->chain_cap) {
-		w->chain_cap = w->chain_cap ? w->chain_cap * 2 : 16;
-		w->chain = el_xrealloc(w->chain, w->chain_cap * sizeof(*w->chain));
-	}
+	EL_GROW(w->chain, w->depth + 1, w->chain_cap);
 	w->chain[w->depth].key = key;
 	w->chain[w->depth].shown = shown;
 	w->depth++;

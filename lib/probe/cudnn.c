@@ -13,6 +13,7 @@
 #include "lock/model.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 static const char *const cudnn_libs[] = { "libcudnn", NULL };
@@ -48,14 +49,10 @@ done:
 	return ok;
 }
 
-static void add_dir(char ***dirs, size_t *n, const char *dir)
+static void add_dir(el_strvec *dirs, const char *dir)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*dirs)[i], dir) == 0)
-			return;
-	*dirs = el_xrealloc(*dirs, (*n + 2) * sizeof(char *));
-	(*dirs)[(*n)++] = el_xstrdup(dir);
-	(*dirs)[*n] = NULL;
+	if (!el_strvec_has(dirs, dir))
+		el_strvec_push(dirs, dir);
 }
 
 /*
@@ -80,31 +77,31 @@ void el_probe_cudnn(el_probe *p)
 	cJSON *libs = el_jset_arr(cudnn, "libraries"), *tk, *h;
 	cJSON *toolkits = el_jget(el_jget(p->doc, "cuda"), "toolkits");
 	const char *def = el_jget_str(el_jget(p->doc, "cuda"), "default");
-	char **inc = NULL, **libdirs = NULL, *chosen = NULL;
-	size_t ninc = 0, nlib = 0;
+	el_strvec inc = EL_STRVEC_INIT, libdirs = EL_STRVEC_INIT;
+	char *chosen = NULL;
 
 	cJSON_ArrayForEach(tk, toolkits) {
 		const char *home = el_jget_str(tk, "home");
 		char *d = el_path_join(home, "include");
 
-		add_dir(&inc, &ninc, d);
+		add_dir(&inc, d);
 		free(d);
 		for (const char *const *s = (const char *const[]){ "lib64", "lib", NULL }; *s; s++) {
 			char *l = el_path_join(home, *s), *real = NULL;
 
 			if (el_root_realpath(&p->root, l, &real, NULL) == 0)
-				add_dir(&libdirs, &nlib, real);
+				add_dir(&libdirs, real);
 			free(real);
 			free(l);
 		}
 	}
-	add_dir(&inc, &ninc, "/usr/include");
+	add_dir(&inc, "/usr/include");
 	for (const char *const *t = triplets; *t; t++) {
 		char *d = el_path_join("/usr/include", *t), *l = el_path_join("/usr/lib", *t), *real = NULL;
 
-		add_dir(&inc, &ninc, d);
+		add_dir(&inc, d);
 		if (el_root_realpath(&p->root, l, &real, NULL) == 0)
-			add_dir(&libdirs, &nlib, real);
+			add_dir(&libdirs, real);
 		free(real);
 		free(d);
 		free(l);
@@ -113,18 +110,19 @@ void el_probe_cudnn(el_probe *p)
 		char *real = NULL;
 
 		if (el_root_realpath(&p->root, "/usr/lib64", &real, NULL) == 0)
-			add_dir(&libdirs, &nlib, real);
+			add_dir(&libdirs, real);
 		free(real);
 	}
 
-	for (size_t i = 0; i < ninc; i++) {
-		char *vh = el_path_join(inc[i], "cudnn_version.h"), *ch = el_path_join(inc[i], "cudnn.h");
+	for (size_t i = 0; i < inc.n; i++) {
+		const char *dir = inc.v[i];
+		char *vh = el_path_join(dir, "cudnn_version.h"), *ch = el_path_join(dir, "cudnn.h");
 		char *version = NULL;
 
 		if (!header_version(p, vh, headers, &version))
 			header_version(p, ch, headers, &version);
 		/* the default toolkit's copy wins; else the first found */
-		if (version && (!chosen || (def && el_starts_with(inc[i], def) && inc[i][strlen(def)] == '/'))) {
+		if (version && (!chosen || (def && el_starts_with(dir, def) && dir[strlen(def)] == '/'))) {
 			free(chosen);
 			chosen = version;
 			el_jset_str(cudnn, "header", el_jget_str(cJSON_GetArrayItem(headers, cJSON_GetArraySize(headers) - 1), "path"));
@@ -134,8 +132,8 @@ void el_probe_cudnn(el_probe *p)
 		free(vh);
 		free(ch);
 	}
-	for (size_t i = 0; i < nlib; i++)
-		el_probe_libraries(p, libs, libdirs[i], cudnn_libs);
+	for (size_t i = 0; i < libdirs.n; i++)
+		el_probe_libraries(p, libs, libdirs.v[i], cudnn_libs);
 
 	if (chosen) {
 		el_jset_str(cudnn, "status", "present");
@@ -163,6 +161,6 @@ void el_probe_cudnn(el_probe *p)
 		}
 	}
 	free(chosen);
-	el_strv_free(inc);
-	el_strv_free(libdirs);
+	el_strvec_release(&inc);
+	el_strvec_release(&libdirs);
 }

@@ -10,6 +10,7 @@
 #include "lock/model.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_ENV_MAX_VALUE 8192
@@ -54,14 +55,13 @@ void el_probe_environ(el_probe *p)
 	static const char path[] = "/proc/self/environ";
 	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
 	cJSON *env = el_probe_section(p, "env"), *vars;
-	size_t n = 0, cap = 64, index = 0;
+	el_strvec all = EL_STRVEC_INIT;
+	size_t index = 0;
 	const char *s, *end;
 
-	p->environ = el_xcalloc(cap, sizeof(char *));
 	if (el_probe_read(p, path, &b) != 0) {
 		el_jset_str(env, "status", "absent");
-		el_buf_release(&b);
-		return;
+		goto done;
 	}
 	el_jset_str(env, "status", "present");
 	el_jset_str(env, "source", path);
@@ -77,12 +77,7 @@ void el_probe_environ(el_probe *p)
 			el_probe_warn(p, "'%s': entry %zu has no '=', ignored", path, index);
 			continue;
 		}
-		if (n + 1 >= cap) {
-			cap *= 2;
-			p->environ = el_xrealloc(p->environ, cap * sizeof(char *));
-		}
-		p->environ[n++] = el_xstrdup(s);
-		p->environ[n] = NULL;
+		el_strvec_push(&all, s);
 		if (!is_allowed(s, (size_t)(eq - s)))
 			continue;
 		if (len - (size_t)(eq - s) - 1 > EL_ENV_MAX_VALUE) {
@@ -97,5 +92,7 @@ void el_probe_environ(el_probe *p)
 			free(name);
 		}
 	}
+done:
+	p->environ = el_strvec_detach(&all);
 	el_buf_release(&b);
 }

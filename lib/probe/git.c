@@ -20,37 +20,11 @@
 #include "util/hash.h"
 #include "util/text.h"
 #include "util/userpath.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_CHANGES_MAX 1000          /* paths kept per list of "changes" */
 #define EL_PATCH_TEXT_MAX (1u << 20) /* larger patches keep their digest only */
-
-typedef struct {
-	const char **v;
-	size_t n, alloc;
-} el_strs;
-
-static void strs_push(el_strs *s, const char *str)
-{
-	if (s->n == s->alloc) {
-		s->alloc = s->alloc ? 2 * s->alloc : 16;
-		s->v = el_xrealloc(s->v, s->alloc * sizeof(*s->v));
-	}
-	s->v[s->n++] = str;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static bool strs_has(const el_strs *s, const char *str)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], str) == 0)
-			return true;
-	return false;
-}
 
 /* libgit2's detail of the call that just failed, converted once here. */
 static const char *lg_reason(void)
@@ -200,7 +174,7 @@ static bool is_remote_key(const char *key, char **name)
 }
 
 /* url with its longest url.<base>.insteadOf prefix replaced, as git fetches it (malloc'd). */
-static char *rewrite_url(const char *url, const el_strs *rewrites)
+static char *rewrite_url(const char *url, const el_strvec *rewrites)
 {
 	const char *best = NULL, *base = NULL;
 
@@ -218,7 +192,7 @@ static void record_remotes(el_probe *p, git_repository *repo, cJSON *entry, cons
 	git_config *cfg = NULL;
 	git_config_iterator *it = NULL;
 	git_config_entry *ce;
-	el_strs names = { 0 }, rewrites = { 0 }; /* rewrites: prefix, base, prefix, base... */
+	el_strvec names = EL_STRVEC_INIT, rewrites = EL_STRVEC_INIT; /* rewrites: prefix, base, prefix, base... */
 	cJSON *arr = el_jset_arr(entry, "remotes");
 	char *middle;
 	int rc;
@@ -229,14 +203,14 @@ static void record_remotes(el_probe *p, git_repository *repo, cJSON *entry, cons
 	}
 	while ((rc = git_config_next(&ce, it)) == 0) {
 		if (is_remote_key(ce->name, &middle)) {
-			if (strs_has(&names, middle))
+			if (el_strvec_has(&names, middle))
 				free(middle);
 			else
-				strs_push(&names, middle);
+				el_strvec_push_owned(&names, middle);
 		} else if ((middle = config_middle(ce->name, "url", "insteadof")) != NULL) {
 			if (ce->value) {
-				strs_push(&rewrites, el_xstrdup(ce->value));
-				strs_push(&rewrites, middle);
+				el_strvec_push(&rewrites, ce->value);
+				el_strvec_push_owned(&rewrites, middle);
 			} else {
 				free(middle);
 			}
@@ -244,8 +218,7 @@ static void record_remotes(el_probe *p, git_repository *repo, cJSON *entry, cons
 	}
 	if (rc != GIT_ITEROVER)
 		el_probe_warn(p, "'%s': remotes: %s", name, lg_reason());
-	if (names.n > 1)
-		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	el_strvec_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
 		cJSON *o = el_jpush_obj(arr);
 		char *key = el_xasprintf("remote.%s.url", names.v[i]);
@@ -263,19 +236,15 @@ static void record_remotes(el_probe *p, git_repository *repo, cJSON *entry, cons
 		free(key);
 	}
 done:
-	for (size_t i = 0; i < names.n; i++)
-		free((char *)names.v[i]);
-	for (size_t i = 0; i < rewrites.n; i++)
-		free((char *)rewrites.v[i]);
-	free(names.v);
-	free(rewrites.v);
+	el_strvec_release(&names);
+	el_strvec_release(&rewrites);
 	git_config_iterator_free(it);
 	git_config_free(cfg);
 }
 
 /* .gitmodules of the work tree: its path and url entries, as key/value pairs. */
-static void read_gitmodules(el_probe *p, const char *workdir, const char *name, el_strs *paths,
-			    el_strs *urls)
+static void read_gitmodules(el_probe *p, const char *workdir, const char *name, el_strvec *paths,
+			    el_strvec *urls)
 {
 	char *file = el_xasprintf("%s.gitmodules", workdir);
 	git_config *mods = NULL;
@@ -292,7 +261,7 @@ static void read_gitmodules(el_probe *p, const char *workdir, const char *name, 
 		goto done;
 	}
 	while ((rc = git_config_next(&ce, it)) == 0) {
-		el_strs *to = NULL;
+		el_strvec *to = NULL;
 
 		if ((middle = config_middle(ce->name, "submodule", "path")) != NULL)
 			to = paths;
@@ -304,8 +273,8 @@ static void read_gitmodules(el_probe *p, const char *workdir, const char *name, 
 			free(middle);
 			continue;
 		}
-		strs_push(to, middle);
-		strs_push(to, el_xstrdup(ce->value));
+		el_strvec_push_owned(to, middle);
+		el_strvec_push(to, ce->value);
 	}
 	if (rc != GIT_ITEROVER)
 		el_probe_warn(p, "'%s': .gitmodules: %s", name, lg_reason());
@@ -316,7 +285,7 @@ done:
 }
 
 /* The value of the last key/value pair with this key, or NULL. */
-static const char *pairs_get(const el_strs *pairs, const char *key)
+static const char *pairs_get(const el_strvec *pairs, const char *key)
 {
 	const char *v = NULL;
 
@@ -327,7 +296,7 @@ static const char *pairs_get(const el_strs *pairs, const char *key)
 }
 
 /* The key of the last pair with this value, or NULL. */
-static const char *pairs_key_of(const el_strs *pairs, const char *value)
+static const char *pairs_key_of(const el_strvec *pairs, const char *value)
 {
 	const char *k = NULL;
 
@@ -335,13 +304,6 @@ static const char *pairs_key_of(const el_strs *pairs, const char *value)
 		if (strcmp(pairs->v[i + 1], value) == 0)
 			k = pairs->v[i];
 	return k;
-}
-
-static void pairs_free(el_strs *pairs)
-{
-	for (size_t i = 0; i < pairs->n; i++)
-		free((char *)pairs->v[i]);
-	free(pairs->v);
 }
 
 /* The commit checked out in the submodule at path, if it is checked out. */
@@ -368,7 +330,7 @@ static void record_submodules(el_probe *p, git_repository *repo, cJSON *entry, c
 {
 	const char *workdir = git_repository_workdir(repo);
 	cJSON *arr = el_jset_arr(entry, "submodules");
-	el_strs paths = { 0 }, urls = { 0 };
+	el_strvec paths = EL_STRVEC_INIT, urls = EL_STRVEC_INIT;
 	git_index *index = NULL;
 
 	if (git_repository_index(&index, repo) != 0) {
@@ -403,19 +365,18 @@ static void record_submodules(el_probe *p, git_repository *repo, cJSON *entry, c
 			el_jset_str(o, "workdir_commit", hex);
 		}
 	}
-	pairs_free(&paths);
-	pairs_free(&urls);
+	el_strvec_release(&paths);
+	el_strvec_release(&urls);
 	git_index_free(index);
 }
 
 /* One sorted list of "changes", capped; true when it was cut. */
-static bool put_changes(el_probe *p, cJSON *changes, const char *key, el_strs *s, const char *name)
+static bool put_changes(el_probe *p, cJSON *changes, const char *key, el_strvec *s, const char *name)
 {
 	cJSON *arr = el_jset_arr(changes, key);
 	size_t n = s->n < EL_CHANGES_MAX ? s->n : EL_CHANGES_MAX;
 
-	if (s->n > 1)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_str);
+	el_strvec_sort(s);
 	for (size_t i = 0; i < n; i++)
 		el_jpush_str(arr, s->v[i]);
 	if (s->n > n)
@@ -435,7 +396,8 @@ static bool record_changes(el_probe *p, git_repository *repo, cJSON *entry, cons
 {
 	git_status_options opts;
 	git_status_list *list = NULL;
-	el_strs staged = { 0 }, modified = { 0 }, untracked = { 0 }, conflicted = { 0 };
+	el_strvec staged = EL_STRVEC_INIT, modified = EL_STRVEC_INIT, untracked = EL_STRVEC_INIT,
+		  conflicted = EL_STRVEC_INIT;
 	cJSON *changes;
 	bool truncated = false, dirty;
 
@@ -456,17 +418,17 @@ static bool record_changes(el_probe *p, git_repository *repo, cJSON *entry, cons
 			continue;
 		path = d->new_file.path ? d->new_file.path : d->old_file.path;
 		if (e->status & GIT_STATUS_CONFLICTED) {
-			strs_push(&conflicted, path);
+			el_strvec_push(&conflicted, path);
 			continue;
 		}
 		if (e->status & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
 				 GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE))
-			strs_push(&staged, path);
+			el_strvec_push(&staged, path);
 		if (e->status & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_DELETED | GIT_STATUS_WT_RENAMED |
 				 GIT_STATUS_WT_TYPECHANGE | GIT_STATUS_WT_UNREADABLE))
-			strs_push(&modified, path);
+			el_strvec_push(&modified, path);
 		if (e->status & GIT_STATUS_WT_NEW)
-			strs_push(&untracked, path);
+			el_strvec_push(&untracked, path);
 	}
 	changes = el_jset_obj(entry, "changes");
 	truncated |= put_changes(p, changes, "staged", &staged, name);
@@ -478,10 +440,10 @@ static bool record_changes(el_probe *p, git_repository *repo, cJSON *entry, cons
 	dirty = staged.n || modified.n || conflicted.n;
 	el_jset_bool(entry, "dirty", dirty);
 	git_status_list_free(list);
-	free(staged.v);
-	free(modified.v);
-	free(untracked.v);
-	free(conflicted.v);
+	el_strvec_release(&staged);
+	el_strvec_release(&modified);
+	el_strvec_release(&untracked);
+	el_strvec_release(&conflicted);
 	return dirty;
 }
 
@@ -561,7 +523,7 @@ static int conflicts_diff(git_diff **out, git_repository *repo, git_tree *tree, 
 			  const git_diff_options *base)
 {
 	git_diff_options opts = *base;
-	el_strs paths = { 0 };
+	el_strvec paths = EL_STRVEC_INIT;
 	int rc = 0;
 
 	*out = NULL;
@@ -569,15 +531,15 @@ static int conflicts_diff(git_diff **out, git_repository *repo, git_tree *tree, 
 		const git_diff_delta *d = git_diff_get_delta(diff, i);
 
 		if (d->status == GIT_DELTA_CONFLICTED)
-			strs_push(&paths, d->new_file.path ? d->new_file.path : d->old_file.path);
+			el_strvec_push(&paths, d->new_file.path ? d->new_file.path : d->old_file.path);
 	}
 	if (paths.n) {
 		opts.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
-		opts.pathspec.strings = (char **)paths.v;
+		opts.pathspec.strings = paths.v;
 		opts.pathspec.count = paths.n;
 		rc = git_diff_tree_to_workdir(out, repo, tree, &opts);
 	}
-	free(paths.v);
+	el_strvec_release(&paths);
 	return rc;
 }
 
@@ -658,7 +620,7 @@ static char *shown_path(const char *arg)
  * that cannot be opened at all (missing, unreadable, refused by libgit2)
  * is a request error: the lock does not hold what was asked for.
  */
-static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strs *seen)
+static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen)
 {
 	git_repository *repo = NULL;
 	const char *start = arg ? arg : ".";
@@ -701,12 +663,12 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strs *seen)
 	bare = git_repository_is_bare(repo);
 	key = strip_slash(bare || !git_repository_workdir(repo) ? git_repository_path(repo)
 							       : git_repository_workdir(repo));
-	if (strs_has(seen, key)) {
+	if (el_strvec_has(seen, key)) {
 		free(key);
 		git_repository_free(repo);
 		return;
 	}
-	strs_push(seen, key);
+	el_strvec_push_owned(seen, key);
 	name = el_userpath_display(key);
 	shallow = git_repository_is_shallow(repo) == 1;
 	state = git_repository_state(repo);
@@ -769,7 +731,7 @@ void el_probe_repos(el_probe *p)
 	cJSON *sec = el_probe_section(p, "repos");
 	cJSON *arr = el_jset_arr(sec, "repositories");
 	const envlock_probe_opts *o = p->opts;
-	el_strs seen = { 0 };
+	el_strvec seen = EL_STRVEC_INIT;
 
 	if (o->repo_count || (o->default_repo && p->root.live && cwd_may_be_in_repo())) {
 		if (git_libgit2_init() < 0) {
@@ -789,7 +751,5 @@ void el_probe_repos(el_probe *p)
 		cJSON_DeleteItemFromObjectCaseSensitive(sec, "repositories");
 		el_jset_str(sec, "status", "absent");
 	}
-	for (size_t i = 0; i < seen.n; i++)
-		free((char *)seen.v[i]);
-	free(seen.v);
+	el_strvec_release(&seen);
 }

@@ -13,6 +13,7 @@
 #include "lock/model.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 typedef struct {
@@ -24,8 +25,7 @@ typedef struct {
 typedef struct {
 	dist *v;
 	size_t n, cap;
-	char **conda;	/* normalised conda package names, sorted */
-	size_t nconda;
+	el_strvec conda; /* normalised conda package names, sorted */
 } dist_list;
 
 
@@ -38,24 +38,21 @@ static int cmp_str(const void *a, const void *b)
 static void load_conda_names(el_probe *p, dist_list *l)
 {
 	cJSON *pkgs = el_jget(el_jget(p->doc, "conda"), "packages"), *it;
-	size_t n = 0;
 
 	if (!cJSON_IsArray(pkgs))
 		return;
-	l->conda = el_xcalloc((size_t)cJSON_GetArraySize(pkgs) + 1, sizeof(char *));
 	cJSON_ArrayForEach(it, pkgs) {
 		const char *name = el_jget_str(it, "name");
 
 		if (name)
-			l->conda[n++] = el_pep503_name(name);
+			el_strvec_push_owned(&l->conda, el_pep503_name(name));
 	}
-	qsort(l->conda, n, sizeof(char *), cmp_str);
-	l->nconda = n;
+	el_strvec_sort(&l->conda);
 }
 
 static bool in_conda(const dist_list *l, const char *norm)
 {
-	return l->nconda && bsearch(&norm, l->conda, l->nconda, sizeof(char *), cmp_str);
+	return l->conda.n && bsearch(&norm, l->conda.v, l->conda.n, sizeof(char *), cmp_str);
 }
 
 
@@ -237,10 +234,7 @@ static cJSON *push_dist(dist_list *l, const char *name, const char *version,
 {
 	dist *d;
 
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = el_xrealloc(l->v, l->cap * sizeof(*l->v));
-	}
+	EL_GROW(l->v, l->n + 1, l->cap);
 	d = &l->v[l->n++];
 	d->obj = el_jnew_obj();
 	d->norm = el_pep503_name(name);
@@ -485,7 +479,5 @@ void el_probe_pip(el_probe *p)
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i].norm);
 	free(l.v);
-	for (size_t i = 0; i < l.nconda; i++)
-		free(l.conda[i]);
-	free(l.conda);
+	el_strvec_release(&l.conda);
 }

@@ -12,6 +12,7 @@
 #include "lock/model.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 /* Search preference when no candidate holds torch or mmcv. */
@@ -22,18 +23,13 @@ static const char *const conda_dirs[] = {
 };
 
 typedef struct {
-	char **v;	/* NULL-terminated once anything was pushed */
-	size_t n, cap;
-} strv;
-
-typedef struct {
 	char *prefix;		/* resolved, in-root */
 	const char *kind;
 	int rank;
 	char *version;
 	char *version_source;
 	char *executable;
-	strv sites;
+	el_strvec sites;
 	bool has_ml;		/* a site dir holds torch or mmcv */
 	bool active;		/* PATH's python3 (not the system one) */
 } py_cand;
@@ -43,32 +39,6 @@ typedef struct {
 	size_t n, cap;
 } cand_list;
 
-static void strv_push(strv *s, char *owned)
-{
-	if (s->n + 2 > s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 8;
-		s->v = el_xrealloc(s->v, s->cap * sizeof(*s->v));
-	}
-	s->v[s->n++] = owned;
-	s->v[s->n] = NULL;
-}
-
-static bool strv_has(const strv *s, const char *str)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], str) == 0)
-			return true;
-	return false;
-}
-
-static void strv_release(strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
 static void cand_free(py_cand *c)
 {
 	if (!c)
@@ -77,7 +47,7 @@ static void cand_free(py_cand *c)
 	free(c->version);
 	free(c->version_source);
 	free(c->executable);
-	strv_release(&c->sites);
+	el_strvec_release(&c->sites);
 	free(c);
 }
 
@@ -123,7 +93,7 @@ static bool pyver_name(const char *name, int *major, int *minor)
 }
 
 /* The pythonX.Y directories of dir, oldest first. */
-static void pyver_dirs(el_probe *p, const char *dir, strv *out)
+static void pyver_dirs(el_probe *p, const char *dir, el_strvec *out)
 {
 	char **names = NULL;
 
@@ -133,7 +103,7 @@ static void pyver_dirs(el_probe *p, const char *dir, strv *out)
 		int a, b;
 
 		if (pyver_name(*n, &a, &b))
-			strv_push(out, el_xstrdup(*n));
+			el_strvec_push(out, *n);
 	}
 	el_strv_free(names);
 	/* insertion sort by number: "python3.9" before "python3.10" */
@@ -256,7 +226,7 @@ static char *trim_version_info(char *v)
 /* Version, executable and site dirs of a Python installed under c->prefix. */
 static void describe_prefix(el_probe *p, py_cand *c)
 {
-	strv libs = { 0 };
+	el_strvec libs = EL_STRVEC_INIT;
 	char *lib = el_path_join(c->prefix, "lib"), *cfg_path, *bin;
 	const char *best;
 	el_buf cfg = EL_BUF_INIT(EL_LIMIT_SMALL);
@@ -268,8 +238,8 @@ static void describe_prefix(el_probe *p, py_cand *c)
 		char *site = el_probe_resolve_dir(p, lib, rel);
 
 		free(rel);
-		if (site && !strv_has(&c->sites, site))
-			strv_push(&c->sites, site);
+		if (site && !el_strvec_has(&c->sites, site))
+			el_strvec_push_owned(&c->sites, site);
 		else
 			free(site);
 	}
@@ -327,13 +297,13 @@ static void describe_prefix(el_probe *p, py_cand *c)
 	el_buf_release(&cfg);
 	free(cfg_path);
 	free(lib);
-	strv_release(&libs);
+	el_strvec_release(&libs);
 }
 
 /* The system Python: /usr/bin/python3, Debian's dist-packages layout. */
 static void describe_system(el_probe *p, py_cand *c, const char *want)
 {
-	strv libs = { 0 };
+	el_strvec libs = EL_STRVEC_INIT;
 	char *real = NULL, *best = NULL, *bin;
 	int a, b;
 
@@ -362,8 +332,8 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 		for (int i = 0; i < 4; i++) {
 			char *site = el_probe_resolve_dir(p, "/", sites[i]);
 
-			if (site && !strv_has(&c->sites, site))
-				strv_push(&c->sites, site);
+			if (site && !el_strvec_has(&c->sites, site))
+				el_strvec_push_owned(&c->sites, site);
 			else
 				free(site);
 			free(sites[i]);
@@ -392,7 +362,7 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 		c->version_source = el_xstrdup(c->executable);
 	}
 	free(best);
-	strv_release(&libs);
+	el_strvec_release(&libs);
 }
 
 /* Is the site dir home to torch or mmcv? */
@@ -462,10 +432,7 @@ static void add_cand(el_probe *p, cand_list *l, const char *prefix, const char *
 {
 	if (find_cand(l, prefix))
 		return;
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 16;
-		l->v = el_xrealloc(l->v, l->cap * sizeof(*l->v));
-	}
+	EL_GROW(l->v, l->n + 1, l->cap);
 	l->v[l->n++] = describe(p, prefix, kind, rank, NULL);
 }
 
@@ -535,19 +502,19 @@ static void add_pyenv_versions(el_probe *p, cand_list *l, const char *pyenv_root
 }
 
 /* /root and every /home/<user>, resolved. */
-static void home_dirs(el_probe *p, strv *homes)
+static void home_dirs(el_probe *p, el_strvec *homes)
 {
 	char *home, **names = NULL, *root = el_probe_resolve_dir(p, "/", "/root");
 
 	if (root)
-		strv_push(homes, root);
+		el_strvec_push_owned(homes, root);
 	home = el_probe_resolve_dir(p, "/", "/home");
 	if (home && el_root_list(&p->root, home, &names, NULL) == 0) {
 		for (char **n = names; *n; n++) {
 			char *h = el_probe_resolve_dir(p, home, *n);
 
-			if (h && !strv_has(homes, h))
-				strv_push(homes, h);
+			if (h && !el_strvec_has(homes, h))
+				el_strvec_push_owned(homes, h);
 			else
 				free(h);
 		}
@@ -561,7 +528,7 @@ static void search(el_probe *p, cand_list *l)
 	static const char *const opt_conda[] = {
 		"/opt/conda", "/opt/miniconda3", "/opt/anaconda3", NULL
 	};
-	strv homes = { 0 };
+	el_strvec homes = EL_STRVEC_INIT;
 	const char *pyenv_env = el_probe_getenv(p, "PYENV_ROOT");
 	char *d;
 
@@ -611,7 +578,7 @@ static void search(el_probe *p, cand_list *l)
 			add_cand(p, l, "/usr", "system", RANK_SYSTEM);
 		free(d);
 	}
-	strv_release(&homes);
+	el_strvec_release(&homes);
 }
 
 /*

@@ -34,6 +34,14 @@ void el_strvec_push(el_strvec *sv, const char *s)
 	el_strvec_push_owned(sv, el_xstrdup(s));
 }
 
+bool el_strvec_has(const el_strvec *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return true;
+	return false;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

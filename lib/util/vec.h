@@ -7,6 +7,7 @@
 #ifndef EL_VEC_H
 #define EL_VEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -44,6 +45,8 @@ typedef struct {
 void el_strvec_push(el_strvec *sv, const char *s);
 /* Append s itself (malloc'd): the vector owns it from now on. */
 void el_strvec_push_owned(el_strvec *sv, char *s);
+/* Whether s is one of the strings (strcmp); a linear search, for short lists. */
+bool el_strvec_has(const el_strvec *sv, const char *s);
 /* Sort the strings bytewise (strcmp). */
 void el_strvec_sort(el_strvec *sv);
 /*

@@ -179,6 +179,15 @@ static void strvec_push_sort_detach(void **state)
 	el_strv_free(v);
 	el_strv_free(NULL);
 
+	/* has: an exact, bytewise match */
+	el_strvec_push(&sv, "torch");
+	el_strvec_push(&sv, "mmcv-full");
+	assert_true(el_strvec_has(&sv, "mmcv-full"));
+	assert_false(el_strvec_has(&sv, "mmcv"));
+	assert_false(el_strvec_has(&sv, "Torch"));
+	el_strvec_release(&sv);
+	assert_false(el_strvec_has(&sv, "torch"));
+
 	/* release empties it for reuse */
 	el_strvec_push(&sv, "a");
 	el_strvec_release(&sv);

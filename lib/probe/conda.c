@@ -54,7 +54,7 @@ static char *conda_prefix(el_probe *p)
 			return real;
 		/* a missing prefix was reported by the python probe already */
 		if (real && p->opts->conda_prefix)
-			el_probe_warn(p, "'%s': named by --conda-prefix: no conda-meta, not a conda environment",
+			el_probe_warn(p, "'%s': the conda prefix asked for has no conda-meta: not a conda environment",
 				      p->opts->conda_prefix);
 		free(real);
 	}

@@ -18,6 +18,12 @@ check_status "--root of a missing directory" 2 $?
 check_eq "missing root: one line naming it" "envlock: save: '$scratch/nope': no such file or directory" "$(cat "$scratch/err")"
 "$ENVLOCK" save --root "$root" --conda-prefix relative/env -o "$scratch/x.json" 2>"$scratch/err"
 check_status "relative --conda-prefix" 2 $?
+"$ENVLOCK" save --root "$root" --conda-prefix /usr -o "$scratch/x.json" 2>"$scratch/err"
+check_status "--conda-prefix of a folder that is no conda environment" 0 $?
+check_grep "--conda-prefix of no conda environment: the warning names it" \
+	"^envlock: warning: '/usr': the conda prefix asked for has no conda-meta: not a conda environment$" "$scratch/err"
+check_eq "--conda-prefix of no conda environment: no conda section" "absent" \
+	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["conda"]["status"])' "$scratch/x.json")"
 
 # -o into a missing folder fails and names the file; an existing lock survives a failed write
 "$ENVLOCK" save -q --root "$root" -o "$scratch/keep.json"

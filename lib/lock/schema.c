@@ -23,7 +23,7 @@
 
 enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_OBJECT = 8, T_ARRAY = 16, T_BOOLEAN = 32, T_NULL = 64 };
 /* how a pattern is matched: the forms the schemas use in C, anything else by regexec */
-enum { P_NONE, P_REGEX, P_NOSPACE, P_ABSOLUTE, P_HEX32, P_HEX64, P_SHA256_ID, P_DIGITS };
+enum { P_NONE, P_REGEX, P_NOSPACE, P_ABSOLUTE, P_HEX32, P_HEX64, P_SHA256_ID, P_DIGITS, P_DOTTED, P_COMMIT };
 
 typedef struct snode snode;
 
@@ -31,7 +31,20 @@ typedef struct {
 	const char *name;
 	snode *schema;
 	int required; /* 1 + its bit in a mask of the required members seen, when "required" names it */
+	int id;       /* the name's place in the schema's sorted list of names (snames) */
 } sprop;
+
+/*
+ * Every property name of a schema, sorted, and a hash table over them: a
+ * member's name is looked up once per object, and each subschema applied
+ * to that object (allOf, if/then, $ref) finds its properties by number.
+ */
+typedef struct {
+	const char **names;
+	size_t n;
+	const unsigned *slots; /* 1 + a name's id, 0 for an empty slot */
+	size_t nslots;         /* a power of two */
+} snames;
 
 struct snode {
 	const cJSON *json;
@@ -44,6 +57,7 @@ struct snode {
 	size_t n_all_of, n_any_of, n_one_of;
 	sprop *props;
 	size_t nprops;
+	uint64_t *declared;    /* a bit per id of snames: the names props holds, so a member it lacks costs a test */
 	size_t nrequired;      /* names in "required" */
 	int required_in_props; /* every one of them is in props (at most 64): seen while walking the members */
 	uint64_t required_mask; /* the bits of the required props */
@@ -52,11 +66,15 @@ struct snode {
 	double max_props, min_items, max_items, minimum, maximum, min_len, max_len;
 	const char *pattern;
 	int pat_kind;
+	int pat_min, pat_max; /* P_DOTTED: how many dot-separated numbers */
 	regex_t re;
 	const char **enum_strs; /* an enum of strings only, compared as strings (cJSON_Compare is slower) */
 	size_t n_enum_strs;
 	int needs_eval; /* -1 unknown; 1: it or an in-place subschema has unevaluatedProperties */
+	unsigned has;   /* HAS_*: the groups of keywords it has, so a value skips the groups it lacks at once */
 };
+
+enum { HAS_VALUE = 1, HAS_INPLACE = 2, HAS_OBJECT = 4, HAS_ARRAY = 8, HAS_SCALAR = 16 };
 
 typedef struct {
 	const cJSON *json;
@@ -71,6 +89,8 @@ typedef struct {
 	size_t captable;
 	const char *error; /* a problem with the schema itself */
 	const cJSON *root;
+	const char **names; /* every property name, as met */
+	size_t nnames, capnames;
 } compiler;
 
 /* One step of the path from the document to the value being checked. */
@@ -79,6 +99,15 @@ typedef struct {
 	long index;
 } step;
 
+/* The ids of an object's member names, in member order, for the object now at one depth. */
+typedef struct {
+	const cJSON *x;
+	int *ids; /* -1: a name no subschema declares; ID_UNKNOWN: not looked up yet */
+	size_t cap;
+} idlist;
+
+#define ID_UNKNOWN (-2)
+
 typedef struct {
 	char *why;
 	size_t why_size;
@@ -86,6 +115,9 @@ typedef struct {
 	int reported; /* why holds the first error */
 	step path[128];
 	size_t depth;
+	const snames *names;
+	idlist *ids; /* one per depth, grown as the walk goes deeper */
+	size_t nids;
 } vctx;
 
 /*
@@ -115,7 +147,7 @@ static const char *const annotations[] = {
 static int is_annotation(const char *k)
 {
 	for (const char *const *a = annotations; *a; a++)
-		if (strcmp(*a, k) == 0)
+		if (**a == *k && strcmp(*a, k) == 0)
 			return 1;
 	return 0;
 }
@@ -177,18 +209,35 @@ static int cmp_prop(const void *a, const void *b)
 	return strcmp(((const sprop *)a)->name, ((const sprop *)b)->name);
 }
 
-/* The pattern forms the schemas use, matched without a regular expression. */
-static int pattern_kind(const char *p)
+/*
+ * The pattern forms the schemas use, matched without a regular expression
+ * (regcomp of one costs more than checking a lock's every value of that form).
+ */
+static int pattern_kind(const char *p, int *min, int *max)
 {
 	static const struct {
 		const char *pattern;
-		int kind;
-	} known[] = { { "^\\S+$", P_NOSPACE }, { "^/", P_ABSOLUTE }, { "^[0-9a-f]{32}$", P_HEX32 },
-		      { "^[0-9a-f]{64}$", P_HEX64 }, { "^sha256:[0-9a-f]{64}$", P_SHA256_ID }, { "^[0-9]+$", P_DIGITS } };
+		int kind, min, max;
+	} known[] = {
+		{ "^\\S+$", P_NOSPACE, 0, 0 },
+		{ "^/", P_ABSOLUTE, 0, 0 },
+		{ "^[0-9a-f]{32}$", P_HEX32, 0, 0 },
+		{ "^[0-9a-f]{64}$", P_HEX64, 0, 0 },
+		{ "^sha256:[0-9a-f]{64}$", P_SHA256_ID, 0, 0 },
+		{ "^[0-9]+$", P_DIGITS, 0, 0 },
+		{ "^[0-9]+(\\.[0-9]+)?$", P_DOTTED, 1, 2 },
+		{ "^[0-9]+\\.[0-9]+$", P_DOTTED, 2, 2 },
+		{ "^[0-9]+(\\.[0-9]+){1,2}$", P_DOTTED, 2, 3 },
+		{ "^[0-9]+\\.[0-9]+\\.[0-9]+$", P_DOTTED, 3, 3 },
+		{ "^[0-9a-f]{40}([0-9a-f]{24})?$", P_COMMIT, 0, 0 },
+	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (strcmp(known[i].pattern, p) == 0)
+		if (strcmp(known[i].pattern, p) == 0) {
+			*min = known[i].min;
+			*max = known[i].max;
 			return known[i].kind;
+		}
 	return P_REGEX;
 }
 
@@ -256,8 +305,9 @@ static void gather(compiler *c, const cJSON *s, keywords_of *kw)
 	cJSON_ArrayForEach(m, s) {
 		size_t i;
 
+		/* the first letter first: this runs on every member of a 52 KB schema at start-up */
 		for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-			if (strcmp(table[i].name, m->string) == 0) {
+			if (table[i].name[0] == m->string[0] && strcmp(table[i].name, m->string) == 0) {
 				*(const cJSON **)((char *)kw + table[i].offset) = m;
 				break;
 			}
@@ -332,6 +382,15 @@ static void memo_add(compiler *c, const cJSON *s, snode *n)
 			i = (i + 1) & (c->captable - 1);
 		c->table[i] = c->nmemo;
 	}
+}
+
+static void name_add(compiler *c, const char *name)
+{
+	if (c->nnames == c->capnames) {
+		c->capnames = c->capnames ? c->capnames * 2 : 256;
+		c->names = el_xrealloc(c->names, c->capnames * sizeof(*c->names));
+	}
+	c->names[c->nnames++] = name;
 }
 
 static snode *compile(compiler *c, const cJSON *s)
@@ -427,13 +486,16 @@ static snode *compile(compiler *c, const cJSON *s)
 
 		n->nprops = (size_t)cJSON_GetArraySize(k);
 		n->props = el_xcalloc(n->nprops ? n->nprops : 1, sizeof(*n->props));
-		cJSON_ArrayForEach(p, k) n->props[i++] = (sprop){ p->string, compile(c, p), 0 };
+		cJSON_ArrayForEach(p, k) {
+			n->props[i++] = (sprop){ p->string, compile(c, p), 0, -1 };
+			name_add(c, p->string);
+		}
 		qsort(n->props, n->nprops, sizeof(*n->props), cmp_prop);
 	}
 	n->nrequired = (size_t)cJSON_GetArraySize(n->required);
 	n->required_in_props = n->nrequired > 0 && n->nprops <= 64;
 	cJSON_ArrayForEach(k, n->required) {
-		sprop key = { cJSON_IsString(k) ? k->valuestring : "", NULL, 0 };
+		sprop key = { cJSON_IsString(k) ? k->valuestring : "", NULL, 0, -1 };
 		sprop *hit = n->nprops ? bsearch(&key, n->props, n->nprops, sizeof(*n->props), cmp_prop) : NULL;
 
 		if (hit && !hit->required)
@@ -466,10 +528,16 @@ static snode *compile(compiler *c, const cJSON *s)
 	n->max_len = number_kw(kw.max_len, &n->has_max_len);
 	if ((k = kw.pattern) && cJSON_IsString(k)) {
 		n->pattern = k->valuestring;
-		n->pat_kind = pattern_kind(k->valuestring);
+		n->pat_kind = pattern_kind(k->valuestring, &n->pat_min, &n->pat_max);
 		if (n->pat_kind == P_REGEX && compile_regex(&n->re, k->valuestring) != 0)
 			c->error = "a pattern it cannot compile";
 	}
+	n->has = (n->const_v || n->enum_v ? HAS_VALUE : 0) |
+		 (n->ref || n->all_of || n->any_of || n->one_of || n->not_ || n->if_ ? HAS_INPLACE : 0) |
+		 (n->required || n->has_max_props || n->dep_required || n->nprops || n->addl || n->prop_names || n->uneval
+			  ? HAS_OBJECT : 0) |
+		 (n->has_min_items || n->has_max_items || n->unique || n->items ? HAS_ARRAY : 0) |
+		 (n->has_minimum || n->has_maximum || n->has_min_len || n->has_max_len || n->pattern ? HAS_SCALAR : 0);
 	return n;
 }
 
@@ -632,22 +700,27 @@ static void type_words(const cJSON *t, char *out, size_t n)
 	}
 }
 
-/* Code points of a UTF-8 string (continuation bytes are not counted). */
-static size_t utf8_length(const char *s)
+/* Code points of a UTF-8 string (continuation bytes are not counted), up to enough. */
+static size_t utf8_length(const char *s, size_t enough)
 {
 	size_t n = 0;
 
-	for (; *s; s++)
+	for (; *s && n <= enough; s++)
 		n += ((unsigned char)*s & 0xc0) != 0x80;
 	return n;
 }
 
 static int all_hex(const char *s, size_t n)
 {
+	static const unsigned char hex[256] = {
+		['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+		['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	};
+	unsigned ok = 1;
+
 	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return s[n] == '\0';
+		ok &= hex[(unsigned char)s[i]];
+	return ok && s[n] == '\0';
 }
 
 static int pattern_matches(const snode *n, const char *s)
@@ -663,11 +736,11 @@ static int pattern_matches(const snode *n, const char *s)
 	case P_ABSOLUTE:
 		return s[0] == '/';
 	case P_HEX32:
-		return strlen(s) == 32 && all_hex(s, 32);
+		return strnlen(s, 33) == 32 && all_hex(s, 32);
 	case P_HEX64:
-		return strlen(s) == 64 && all_hex(s, 64);
+		return strnlen(s, 65) == 64 && all_hex(s, 64);
 	case P_SHA256_ID:
-		return strncmp(s, "sha256:", 7) == 0 && strlen(s + 7) == 64 && all_hex(s + 7, 64);
+		return strncmp(s, "sha256:", 7) == 0 && strnlen(s + 7, 65) == 64 && all_hex(s + 7, 64);
 	case P_DIGITS:
 		if (!*s)
 			return 0;
@@ -675,30 +748,115 @@ static int pattern_matches(const snode *n, const char *s)
 			if (*s < '0' || *s > '9')
 				return 0;
 		return 1;
+	case P_DOTTED: {
+		int parts = 0;
+
+		for (;;) {
+			const char *start = s;
+
+			while (*s >= '0' && *s <= '9')
+				s++;
+			if (s == start)
+				return 0;
+			parts++;
+			if (*s != '.')
+				break;
+			s++;
+		}
+		return !*s && parts >= n->pat_min && parts <= n->pat_max;
+	}
+	case P_COMMIT: {
+		size_t len = strnlen(s, 65);
+
+		return (len == 40 || len == 64) && all_hex(s, len);
+	}
 	default:
 		return regexec(&n->re, s, 0, NULL, 0) == 0;
 	}
 }
 
-/*
- * The property name of n, or NULL. Locks are written with their keys
- * sorted, as the properties are here, so the one after the last match is
- * tried first (*hint), and the search is the exception.
- */
-static const sprop *find_prop(const snode *n, const char *name, size_t *hint)
+static uint32_t name_hash(const char *s)
 {
-	sprop key = { name, NULL, 0 };
-	const sprop *hit;
+	uint32_t h = 2166136261u;
 
-	if (*hint < n->nprops && strcmp(n->props[*hint].name, name) == 0)
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The id of a property name, or -1 when no subschema declares it. */
+static int name_id(const snames *t, const char *name)
+{
+	for (size_t i = name_hash(name) & (t->nslots - 1);; i = (i + 1) & (t->nslots - 1)) {
+		unsigned e = t->slots[i];
+
+		if (!e)
+			return -1;
+		if (strcmp(t->names[e - 1], name) == 0)
+			return (int)e - 1;
+	}
+}
+
+/* The ids of x's member names, found once for all the subschemas applied to x (as they are needed). */
+static int *member_ids(vctx *v, const cJSON *x)
+{
+	idlist *l;
+	size_t n = 0, i = 0;
+
+	if (v->depth >= v->nids) {
+		size_t grown = v->depth + 16;
+
+		v->ids = el_xrealloc(v->ids, grown * sizeof(*v->ids));
+		memset(v->ids + v->nids, 0, (grown - v->nids) * sizeof(*v->ids));
+		v->nids = grown;
+	}
+	l = &v->ids[v->depth];
+	if (l->x == x)
+		return l->ids;
+	for (const cJSON *m = x->child; m; m = m->next)
+		n++;
+	if (n > l->cap) {
+		free(l->ids);
+		l->cap = n < 32 ? 32 : n;
+		l->ids = el_xcalloc(l->cap, sizeof(*l->ids));
+	}
+	for (; i < n; i++)
+		l->ids[i] = ID_UNKNOWN;
+	l->x = x;
+	return l->ids;
+}
+
+/*
+ * The property of n with the name numbered id, or NULL. Locks are written
+ * with their keys sorted, as the properties are here, so the one after
+ * the last match is tried first (*hint), and the search is the exception.
+ */
+static const sprop *find_prop(const snode *n, int id, size_t *hint)
+{
+	size_t lo = 0, hi = n->nprops;
+
+	if (id < 0)
+		return NULL;
+	if (*hint < n->nprops && n->props[*hint].id == id)
 		return &n->props[(*hint)++];
-	hit = n->nprops ? bsearch(&key, n->props, n->nprops, sizeof(*n->props), cmp_prop) : NULL;
-	if (hit)
-		*hint = (size_t)(hit - n->props) + 1;
-	return hit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (n->props[mid].id < id) {
+			lo = mid + 1;
+		} else if (n->props[mid].id > id) {
+			hi = mid;
+		} else {
+			*hint = mid + 1;
+			return &n->props[mid];
+		}
+	}
+	return NULL;
 }
 
 static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev);
+static int check_value(vctx *v, const snode *s, const cJSON *x);
+static int validate_inplace(vctx *v, const snode *s, const cJSON *x, evaluated *ev);
 
 /* s, or a subschema applied at the same value, has unevaluatedProperties (memoised). */
 static int needs_eval(snode *s)
@@ -758,8 +916,9 @@ static int validate_object(vctx *v, const snode *s, const cJSON *x, evaluated *e
 {
 	const cJSON *k, *m;
 	char shown[256];
-	size_t hint = 0;
+	size_t hint = 0, i = 0;
 	uint64_t required_seen = 0;
+	int *ids;
 
 	if (!s->required_in_props) {
 		cJSON_ArrayForEach(k, s->required) {
@@ -781,8 +940,24 @@ static int validate_object(vctx *v, const snode *s, const cJSON *x, evaluated *e
 	}
 	if (!s->nprops && !s->addl && !s->prop_names)
 		return 0;
+	ids = member_ids(v, x);
 	cJSON_ArrayForEach(m, x) {
-		const sprop *p = find_prop(s, m->string, &hint);
+		int id = ids[i];
+		const sprop *p;
+
+		if (id == ID_UNKNOWN) {
+			/* the member the hint expects costs a comparison, not a lookup */
+			if (hint < s->nprops && strcmp(s->props[hint].name, m->string) == 0)
+				id = s->props[hint].id;
+			else
+				id = name_id(v->names, m->string);
+			ids[i] = id;
+		}
+		i++;
+		p = id >= 0 && s->declared && (s->declared[id >> 6] >> (id & 63) & 1) ? find_prop(s, id, &hint) : NULL;
+
+		if (!p && !s->addl && !s->prop_names)
+			continue;
 
 		if (p && p->required)
 			required_seen |= (uint64_t)1 << (p->required - 1);
@@ -909,7 +1084,9 @@ static int validate_scalar(vctx *v, const snode *s, const cJSON *x)
 	}
 	if (J_STRING(x)) {
 		if (s->has_min_len || s->has_max_len) {
-			size_t len = utf8_length(x->valuestring);
+			/* a minimum alone needs only as many characters as it asks for */
+			size_t enough = s->has_max_len || !(s->min_len >= 0 && s->min_len < 4096) ? SIZE_MAX : (size_t)s->min_len;
+			size_t len = utf8_length(x->valuestring, enough);
 
 			if (s->has_min_len && (double)len < s->min_len)
 				return fail(v, "shorter than %g characters", s->min_len);
@@ -924,18 +1101,42 @@ static int validate_scalar(vctx *v, const snode *s, const cJSON *x)
 
 static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
 {
-	char shown[256];
-
 	if (s->is_bool)
 		return s->bool_value ? 0 : fail(v, "not allowed here");
 	if (v->depth > 512)
 		return fail(v, "nested too deeply");
-	if (s->types && !(s->types & type_of(x))) {
+	if (s->types && !(s->types & (J_NUMBER(x) && (s->types & T_NUMBER) ? T_NUMBER : type_of(x)))) {
 		char want[96];
 
 		type_words(s->type_kw, want, sizeof(want));
 		return fail(v, "expected %s, got %s", want, type_name(x));
 	}
+	if ((s->has & HAS_VALUE) && check_value(v, s, x) != 0)
+		return -1;
+	if ((s->has & HAS_INPLACE) && validate_inplace(v, s, x, ev) != 0)
+		return -1;
+	switch (J_TYPE(x)) {
+	case cJSON_Object:
+		if (!(s->has & HAS_OBJECT))
+			return 0;
+		if (validate_object(v, s, x, ev) != 0)
+			return -1;
+		return s->uneval ? validate_unevaluated(v, s, x, ev) : 0;
+	case cJSON_Array:
+		return s->has & HAS_ARRAY ? validate_array(v, s, x) : 0;
+	case cJSON_Number:
+	case cJSON_String:
+		return s->has & HAS_SCALAR ? validate_scalar(v, s, x) : 0;
+	default:
+		return 0;
+	}
+}
+
+/* const and enum */
+static int check_value(vctx *v, const snode *s, const cJSON *x)
+{
+	char shown[256];
+
 	if (s->const_v && !(J_STRING(s->const_v) && J_STRING(x) ? strcmp(s->const_v->valuestring, x->valuestring) == 0
 								       : cJSON_Compare(s->const_v, x, 1))) {
 		if (J_STRING(s->const_v))
@@ -956,6 +1157,12 @@ static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
 			return J_STRING(x) ? fail(v, "\"%s\" is not one of the allowed values", esc(shown, 120, x->valuestring))
 						 : fail(v, "not one of the allowed values");
 	}
+	return 0;
+}
+
+/* $ref, allOf, anyOf, oneOf, not, if/then/else: subschemas applied to x itself */
+static int validate_inplace(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
+{
 	if (s->ref && validate(v, s->ref, x, ev) != 0)
 		return -1;
 	for (size_t i = 0; i < s->n_all_of; i++)
@@ -994,13 +1201,7 @@ static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
 		if (branch && validate(v, branch, x, ev) != 0)
 			return -1;
 	}
-	if (J_OBJECT(x) && validate_object(v, s, x, ev) != 0)
-		return -1;
-	if (J_ARRAY(x) && validate_array(v, s, x) != 0)
-		return -1;
-	if (validate_scalar(v, s, x) != 0)
-		return -1;
-	return s->uneval && J_OBJECT(x) ? validate_unevaluated(v, s, x, ev) : 0;
+	return 0;
 }
 
 /* ---- the compiled schemas ------------------------------------------------ */
@@ -1008,7 +1209,55 @@ static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
 struct el_schema {
 	compiler c;
 	snode *top;
+	snames names;
 };
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The sorted, unique names the compiler met, their hash table, and every property's id. */
+static void number_names(el_schema *sc)
+{
+	compiler *c = &sc->c;
+	snames *t = &sc->names;
+	unsigned *slots;
+	size_t n = 0;
+
+	if (c->nnames)
+		qsort(c->names, c->nnames, sizeof(*c->names), cmp_name);
+	for (size_t i = 0; i < c->nnames; i++)
+		if (!n || strcmp(c->names[n - 1], c->names[i]) != 0)
+			c->names[n++] = c->names[i];
+	t->names = c->names;
+	t->n = n;
+	for (t->nslots = 16; t->nslots < 2 * n; t->nslots *= 2)
+		;
+	slots = el_xcalloc(t->nslots, sizeof(*slots));
+	for (size_t id = 0; id < n; id++) {
+		size_t i = name_hash(t->names[id]) & (t->nslots - 1);
+
+		while (slots[i])
+			i = (i + 1) & (t->nslots - 1);
+		slots[i] = (unsigned)id + 1;
+	}
+	t->slots = slots;
+	for (size_t i = 0; i < c->nmemo; i++) {
+		snode *node = c->memo[i].node;
+
+		if (!node->nprops || node->declared)
+			continue; /* none, or numbered already (a node that held only a $ref shares its target's) */
+		node->declared = el_xcalloc((n + 63) / 64, sizeof(*node->declared));
+		for (size_t p = 0; p < node->nprops; p++) {
+			const char **hit = bsearch(&node->props[p].name, t->names, n, sizeof(*t->names), cmp_name);
+			int id = (int)(hit - t->names);
+
+			node->props[p].id = id;
+			node->declared[id >> 6] |= (uint64_t)1 << (id & 63);
+		}
+	}
+}
 
 int el_schema_compile(el_schema **out, const cJSON *root, char *why, size_t why_size)
 {
@@ -1018,6 +1267,7 @@ int el_schema_compile(el_schema **out, const cJSON *root, char *why, size_t why_
 	sc->top = compile(&sc->c, root);
 	for (size_t i = 0; i < sc->c.nmemo; i++)
 		needs_eval(sc->c.memo[i].node);
+	number_names(sc);
 	if (sc->c.error) {
 		snprintf(why, why_size, "the schema: %s", sc->c.error);
 		el_schema_free(sc);
@@ -1048,17 +1298,20 @@ void el_schema_free(el_schema *sc)
 		free(n->any_of);
 		free(n->one_of);
 		free(n->props);
+		free(n->declared);
 		free(n->enum_strs);
 		free(n);
 	}
 	free(sc->c.memo);
 	free(sc->c.table);
+	free(sc->c.names);
+	free((void *)sc->names.slots);
 	free(sc);
 }
 
 int el_schema_check(const el_schema *sc, const cJSON *instance, char *why, size_t why_size)
 {
-	vctx v = { .why = why, .why_size = why_size };
+	vctx v = { .why = why, .why_size = why_size, .names = &sc->names };
 	evaluated ev;
 	int rc;
 
@@ -1066,6 +1319,9 @@ int el_schema_check(const el_schema *sc, const cJSON *instance, char *why, size_
 	why[0] = '\0';
 	rc = validate(&v, sc->top, instance, &ev);
 	eval_release(&ev);
+	for (size_t i = 0; i < v.nids; i++)
+		free(v.ids[i].ids);
+	free(v.ids);
 	if (rc != 0 && !why[0])
 		snprintf(why, why_size, "the document does not match the schema");
 	return rc;

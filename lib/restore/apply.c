@@ -148,30 +148,64 @@ int el_apply_run_argv(el_item *it, el_apply *ap)
 	int status = -1, rc;
 
 	el_apply_log(ap, "run:");
-	for (char **a = it->argv; *a; a++)
-		dprintf(ap->log_fd, " '%s'", *a);
-	for (char **e = it->envv; e && *e; e++)
-		dprintf(ap->log_fd, " [env %s]", *e);
+	for (size_t i = 0; i < it->argv.n; i++)
+		dprintf(ap->log_fd, " '%s'", it->argv.v[i]);
+	for (size_t i = 0; i < it->envv.n; i++)
+		dprintf(ap->log_fd, " [env %s]", it->envv.v[i]);
 	dprintf(ap->log_fd, "\n");
-	rc = el_spawn_logged((const char *const *)it->argv, (const char *const *)it->envv,
+	rc = el_spawn_logged((const char *const *)it->argv.v, (const char *const *)it->envv.v,
 			     ap->log_fd, &status);
 	if (rc == ENVLOCK_ENOTFOUND) {
-		el_item_fail(it, "'%s': cannot be started", it->argv[0]);
+		el_item_fail(it, "'%s': cannot be started", it->argv.v[0]);
 		return -1;
 	}
 	if (rc != 0 || status != 0) {
-		el_item_fail(it, "'%s' exited with status %d (its output is in %s)", it->argv[0], status,
+		el_item_fail(it, "'%s' exited with status %d (its output is in %s)", it->argv.v[0], status,
 			     ap->r->log_path);
 		return -1;
 	}
-	el_apply_log(ap, "'%s' exited 0", it->argv[0]);
+	el_apply_log(ap, "'%s' exited 0", it->argv.v[0]);
 	return 0;
+}
+
+/*
+ * Is what is at it->path still what the plan saw (it->seen)? The plan was
+ * made from the probe's view; this one lstat (and readlink) just before
+ * the link is replaced keeps apply from moving aside what appeared since.
+ */
+static bool still_seen(el_item *it)
+{
+	struct stat st;
+	char *now = NULL;
+	ssize_t n;
+	bool same;
+
+	if (it->seen == EL_SEEN_ANY)
+		return true;
+	if (lstat(it->path, &st) != 0 || !S_ISLNK(st.st_mode))
+		same = it->seen == EL_SEEN_NO_LINK;
+	else if (it->seen == EL_SEEN_NO_LINK)
+		same = false;
+	else {
+		now = el_xcalloc(1, (size_t)st.st_size + 2);
+		n = readlink(it->path, now, (size_t)st.st_size + 1);
+		same = n >= 0 && (size_t)n <= (size_t)st.st_size && strcmp(now, it->seen_target) == 0;
+	}
+	if (!same)
+		el_item_fail(it, "'%s' changed after the plan was made (planned against %s%s, now %s%s); run restore again",
+			     it->path, it->seen == EL_SEEN_LINK ? "a link to " : "no link",
+			     it->seen == EL_SEEN_LINK ? it->seen_target : "", now ? "a link to " : "",
+			     now ? now : it->seen == EL_SEEN_LINK ? "no link" : "a link");
+	free(now);
+	return same;
 }
 
 int el_apply_symlink(el_item *it, el_apply *ap)
 {
 	struct stat st;
 
+	if (!still_seen(it))
+		return -1;
 	if (lstat(it->path, &st) == 0 && el_apply_aside(ap, it, it->path, NULL) != 0)
 		return -1;
 	if (symlink(it->target, it->path) != 0) {
@@ -286,7 +320,6 @@ void el_restore_read_journal(envlock_restore *r)
 	FILE *f = fopen(r->journal_path, "r");
 	char line[8192];
 
-	r->created = el_strv_new(NULL);
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -309,18 +342,21 @@ void el_restore_read_journal(envlock_restore *r)
 			free(r->interrupted);
 			r->interrupted = NULL;
 		} else if (strcmp(what, "creating") == 0) {
-			el_strv_push(&r->created, arg);
+			el_strvec_push(&r->created, arg);
 		} else if (strcmp(what, "created") == 0) {
 			/* finished: from now on it is the user's, like any other */
-			size_t n = 0, k = 0;
+			el_strvec *c = &r->created;
+			size_t k = 0;
 
-			for (; r->created[n]; n++) {
-				if (strcmp(r->created[n], arg) == 0)
-					free(r->created[n]);
+			for (size_t n = 0; n < c->n; n++) {
+				if (strcmp(c->v[n], arg) == 0)
+					free(c->v[n]);
 				else
-					r->created[k++] = r->created[n];
+					c->v[k++] = c->v[n];
 			}
-			r->created[k] = NULL;
+			c->n = k;
+			if (c->v)
+				c->v[k] = NULL;
 		}
 	}
 	fclose(f);
@@ -328,8 +364,8 @@ void el_restore_read_journal(envlock_restore *r)
 
 bool el_restore_created(const envlock_restore *r, const char *host_path)
 {
-	for (char **c = r->created; c && *c; c++)
-		if (strcmp(*c, host_path) == 0)
+	for (size_t i = 0; i < r->created.n; i++)
+		if (strcmp(r->created.v[i], host_path) == 0)
 			return true;
 	return false;
 }

@@ -13,17 +13,15 @@
 #include <unistd.h>
 
 #include "envlock/export.h"
-#include "lock/model.h"
 #include "plan.h"
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 
-/* "name version build" of a conda-meta record, the identity compared. */
-static char *pkg_key(const cJSON *p)
+/* "name version build" of a conda package, the identity compared. */
+static char *pkg_key(const el_conda_package *p)
 {
-	return el_xasprintf("%s %s %s", el_jget_str(p, "name") ?: "?", el_jget_str(p, "version") ?: "?",
-			    el_jget_str(p, "build") ?: "");
+	return el_xasprintf("%s %s %s", p->name ?: "?", p->version ?: "?", p->build ?: "");
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -31,29 +29,24 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The sorted identities of pkgs, for has_key (a NULL-terminated vector). */
-static char **key_set(const cJSON *pkgs, size_t *n)
+/* The sorted identities of a conda section's packages, for has_key. */
+static void key_set(el_strvec *set, const el_conda *conda)
 {
-	char **v = el_xcalloc((size_t)cJSON_GetArraySize(pkgs) + 1, sizeof(*v));
-	const cJSON *p;
-
-	*n = 0;
-	cJSON_ArrayForEach(p, pkgs)
-		v[(*n)++] = pkg_key(p);
-	qsort(v, *n, sizeof(*v), cmp_str);
-	return v;
+	for (size_t i = 0; conda && i < conda->npackages; i++)
+		el_strvec_push_owned(set, pkg_key(&conda->packages[i]));
+	el_strvec_sort(set);
 }
 
-static bool has_key(char **set, size_t n, const char *key)
+static bool has_key(const el_strvec *set, const char *key)
 {
-	return bsearch(&key, set, n, sizeof(*set), cmp_str) != NULL;
+	return set->n && bsearch(&key, set->v, set->n, sizeof(*set->v), cmp_str) != NULL;
 }
 
 /* The conda-compatible program: --conda-exe, the locked install's bin/, then PATH. */
 static char *find_conda(envlock_restore *r)
 {
 	static const char *const names[] = { "micromamba", "mamba", "conda" };
-	const char *root_prefix = el_jget_str(el_jget(r->lock, "conda"), "root_prefix");
+	const char *root_prefix = r->lock->conda.root_prefix;
 	const char *path = getenv("PATH");
 
 	if (r->opts.conda_exe)
@@ -124,51 +117,48 @@ static int create_env(el_item *it, el_apply *ap)
 
 void el_plan_conda(envlock_restore *r, el_step *s)
 {
-	const cJSON *conda = el_jget(r->lock, "conda"), *pkgs = el_jget(conda, "packages"), *p;
-	const cJSON *live = el_jget(r->live->doc, "conda");
-	const char *target = r->opts.conda_target ? r->opts.conda_target : el_jget_str(conda, "prefix");
-	const char *live_prefix = el_jget_str(live, "prefix");
-	const cJSON *live_pkgs = el_jget(live, "packages");
+	const el_conda *conda = &r->lock->conda;
+	const char *target = r->opts.conda_target ? r->opts.conda_target : conda->prefix;
+	const char *live_prefix = r->live->conda.prefix;
 	el_buf diff = EL_BUF_INIT(4096), nourl = EL_BUF_INIT(4096);
 	size_t total = 0, differ = 0, extra = 0;
 	bool here, exists, ours;
-	char **live_keys = NULL;
-	size_t n_live = 0;
+	el_strvec live_keys = EL_STRVEC_INIT;
 	char *host = NULL;
 	struct stat st;
 	el_item *it;
 	char *exe;
 
-	if (!target || !cJSON_GetArraySize(pkgs)) {
+	if (!target || !conda->npackages) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "no conda environment locked");
 		goto done;
 	}
 	here = live_prefix && strcmp(live_prefix, target) == 0;
-	live_keys = key_set(here ? live_pkgs : NULL, &n_live);
+	if (here)
+		key_set(&live_keys, &r->live->conda);
 	exists = el_root_stat(&r->root, target, &st) == 0;
-	cJSON_ArrayForEach(p, pkgs) {
-		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
-		const char *sha = el_jget_str(p, "sha256");
+	for (size_t i = 0; i < conda->npackages; i++) {
+		const el_conda_package *p = &conda->packages[i];
 		char *key = pkg_key(p);
 
 		total++;
-		if (!here || !has_key(live_keys, n_live, key)) {
+		if (!here || !has_key(&live_keys, key)) {
 			if (differ++ < 5)
 				el_buf_printf(&diff, "%s%s", diff.len ? ", " : "", key);
 		}
 		free(key);
-		if (!url || (!md5 && !sha)) {
-			el_buf_printf(&nourl, "%s%s", nourl.len ? ", " : "", el_jget_str(p, "name"));
+		if (!p->url || (!p->md5 && !p->sha256)) {
+			el_buf_printf(&nourl, "%s%s", nourl.len ? ", " : "", p->name ?: "?");
 			continue;
 		}
 	}
 	if (here) {
-		size_t n_locked;
-		char **locked = key_set(pkgs, &n_locked);
+		el_strvec locked = EL_STRVEC_INIT;
 
-		for (size_t i = 0; i < n_live; i++)
-			extra += !has_key(locked, n_locked, live_keys[i]);
-		el_strv_free(locked);
+		key_set(&locked, conda);
+		for (size_t i = 0; i < live_keys.n; i++)
+			extra += !has_key(&locked, live_keys.v[i]);
+		el_strvec_release(&locked);
 	}
 	if (here && differ == 0 && extra == 0) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "conda environment %s: %zu packages as locked", target, total);
@@ -220,14 +210,14 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		host = NULL;
 		it->data_len = spec_len;
 		it->data = spec_text;
-		it->argv = el_strv_new(exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
+		el_args_push(&it->argv, exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
 		it->extra = j;
 		it->free_extra = create_free;
 		it->run = create_env;
 		free(exe);
 	}
 done:
-	el_strv_free(live_keys);
+	el_strvec_release(&live_keys);
 	free(host);
 	el_buf_release(&diff);
 	el_buf_release(&nourl);

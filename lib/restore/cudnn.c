@@ -5,11 +5,17 @@
  * link (libcudnn.so.8 -> libcudnn.so.8.2.1, and the links the lock had),
  * the library folder in an ld.so.conf.d entry, then `ldconfig` (-r ROOT
  * under --root) and a check that the loader cache lists each soname.
+ *
+ * The plan compares the lock's cuDNN with the live probe's: which files
+ * are there with which digest, which links lead to them, what
+ * ld.so.cache maps each soname to. Apply re-checks a link just before it
+ * replaces it, and probes again after ldconfig.
  */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +23,7 @@
 #include <unistd.h>
 
 #include "bundle/bundle.h"
-#include "lock/model.h"
 #include "plan.h"
-#include "probe/probe.h"
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -28,14 +32,13 @@
 
 #define EL_CUDNN_MAX_FILE (8ull << 30)  /* one library: cuDNN 9's largest is ~1 GiB */
 #define EL_CUDNN_MAX_TOTAL (32ull << 30)
-#define EL_LDCACHE_MAX (64u << 20)
 
 typedef struct {
-	char *lib_dir;   /* host folders for the archive's library and header files */
+	char *lib_dir;      /* host folders for the archive's library and header files */
 	char *inc_dir;
-	char **names;    /* library file names the lock has a digest for ... */
-	char **digests;  /* ... and those digests */
-	char **want;     /* every file name the lock needs from the archive */
+	el_strvec names;    /* library file names the lock has a digest for ... */
+	el_strvec digests;  /* ... and those digests */
+	el_strvec want;     /* every file name the lock needs from the archive */
 } unpack_job;
 
 static void unpack_free(void *p)
@@ -46,16 +49,16 @@ static void unpack_free(void *p)
 		return;
 	free(j->lib_dir);
 	free(j->inc_dir);
-	el_strv_free(j->names);
-	el_strv_free(j->digests);
-	el_strv_free(j->want);
+	el_strvec_release(&j->names);
+	el_strvec_release(&j->digests);
+	el_strvec_release(&j->want);
 	free(j);
 }
 
-static bool strv_has(char **v, const char *s)
+static bool strvec_has(const el_strvec *v, const char *s)
 {
-	for (; v && *v; v++)
-		if (strcmp(*v, s) == 0)
+	for (size_t i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], s) == 0)
 			return true;
 	return false;
 }
@@ -150,7 +153,7 @@ static int unpack_archive(el_item *it, el_apply *ap)
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
 	unsigned long long total = 0;
-	char **got = el_strv_new(NULL);
+	el_strvec got = EL_STRVEC_INIT;
 	int rc = -1, r;
 
 	archive_read_support_filter_all(a);
@@ -172,14 +175,14 @@ static int unpack_archive(el_item *it, el_apply *ap)
 		if (!path || archive_entry_filetype(e) != AE_IFREG)
 			continue; /* links are made from the lock, not taken from the archive */
 		name = entry_target(path, &is_lib);
-		if (!name || !strv_has(j->want, name))
+		if (!name || !strvec_has(&j->want, name))
 			continue;
 		if (copy_entry(a, it, is_lib ? j->lib_dir : j->inc_dir, name, hex, &tmp, &total) != 0)
 			goto done;
-		for (size_t i = 0; j->names[i]; i++) {
-			if (strcmp(j->names[i], name) == 0 && strcmp(j->digests[i], hex) != 0) {
+		for (size_t i = 0; i < j->names.n; i++) {
+			if (strcmp(j->names.v[i], name) == 0 && strcmp(j->digests.v[i], hex) != 0) {
 				el_item_fail(it, "'%s': %s has sha256 %.12s..., the lock recorded %.12s...; not installed",
-					     it->target, name, hex, j->digests[i]);
+					     it->target, name, hex, j->digests.v[i]);
 				unlink(tmp);
 				free(tmp);
 				goto done;
@@ -200,7 +203,7 @@ static int unpack_archive(el_item *it, el_apply *ap)
 			goto done;
 		}
 		el_apply_log(ap, "installed '%s' (sha256 %s) from '%s'", final, hex, path);
-		el_strv_push(&got, name);
+		el_strvec_push(&got, name);
 		free(tmp);
 		free(final);
 	}
@@ -208,35 +211,44 @@ static int unpack_archive(el_item *it, el_apply *ap)
 		el_item_fail(it, "'%s': %s", it->target, el_archive_reason(a));
 		goto done;
 	}
-	for (char **w = j->want; *w; w++) {
-		if (!strv_has(got, *w)) {
-			el_item_fail(it, "'%s': has no %s (is it cuDNN for this CUDA release?)", it->target, *w);
+	for (size_t i = 0; i < j->want.n; i++) {
+		if (!strvec_has(&got, j->want.v[i])) {
+			el_item_fail(it, "'%s': has no %s (is it cuDNN for this CUDA release?)", it->target, j->want.v[i]);
 			goto done;
 		}
 	}
 	rc = 0;
 done:
 	archive_read_free(a);
-	el_strv_free(got);
+	el_strvec_release(&got);
 	return rc;
 }
 
-/* The loader cache of the root, parsed; NULL when missing or unreadable. */
-static el_ldcache *read_ldcache(const el_root *root)
+/* The live library at the in-root path, or NULL: cuDNN has a handful, so a scan. */
+static const el_library *live_library(const el_view *live, const char *path)
 {
-	el_buf b = EL_BUF_INIT(EL_LDCACHE_MAX);
-	el_ldcache *c = NULL;
-	int e = 0;
+	for (size_t i = 0; i < live->cudnn.nlibraries; i++)
+		if (live->cudnn.libraries[i].path && strcmp(live->cudnn.libraries[i].path, path) == 0)
+			return &live->cudnn.libraries[i];
+	return NULL;
+}
 
-	if (el_root_read(root, "/etc/ld.so.cache", &b, &e) == 0)
-		el_ldcache_parse(&c, b.data, b.len);
-	el_buf_release(&b);
-	return c;
+/* The (soname, path) pairs in want that the loader cache of live does not list, as one line (malloc'd), or NULL. */
+static char *cache_missing(const el_view *live, const el_strvec *want)
+{
+	el_buf out = EL_BUF_INIT(4096);
+
+	for (size_t i = 0; i + 1 < want->n; i += 2) {
+		const el_library *lib = live_library(live, want->v[i + 1]);
+
+		if (!lib || !lib->ld_cache || strcmp(lib->ld_cache, "listed") != 0)
+			el_buf_printf(&out, "%s%s", out.len ? ", " : "", want->v[i]);
+	}
+	return out.len ? el_buf_detach(&out) : (el_buf_release(&out), NULL);
 }
 
 typedef struct {
-	el_root root;     /* a copy of the plan's root prefix */
-	char **sonames;   /* soname, then the in-root path the cache must give, pairwise */
+	el_strvec sonames; /* soname, then the in-root library file the cache must lead to, pairwise */
 } cache_job;
 
 static void cache_free(void *p)
@@ -245,41 +257,23 @@ static void cache_free(void *p)
 
 	if (!j)
 		return;
-	el_root_release(&j->root);
-	el_strv_free(j->sonames);
+	el_strvec_release(&j->sonames);
 	free(j);
 }
 
-/* The cache entries in j that are missing or lead elsewhere, as one line (malloc'd), or NULL. */
-static char *cache_missing(const el_root *root, char **pairs)
-{
-	el_ldcache *c = read_ldcache(root);
-	el_buf out = EL_BUF_INIT(4096);
-
-	for (size_t i = 0; pairs[i] && pairs[i + 1]; i += 2) {
-		const char *have = el_ldcache_lookup(c, pairs[i]);
-		char *a = NULL, *b = NULL;
-		int e = 0;
-		bool same = have && strcmp(have, pairs[i + 1]) == 0;
-
-		/* the same file through another folder name counts */
-		if (have && !same && el_root_realpath(root, have, &a, &e) == 0 &&
-		    el_root_realpath(root, pairs[i + 1], &b, &e) == 0)
-			same = strcmp(a, b) == 0;
-		free(a);
-		free(b);
-		if (!same)
-			el_buf_printf(&out, "%s%s", out.len ? ", " : "", pairs[i]);
-	}
-	el_ldcache_free(c);
-	return out.len ? el_buf_detach(&out) : (el_buf_release(&out), NULL);
-}
-
+/* After ldconfig: probe the machine again, the way the plan did, and read its loader cache's answers. */
 static int check_ldcache(el_item *it, el_apply *ap)
 {
 	cache_job *j = it->extra;
-	char *missing = cache_missing(&j->root, j->sonames);
+	envlock_lock *now = NULL;
+	char *missing;
 
+	if (envlock_lock_probe(&now, ap->ctx, &ap->r->live_opts) != 0) {
+		el_item_fail(it, "probing the loader cache again: %s", envlock_error_last(ap->ctx));
+		return -1;
+	}
+	missing = cache_missing(el_lock_view(now), &j->sonames);
+	envlock_lock_free(now);
 	if (missing) {
 		el_item_fail(it, "after ldconfig the loader cache still lacks %s", missing);
 		free(missing);
@@ -303,21 +297,20 @@ static const char *ldconfig_path(void)
 static bool dir_configured(envlock_restore *r, const char *dir)
 {
 	static const char *const trusted[] = { "/lib", "/usr/lib", "/lib64", "/usr/lib64" };
+	const el_strlist *conf = &r->live->system.ld_so_conf;
 	char *real = NULL;
-	const cJSON *entry;
 	bool found = false;
 	int e = 0;
 
 	el_root_realpath(&r->root, dir, &real, &e);
 	for (size_t i = 0; i < 4 && !found; i++)
 		found = strcmp(dir, trusted[i]) == 0;
-	cJSON_ArrayForEach(entry, el_jget(el_jget(r->live->doc, "system"), "ld_so_conf")) {
+	/* the probe records the entries as written: the same folder by another name counts */
+	for (size_t i = 0; i < conf->n && !found; i++) {
 		char *other = NULL;
 
-		if (found || !cJSON_IsString(entry))
-			continue;
-		found = strcmp(entry->valuestring, dir) == 0;
-		if (!found && real && el_root_realpath(&r->root, entry->valuestring, &other, &e) == 0)
+		found = strcmp(conf->v[i], dir) == 0;
+		if (!found && real && el_root_realpath(&r->root, conf->v[i], &other, &e) == 0)
 			found = strcmp(other, real) == 0;
 		free(other);
 	}
@@ -325,7 +318,11 @@ static bool dir_configured(envlock_restore *r, const char *dir)
 	return found;
 }
 
-/* Does /etc/ld.so.conf (in-root) include /etc/ld.so.conf.d? 1 yes, 0 no, -1 no such file. */
+/*
+ * Does /etc/ld.so.conf (in-root) include /etc/ld.so.conf.d? 1 yes, 0 no,
+ * -1 no such file. The probe records the folders the file leads to, not
+ * whether it includes the .d folder (empty or not): read here.
+ */
 static int conf_includes_d(envlock_restore *r)
 {
 	el_buf b = EL_BUF_INIT(1u << 20);
@@ -348,109 +345,156 @@ static int conf_includes_d(envlock_restore *r)
 	return found;
 }
 
+/* Is the live library lib in the in-root folder dir? */
+static bool in_dir(const el_library *lib, const char *dir)
+{
+	const char *slash = lib->path ? strrchr(lib->path, '/') : NULL;
+	size_t n = slash ? (size_t)(slash - lib->path) : 0;
+
+	return slash && (n ? strlen(dir) == n && strncmp(lib->path, dir, n) == 0 : strcmp(dir, "/") == 0);
+}
+
+/*
+ * What is at dir/name on this machine: a link (its target in *target,
+ * malloc'd) or no link. From the live view, where the probe recorded
+ * each link with the library file it leads to; it records no link that
+ * leads to no library file in its folder (dangling, as before an unpack,
+ * or into another folder), so a name it does not report is read here.
+ */
+static el_seen live_entry(envlock_restore *r, const char *dir, const char *name, char **target)
+{
+	const el_view *live = r->live;
+	char *abs;
+
+	*target = NULL;
+	for (size_t i = 0; i < live->cudnn.nlibraries; i++) {
+		const el_library *lib = &live->cudnn.libraries[i];
+
+		if (!in_dir(lib, dir))
+			continue;
+		if (lib->name && strcmp(lib->name, name) == 0)
+			return EL_SEEN_NO_LINK;
+		for (size_t k = 0; k < lib->nlinks; k++) {
+			if (lib->links[k].name && lib->links[k].target && strcmp(lib->links[k].name, name) == 0) {
+				*target = el_xstrdup(lib->links[k].target);
+				return EL_SEEN_LINK;
+			}
+		}
+	}
+	abs = el_path_join(dir, name);
+	if (el_root_readlink(&r->root, abs, target) != 0) {
+		free(*target);
+		*target = NULL;
+	}
+	free(abs);
+	return *target ? EL_SEEN_LINK : EL_SEEN_NO_LINK;
+}
+
+/* Is the header at the in-root path in the live view (the probe records those that name a version)? */
+static bool live_header(const el_view *live, const char *path)
+{
+	for (size_t i = 0; i < live->cudnn.nheaders; i++)
+		if (live->cudnn.headers[i].path && strcmp(live->cudnn.headers[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/* The link items of one locked library: its soname link, then every other link the lock had. */
+static void plan_links(envlock_restore *r, el_step *s, const el_library *lib, const char *dir,
+		       size_t *links_ok, size_t *changes)
+{
+	el_strvec pairs = EL_STRVEC_INIT;
+
+	if (lib->soname && strcmp(lib->soname, lib->name) != 0)
+		el_args_push(&pairs, lib->soname, lib->name, NULL);
+	for (size_t k = 0; k < lib->nlinks; k++) {
+		const char *lname = lib->links[k].name, *target = lib->links[k].target;
+
+		if (lname && target && !(lib->soname && strcmp(lname, lib->soname) == 0))
+			el_args_push(&pairs, lname, target, NULL);
+	}
+	for (size_t i = 0; i + 1 < pairs.n; i += 2) {
+		char *have = NULL, *abs;
+		el_seen seen = live_entry(r, dir, pairs.v[i], &have);
+		el_item *it;
+
+		if (seen == EL_SEEN_LINK && strcmp(have, pairs.v[i + 1]) == 0) {
+			(*links_ok)++;
+			free(have);
+			continue;
+		}
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "link %s -> %s in %s", pairs.v[i], pairs.v[i + 1], dir);
+		if (have)
+			el_item_note(it, "now -> %s (moved aside first)", have);
+		abs = el_path_join(dir, pairs.v[i]);
+		it->path = el_restore_host(&r->root, abs);
+		it->target = el_xstrdup(pairs.v[i + 1]);
+		it->seen = seen;
+		it->seen_target = have;
+		it->run = el_apply_symlink;
+		(*changes)++;
+		free(abs);
+	}
+	el_strvec_release(&pairs);
+}
+
 void el_plan_cudnn(envlock_restore *r, el_step *s)
 {
-	const cJSON *cudnn = el_jget(r->lock, "cudnn"), *lib, *hdr, *link;
-	const char *version = el_jget_str(cudnn, "version");
+	const el_cudnn *cudnn = &r->lock->cudnn;
+	const char *version = cudnn->version;
 	el_buf missing = EL_BUF_INIT(1u << 20);
 	unpack_job *job = el_xcalloc(1, sizeof(*job));
-	char **dirs = el_strv_new(NULL), **cache = el_strv_new(NULL), *lib_dir = NULL, *inc_dir = NULL;
-	size_t n_dirs = 0, links_ok = 0, files_ok = 0, changes = 0;
+	el_strvec dirs = EL_STRVEC_INIT, cache = EL_STRVEC_INIT;
+	char *lib_dir = NULL, *inc_dir = NULL;
+	size_t links_ok = 0, files_ok = 0, changes = 0;
 	el_item *it;
 
-	job->names = el_strv_new(NULL);
-	job->digests = el_strv_new(NULL);
-	job->want = el_strv_new(NULL);
-	if (!cJSON_GetArraySize(el_jget(cudnn, "libraries"))) {
+	if (!cudnn->nlibraries) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "no cuDNN libraries locked");
 		goto done;
 	}
 	/* headers */
-	cJSON_ArrayForEach(hdr, el_jget(cudnn, "headers")) {
-		const char *path = el_jget_str(hdr, "path");
-		struct stat st;
+	for (size_t i = 0; i < cudnn->nheaders; i++) {
+		const char *path = cudnn->headers[i].path;
 
 		if (!path || el_bad_abs_path(path))
 			continue;
 		if (!inc_dir)
 			inc_dir = el_path_dir(path);
-		if (el_root_stat(&r->root, path, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (live_header(r->live, path)) {
 			files_ok++;
 			continue;
 		}
 		el_buf_printf(&missing, "%s%s", missing.len ? ", " : "", el_path_base(path));
-		el_strv_push(&job->want, el_path_base(path));
+		el_strvec_push(&job->want, el_path_base(path));
 	}
 	/* library files, then their links */
-	cJSON_ArrayForEach(lib, el_jget(cudnn, "libraries")) {
-		const char *path = el_jget_str(lib, "path"), *name = el_jget_str(lib, "name");
-		const char *soname = el_jget_str(lib, "soname"), *sha = el_jget_str(lib, "sha256");
-		char *dir, *host, hex[EL_SHA256_HEX];
-		uint64_t size;
-		int e = 0;
+	for (size_t i = 0; i < cudnn->nlibraries; i++) {
+		const el_library *lib = &cudnn->libraries[i], *have;
+		char *dir;
 
-		if (!path || !name)
+		if (!lib->path || !lib->name)
 			continue;
-		dir = el_path_dir(path);
+		dir = el_path_dir(lib->path);
 		if (!lib_dir)
 			lib_dir = el_xstrdup(dir);
-		if (!strv_has(dirs, dir))
-			el_strv_push(&dirs, dir), n_dirs++;
-		host = el_restore_host_real(&r->root, path);
-		if (el_hashcache_file(r->hashes, host, hex, &size, &e) == 0 && (!sha || strcmp(hex, sha) == 0)) {
+		if (!strvec_has(&dirs, dir))
+			el_strvec_push(&dirs, dir);
+		have = live_library(r->live, lib->path);
+		if (have && have->sha256 && (!lib->sha256 || strcmp(have->sha256, lib->sha256) == 0)) {
 			files_ok++;
 		} else {
-			el_buf_printf(&missing, "%s%s%s", missing.len ? ", " : "", name,
-				      e == 0 && access(host, F_OK) == 0 ? " (different)" : "");
-			el_strv_push(&job->want, name);
-			if (sha) {
-				el_strv_push(&job->names, name);
-				el_strv_push(&job->digests, sha);
+			el_buf_printf(&missing, "%s%s%s", missing.len ? ", " : "", lib->name,
+				      have && have->sha256 ? " (different)" : "");
+			el_strvec_push(&job->want, lib->name);
+			if (lib->sha256) {
+				el_strvec_push(&job->names, lib->name);
+				el_strvec_push(&job->digests, lib->sha256);
 			}
 		}
-		free(host);
-		/* links: the soname link, then every other link the lock had */
-		{
-			char **pairs = el_strv_new(NULL);
-
-			if (soname && strcmp(soname, name) != 0) {
-				el_strv_push(&pairs, soname);
-				el_strv_push(&pairs, name);
-			}
-			cJSON_ArrayForEach(link, el_jget(lib, "links")) {
-				const char *lname = el_jget_str(link, "name"), *target = el_jget_str(link, "target");
-
-				if (lname && target && !(soname && strcmp(lname, soname) == 0)) {
-					el_strv_push(&pairs, lname);
-					el_strv_push(&pairs, target);
-				}
-			}
-			for (size_t i = 0; pairs[i]; i += 2) {
-				char *abs = el_path_join(dir, pairs[i]), *have = NULL;
-
-				if (el_root_readlink(&r->root, abs, &have) == 0 && strcmp(have, pairs[i + 1]) == 0) {
-					links_ok++;
-				} else {
-					it = el_step_add(s, ENVLOCK_ITEM_DO, "link %s -> %s in %s", pairs[i], pairs[i + 1], dir);
-					if (have)
-						el_item_note(it, "now -> %s (moved aside first)", have);
-					it->path = el_restore_host(&r->root, abs);
-					it->target = el_xstrdup(pairs[i + 1]);
-					it->run = el_apply_symlink;
-					changes++;
-				}
-				free(have);
-				free(abs);
-			}
-			el_strv_free(pairs);
-		}
-		if (soname && !strcmp(el_jget_str(lib, "ld_cache") ?: "", "listed")) {
-			char *want = el_path_join(dir, soname);
-
-			el_strv_push(&cache, soname);
-			el_strv_push(&cache, want);
-			free(want);
-		}
+		plan_links(r, s, lib, dir, &links_ok, &changes);
+		if (lib->soname && lib->ld_cache && strcmp(lib->ld_cache, "listed") == 0)
+			el_args_push(&cache, lib->soname, lib->path, NULL);
 		free(dir);
 	}
 	if (missing.len) {
@@ -474,12 +518,8 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 			changes++;
 		} else {
 			/* links, loader entries and cache wait for the files: only the instruction */
-			for (size_t k = 0; k < s->n; k++) {
-				free(s->items[k].text);
-				free(s->items[k].note);
-				free(s->items[k].path);
-				free(s->items[k].target);
-			}
+			for (size_t k = 0; k < s->n; k++)
+				el_item_release(&s->items[k]);
 			s->n = 0;
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "cuDNN %s files missing from %s: %s",
 					 version ? version : "", lib_dir, el_buf_cstr(&missing));
@@ -493,14 +533,14 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 	if (links_ok)
 		el_step_add(s, ENVLOCK_ITEM_OK, "%zu soname links in place", links_ok);
 	/* every library folder searched by the loader */
-	for (size_t i = 0; i < n_dirs; i++) {
+	for (size_t i = 0; i < dirs.n; i++) {
 		char *conf, *host;
 
-		if (dir_configured(r, dirs[i]))
+		if (dir_configured(r, dirs.v[i]))
 			continue;
-		conf = el_xasprintf("%s\n", dirs[i]);
+		conf = el_xasprintf("%s\n", dirs.v[i]);
 		host = el_restore_host(&r->root, "/etc/ld.so.conf.d/envlock-cudnn.conf");
-		it = el_step_add(s, ENVLOCK_ITEM_DO, "add %s to /etc/ld.so.conf.d/envlock-cudnn.conf", dirs[i]);
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "add %s to /etc/ld.so.conf.d/envlock-cudnn.conf", dirs.v[i]);
 		it->path = host;
 		it->data = conf;
 		it->data_len = strlen(conf);
@@ -523,44 +563,64 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 	}
 	/* the loader cache */
 	{
-		char *stale = cache[0] ? cache_missing(&r->root, cache) : NULL;
+		char *stale = cache.n ? cache_missing(r->live, &cache) : NULL;
 
 		if (changes || stale) {
-			cache_job *cj = el_xcalloc(1, sizeof(*cj));
-
 			it = el_step_add(s, ENVLOCK_ITEM_DO, "refresh the loader cache (ldconfig%s%s)",
 					 r->root.live ? "" : " -r ", r->root.live ? "" : r->root.prefix);
 			if (stale && !changes)
 				el_item_note(it, "the cache lacks %s", stale);
-			it->argv = el_strv_new(ldconfig_path(), NULL);
-			if (!r->root.live) {
-				el_strv_push(&it->argv, "-r");
-				el_strv_push(&it->argv, r->root.prefix);
-			}
+			el_args_push(&it->argv, ldconfig_path(), NULL);
+			if (!r->root.live)
+				el_args_push(&it->argv, "-r", r->root.prefix, NULL);
 			it->run = el_apply_run_argv;
-			if (cache[0]) {
+			if (cache.n) {
+				cache_job *cj = el_xcalloc(1, sizeof(*cj));
+
 				it = el_step_add(s, ENVLOCK_ITEM_DO, "check that the loader cache lists every locked cuDNN soname");
-				el_root_init(&cj->root, NULL, r->root.live ? NULL : r->root.prefix);
 				cj->sonames = cache;
-				cache = NULL;
+				memset(&cache, 0, sizeof(cache));
 				it->extra = cj;
 				it->free_extra = cache_free;
 				it->run = check_ldcache;
-			} else {
-				free(cj);
 			}
-		} else if (cache[0]) {
+		} else if (cache.n) {
 			el_step_add(s, ENVLOCK_ITEM_OK, "the loader cache lists every locked cuDNN soname");
 		}
 		free(stale);
 	}
 done:
 	unpack_free(job);
-	el_strv_free(dirs);
-	el_strv_free(cache);
+	el_strvec_release(&dirs);
+	el_strvec_release(&cache);
 	free(lib_dir);
 	free(inc_dir);
 	el_buf_release(&missing);
+}
+
+/* value (at the field named by fmt) checked with bad: on a problem, el_lock_str's one line on ctx, the first only */
+static void check_value(envlock_ctx *ctx, int *failed, const char *value, el_check_fn bad, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void check_value(envlock_ctx *ctx, int *failed, const char *value, el_check_fn bad, const char *fmt, ...)
+{
+	const char *why = value ? bad(value) : NULL;
+	char field[256], *cut;
+	el_buf shown = EL_BUF_INIT(1024);
+	va_list ap;
+
+	if (!why || (*failed)++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(field, sizeof(field), fmt, ap);
+	va_end(ap);
+	/* a bounded excerpt of what was refused, escaped like every lock text on a terminal */
+	cut = el_xstrndup(value, 40);
+	el_term_text(&shown, cut);
+	el_error_set(ctx, ENVLOCK_EPARSE, "%s '%s%s: %s", field, el_buf_cstr(&shown),
+		     strlen(value) > 40 ? "...'" : "'", why);
+	el_buf_release(&shown);
+	free(cut);
 }
 
 /*
@@ -568,25 +628,25 @@ done:
  * (lock/untrusted.h): the files it unpacks and the links it makes. A link
  * must point at a file in its own folder, so /etc/alternatives targets
  * (Debian's) are refused here, and only here: export writes no link.
+ * The schema already refused a value of the wrong type when the lock was
+ * loaded, so the view's members are the document's.
  */
-int el_restore_check_cudnn(envlock_ctx *ctx, const cJSON *lock)
+int el_restore_check_cudnn(envlock_ctx *ctx, const el_view *lock)
 {
-	const cJSON *sec, *arr, *el, *sub, *sub_el;
-	int failed = 0, i, j;
+	const el_cudnn *c = &lock->cudnn;
+	int failed = 0;
 
-	/* cuDNN: the files to unpack and the links to make */
-	sec = cJSON_GetObjectItemCaseSensitive(lock, "cudnn");
-	el_lock_str(ctx, &failed, sec, "header", el_bad_abs_path, "cudnn");
-	arr = cJSON_GetObjectItemCaseSensitive(sec, "libraries");
-	EL_EACH(arr, i, el) {
-		el_lock_str(ctx, &failed, el, "path", el_bad_abs_path, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "name", el_bad_name, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "soname", el_bad_name, "cudnn.libraries[%d]", i);
-		el_lock_str(ctx, &failed, el, "sha256", el_bad_sha256, "cudnn.libraries[%d]", i);
-		sub = cJSON_GetObjectItemCaseSensitive(el, "links");
-		EL_EACH(sub, j, sub_el) {
-			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
-			el_lock_str(ctx, &failed, sub_el, "target", el_bad_name, "cudnn.libraries[%d].links[%d]", i, j);
+	check_value(ctx, &failed, c->header, el_bad_abs_path, "cudnn.header");
+	for (size_t i = 0; i < c->nlibraries; i++) {
+		const el_library *l = &c->libraries[i];
+
+		check_value(ctx, &failed, l->path, el_bad_abs_path, "cudnn.libraries[%zu].path", i);
+		check_value(ctx, &failed, l->name, el_bad_name, "cudnn.libraries[%zu].name", i);
+		check_value(ctx, &failed, l->soname, el_bad_name, "cudnn.libraries[%zu].soname", i);
+		check_value(ctx, &failed, l->sha256, el_bad_sha256, "cudnn.libraries[%zu].sha256", i);
+		for (size_t k = 0; k < l->nlinks; k++) {
+			check_value(ctx, &failed, l->links[k].name, el_bad_name, "cudnn.libraries[%zu].links[%zu].name", i, k);
+			check_value(ctx, &failed, l->links[k].target, el_bad_name, "cudnn.libraries[%zu].links[%zu].target", i, k);
 		}
 	}
 	return failed ? ENVLOCK_EPARSE : 0;

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lock/model.h"
 #include "plan.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -46,12 +45,11 @@ el_item *el_restore_outside(envlock_restore *r, el_step *s, const char *what, co
 
 void el_plan_configs(envlock_restore *r, el_step *s)
 {
-	const cJSON *f;
 	size_t ok = 0;
 
-	cJSON_ArrayForEach(f, el_jget(el_jget(r->lock, "configs"), "files")) {
-		const char *path = el_jget_str(f, "path"), *sha = el_jget_str(f, "sha256");
-		const cJSON *text = el_jget(f, "text");
+	for (size_t i = 0; i < r->lock->configs.nfiles; i++) {
+		const el_config *f = &r->lock->configs.files[i];
+		const char *path = f->path, *sha = f->sha256, *text = f->text;
 		char *in, hex[EL_SHA256_HEX];
 		el_buf b = EL_BUF_INIT(EL_CONFIG_MAX);
 		el_item *it;
@@ -59,12 +57,12 @@ void el_plan_configs(envlock_restore *r, el_step *s)
 
 		if (!path)
 			continue;
-		if (!sha || !cJSON_IsString(text)) {
+		if (!sha || !text) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "config %s: not recorded", path);
-			el_item_note(it, "the save could not read it (%s)", el_jget_str(f, "error") ?: "no text");
+			el_item_note(it, "the save could not read it (%s)", f->error ?: "no text");
 			continue;
 		}
-		el_sha256_buf(text->valuestring, strlen(text->valuestring), hex);
+		el_sha256_buf(text, strlen(text), hex);
 		if (strcmp(hex, sha) != 0) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "config %s: the recorded text does not match its digest", path);
 			el_item_note(it, "the lock was edited after it was saved; not written");
@@ -85,8 +83,8 @@ void el_plan_configs(envlock_restore *r, el_step *s)
 			if (rc == 0)
 				el_item_note(it, "it differs: the current file is kept as %s.envlock-bak-<time>", path);
 			it->path = el_restore_host(&r->dest_root, in);
-			it->data = el_xstrdup(text->valuestring);
-			it->data_len = strlen(text->valuestring);
+			it->data = el_xstrdup(text);
+			it->data_len = strlen(text);
 			it->run = el_apply_write;
 		}
 		free(in);
@@ -99,11 +97,10 @@ void el_plan_configs(envlock_restore *r, el_step *s)
 
 void el_plan_checkpoints(envlock_restore *r, el_step *s)
 {
-	const cJSON *f;
 	size_t ok = 0;
 
-	cJSON_ArrayForEach(f, el_jget(el_jget(r->lock, "checkpoints"), "files")) {
-		const char *path = el_jget_str(f, "path"), *sha = el_jget_str(f, "sha256");
+	for (size_t i = 0; i < r->lock->checkpoints.nfiles; i++) {
+		const char *path = r->lock->checkpoints.files[i].path, *sha = r->lock->checkpoints.files[i].sha256;
 		char *in, *host, hex[EL_SHA256_HEX];
 		uint64_t size;
 		el_item *it;

@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lock/model.h"
 #include "plan.h"
 #include "util/atomic.h"
 #include "util/error.h"
@@ -23,7 +22,7 @@
 
 typedef struct {
 	char *norm;          /* PEP 503 name */
-	const cJSON *dist;
+	const el_pip_dist *dist;
 } named_dist;
 
 static int cmp_named(const void *a, const void *b)
@@ -31,23 +30,25 @@ static int cmp_named(const void *a, const void *b)
 	return strcmp(((const named_dist *)a)->norm, ((const named_dist *)b)->norm);
 }
 
-/* The live distributions sorted by PEP 503 name, for live_dist. */
-static named_dist *index_dists(const cJSON *dists, size_t *n)
+/*
+ * The live distributions sorted by PEP 503 name, for live_dist: one sort
+ * instead of el_view_pip_dist's scan for each of a thousand pins.
+ */
+static named_dist *index_dists(const el_pip *pip, size_t *n)
 {
-	named_dist *v = el_xcalloc((size_t)cJSON_GetArraySize(dists) + 1, sizeof(*v));
-	const cJSON *d;
+	named_dist *v = el_xcalloc(pip->ndists + 1, sizeof(*v));
 
 	*n = 0;
-	cJSON_ArrayForEach(d, dists) {
-		v[*n].norm = el_pep503_name(el_jget_str(d, "name") ?: "");
-		v[(*n)++].dist = d;
+	for (size_t i = 0; i < pip->ndists; i++) {
+		v[*n].norm = el_pep503_name(pip->dists[i].name ?: "");
+		v[(*n)++].dist = &pip->dists[i];
 	}
 	qsort(v, *n, sizeof(*v), cmp_named);
 	return v;
 }
 
 /* The live distribution with the same PEP 503 name, or NULL. */
-static const cJSON *live_dist(const named_dist *index, size_t n, const char *norm)
+static const el_pip_dist *live_dist(const named_dist *index, size_t n, const char *norm)
 {
 	named_dist key = { (char *)norm, NULL };
 	const named_dist *hit = bsearch(&key, index, n, sizeof(*index), cmp_named);
@@ -56,9 +57,9 @@ static const cJSON *live_dist(const named_dist *index, size_t n, const char *nor
 }
 
 /* The sha256 the lock has for the distribution's archive, or NULL. */
-static const char *archive_sha256(const cJSON *d)
+static const char *archive_sha256(const el_pip_dist *d)
 {
-	const char *h = el_jget_str(el_jget(d, "direct_url"), "archive_hash");
+	const char *h = d->direct_url.archive_hash;
 
 	if (h && strncmp(h, "sha256=", 7) == 0 && !el_bad_hex(h + 7, 64))
 		return h + 7;
@@ -120,19 +121,15 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 				  hashes ? " (hash-checked)" : "");
 
 	j->req_path = el_xasprintf("%s/restore-%s.%s", r->state_dir, r->short_id, file);
-	it->argv = el_strv_new(python, "-m", "pip", "install", "--no-deps", "--no-input",
-			       "--disable-pip-version-check", NULL);
+	el_args_push(&it->argv, python, "-m", "pip", "install", "--no-deps", "--no-input",
+		     "--disable-pip-version-check", NULL);
 	if (hashes)
-		el_strv_push(&it->argv, "--require-hashes");
-	if (r->opts.wheels) {
-		el_strv_push(&it->argv, "--no-index");
-		el_strv_push(&it->argv, "--find-links");
-		el_strv_push(&it->argv, r->opts.wheels);
-	}
-	el_strv_push(&it->argv, "-r");
-	el_strv_push(&it->argv, j->req_path);
+		el_strvec_push(&it->argv, "--require-hashes");
+	if (r->opts.wheels)
+		el_args_push(&it->argv, "--no-index", "--find-links", r->opts.wheels, NULL);
+	el_args_push(&it->argv, "-r", j->req_path, NULL);
 	if (mmcv_ops) {
-		it->envv = el_strv_new("MMCV_WITH_OPS=1", "FORCE_CUDA=1", NULL);
+		el_args_push(&it->envv, "MMCV_WITH_OPS=1", "FORCE_CUDA=1", NULL);
 		el_item_note(it, "mmcv-full is built with its CUDA ops (MMCV_WITH_OPS=1 FORCE_CUDA=1)");
 	}
 	it->data_len = reqs->len;
@@ -145,23 +142,21 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 
 void el_plan_pip(envlock_restore *r, el_step *s)
 {
-	const cJSON *dists = el_jget(el_jget(r->lock, "pip"), "distributions"), *d;
-	const cJSON *live = el_jget(el_jget(r->live->doc, "pip"), "distributions");
-	const char *lock_prefix = el_jget_str(el_jget(r->lock, "python"), "prefix");
-	const char *live_prefix = el_jget_str(el_jget(r->live->doc, "python"), "prefix");
-	const char *conda_prefix = el_jget_str(el_jget(r->lock, "conda"), "prefix");
-	const char *exe = el_jget_str(el_jget(r->lock, "python"), "executable");
+	const el_pip *pip = &r->lock->pip;
+	const char *lock_prefix = r->lock->python.prefix, *live_prefix = r->live->python.prefix;
+	const char *conda_prefix = r->lock->conda.prefix, *exe = r->lock->python.executable;
+	const el_framework *mmcv = el_view_framework(r->lock, "mmcv");
 	el_buf pinned = EL_BUF_INIT(64u << 20), editable = EL_BUF_INIT(64u << 20);
 	el_buf refused = EL_BUF_INIT(1u << 20);
 	size_t n_ok = 0, n_pinned = 0, n_hashed = 0, n_editable = 0, n_conda = 0;
-	bool mmcv_ops = el_jget_bool(el_jget(el_jget(r->lock, "frameworks"), "mmcv"), "ops", false);
+	bool mmcv_ops = mmcv && mmcv->ops == EL_YES;
 	bool mmcv_pending = false, same_env;
 	char *python = NULL;
 	el_buf with_hash = EL_BUF_INIT(64u << 20);
 	named_dist *index = NULL;
 	size_t n_index = 0;
 
-	if (!cJSON_GetArraySize(dists)) {
+	if (!pip->ndists) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "no pip distributions locked");
 		goto done;
 	}
@@ -185,26 +180,24 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		el_item_note(it, "rerun with --python EXE to install them into that Python");
 		goto done;
 	}
-	index = index_dists(live, &n_index);
-	cJSON_ArrayForEach(d, dists) {
-		const char *name = el_jget_str(d, "name"), *version = el_jget_str(d, "version");
-		const char *installer = el_jget_str(d, "installer");
-		const cJSON *du = el_jget(d, "direct_url"), *have;
-		const char *url = el_jget_str(du, "url"), *vcs = el_jget_str(du, "vcs");
-		const char *commit = el_jget_str(du, "commit_id"), *sha = archive_sha256(d);
-		bool is_editable = el_jget_bool(d, "editable", false);
+	index = index_dists(&r->live->pip, &n_index);
+	for (size_t i = 0; i < pip->ndists; i++) {
+		const el_pip_dist *d = &pip->dists[i], *have;
+		const char *name = d->name, *version = d->version, *installer = d->installer;
+		const char *url = d->direct_url.url, *vcs = d->direct_url.vcs;
+		const char *commit = d->direct_url.commit_id, *sha = archive_sha256(d);
+		bool is_editable = d->editable;
 		char *norm;
 
 		if (!name || !version)
 			continue;
-		if ((installer && strcmp(installer, "conda") == 0) || el_jget_bool(d, "also_conda", false)) {
+		if ((installer && strcmp(installer, "conda") == 0) || d->also_conda) {
 			n_conda++;
 			continue;
 		}
 		norm = el_pep503_name(name);
 		have = same_env ? live_dist(index, n_index, norm) : NULL;
-		if (have && strcmp(el_jget_str(have, "version") ?: "", version) == 0 &&
-		    el_jget_bool(have, "editable", false) == is_editable) {
+		if (have && strcmp(have->version ?: "", version) == 0 && have->editable == is_editable) {
 			n_ok++;
 			free(norm);
 			continue;
@@ -212,8 +205,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		if (strcmp(norm, "mmcv-full") == 0 || strcmp(norm, "mmcv") == 0)
 			mmcv_pending = mmcv_ops;
 		if (is_editable) {
-			const char *src = el_jget_str(d, "source");
-
+			const char *src = d->source;
 			struct stat st;
 
 			if (vcs && url && commit) {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lock/model.h"
+#include "envlock/lock.h"
 #include "plan.h"
 #include "util/error.h"
 #include "util/xalloc.h"
@@ -82,10 +82,10 @@ static bool exists_under(const el_root *root, const char *abs)
 int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_lock *lock,
 			 const envlock_restore_opts *opts)
 {
+	const el_view *v = el_lock_view(lock);
 	envlock_probe_opts popts;
 	envlock_restore *r;
-	const cJSON *conda, *python, *repo;
-	char **repos;
+	el_strvec repos = EL_STRVEC_INIT;
 	char cwd[PATH_MAX], *warning = NULL;
 	const char *dest;
 	int rc;
@@ -94,15 +94,15 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	if ((rc = check_step_names(ctx, "plan alone", opts->only, opts->only_count)) != 0 ||
 	    (rc = check_step_names(ctx, "leave out", opts->skip, opts->skip_count)) != 0)
 		return rc;
-	if ((rc = el_restore_check_cudnn(ctx, lock->doc)) != 0 || (rc = el_lock_check_untrusted(ctx, lock)) != 0)
+	if ((rc = el_restore_check_cudnn(ctx, v)) != 0 || (rc = el_lock_check_untrusted(ctx, lock)) != 0)
 		return rc;
 
 	r = el_xcalloc(1, sizeof(*r));
 	r->lock_obj = lock;
-	r->lock = lock->doc;
+	r->lock = v;
 	r->opts = *opts;
 	if (opts->conda_name) {
-		const char *root_prefix = el_jget_str(el_jget(lock->doc, "conda"), "root_prefix");
+		const char *root_prefix = v->conda.root_prefix;
 		const char *why = el_bad_name(opts->conda_name);
 
 		if (why || !root_prefix || opts->conda_target) {
@@ -138,20 +138,18 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	popts.checkpoint_count = popts.config_count = popts.repo_count = 0;
 	popts.default_repo = 0;
 	popts.on_warning = NULL;
-	conda = el_jget(lock->doc, "conda");
-	python = el_jget(lock->doc, "python");
 	if (!popts.conda_prefix) {
-		const char *prefix = r->opts.conda_target ? r->opts.conda_target : el_jget_str(conda, "prefix");
+		const char *prefix = r->opts.conda_target ? r->opts.conda_target : v->conda.prefix;
 
 		if (exists_under(&r->root, prefix))
 			popts.conda_prefix = prefix;
 	}
-	if (!popts.python && !r->opts.conda_target && exists_under(&r->root, el_jget_str(python, "executable")))
-		popts.python = el_jget_str(python, "executable");
+	if (!popts.python && !r->opts.conda_target && exists_under(&r->root, v->python.executable))
+		popts.python = v->python.executable;
+	r->live_opts = popts;
 	/* and the locked repositories that are there, to compare their commits and changes */
-	repos = el_strv_new(NULL);
-	cJSON_ArrayForEach(repo, el_jget(el_jget(lock->doc, "repos"), "repositories")) {
-		const char *path = el_jget_str(repo, "path");
+	for (size_t i = 0; i < v->repos.nrepos; i++) {
+		const char *path = v->repos.repos[i].path;
 		char *in = path ? el_restore_dest_path(r, path) : NULL, *host;
 		struct stat st;
 
@@ -160,17 +158,18 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 		host = el_restore_host(&r->dest_root, in);
 		/* a clone an interrupted restore left half made is not probed: it is cloned again */
 		if (stat(host, &st) == 0 && S_ISDIR(st.st_mode) && !el_restore_created(r, host))
-			el_strv_push(&repos, host);
-		free(host);
+			el_strvec_push_owned(&repos, host);
+		else
+			free(host);
 		free(in);
 	}
-	for (popts.repo_count = 0; repos[popts.repo_count]; popts.repo_count++)
-		;
-	popts.repos = (const char *const *)repos;
-	rc = envlock_lock_probe(&r->live, ctx, &popts);
-	el_strv_free(repos);
+	popts.repos = (const char *const *)repos.v;
+	popts.repo_count = repos.n;
+	rc = envlock_lock_probe(&r->live_obj, ctx, &popts);
+	el_strvec_release(&repos);
 	if (rc != 0)
 		goto fail;
+	r->live = el_lock_view(r->live_obj);
 
 	for (int i = 0; i < EL_STEP_COUNT; i++) {
 		if (!step_wanted(opts, step_names[i])) {
@@ -213,22 +212,11 @@ void envlock_restore_free(envlock_restore *r)
 	for (int i = 0; i < EL_STEP_COUNT; i++) {
 		el_step *s = &r->steps[i];
 
-		for (size_t k = 0; k < s->n; k++) {
-			el_item *it = &s->items[k];
-
-			free(it->text);
-			free(it->note);
-			free(it->path);
-			free(it->target);
-			free(it->data);
-			el_strv_free(it->argv);
-			el_strv_free(it->envv);
-			if (it->free_extra)
-				it->free_extra(it->extra);
-		}
+		for (size_t k = 0; k < s->n; k++)
+			el_item_release(&s->items[k]);
 		free(s->items);
 	}
-	envlock_lock_free(r->live);
+	envlock_lock_free(r->live_obj);
 	el_root_release(&r->root);
 	el_root_release(&r->dest_root);
 	if (r->hashes) {
@@ -243,6 +231,6 @@ void envlock_restore_free(envlock_restore *r)
 	free(r->journal_path);
 	free(r->log_path);
 	free(r->interrupted);
-	el_strv_free(r->created);
+	el_strvec_release(&r->created);
 	free(r);
 }

@@ -2,23 +2,26 @@
  * The restore plan inside the library: steps of items, each "do" item
  * carrying the action apply performs. One planner file per subject
  * (system.c: driver and CUDA; cudnn.c; conda.c; pip.c; repos.c;
- * files.c: configs and checkpoints; verify.c), apply.c runs the items, check.c
- * validates what a lock says before anything uses it; step.c and host.c hold
- * what the planners share (items, argument lists, host paths).
+ * files.c: configs and checkpoints; verify.c), each comparing the lock's
+ * view with the live view of this machine (built by the same probes);
+ * apply.c runs the items; step.c and host.c hold what the planners share
+ * (items, argument lists, host paths). What a lock may hand on is checked
+ * by lock/untrusted.h, and by el_restore_check_cudnn for the cuDNN links.
  */
 #ifndef EL_RESTORE_PLAN_H
 #define EL_RESTORE_PLAN_H
 
-#include <cJSON.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "envlock/restore.h"
 #include "lock/untrusted.h"
+#include "lock/view.h"
 #include "util/buf.h"
 #include "util/hashcache.h"
 #include "util/root.h"
+#include "util/vec.h"
 
 enum {
 	EL_STEP_DRIVER,
@@ -39,6 +42,13 @@ typedef struct el_apply el_apply;
 /* Perform a "do" item; on failure return nonzero after el_item_fail(). */
 typedef int (*el_item_fn)(el_item *it, el_apply *ap);
 
+/* What the plan saw at an item's path, for apply's re-check before it replaces it. */
+typedef enum {
+	EL_SEEN_ANY,          /* not checked */
+	EL_SEEN_NO_LINK,      /* no symbolic link (nothing, or a file) */
+	EL_SEEN_LINK,         /* a symbolic link to seen_target */
+} el_seen;
+
 struct el_item {
 	envlock_item_state state;
 	char *text;           /* what, one line */
@@ -46,26 +56,30 @@ struct el_item {
 	el_item_fn run;       /* the action of a "do" item */
 	char *path;           /* host path the action works on */
 	char *target;         /* symlink target, archive, source URL ... */
+	el_seen seen;         /* what the plan saw at path (el_apply_symlink re-checks it) */
+	char *seen_target;
 	char *data;           /* bytes to write */
 	size_t data_len;
 	mode_t mode;
-	char **argv;          /* program to run, NULL-terminated */
-	char **envv;          /* KEY=VALUE added to its environment, NULL-terminated */
+	el_strvec argv;       /* program to run (argv.v is NULL-terminated) */
+	el_strvec envv;       /* KEY=VALUE added to its environment */
 	void *extra;          /* action-specific data, freed with free_extra */
 	void (*free_extra)(void *extra);
 };
 
 typedef struct {
 	const char *name;
-	el_item *items;
+	el_item *items;       /* EL_GROW'n */
 	size_t n, cap;
 	bool skipped;         /* left out by --only / --skip */
 } el_step;
 
 struct envlock_restore {
 	const envlock_lock *lock_obj; /* the caller's lock (borrowed) */
-	const cJSON *lock;        /* its document */
-	envlock_lock *live;       /* this machine, probed */
+	const el_view *lock;      /* its view: what the planners read of it */
+	envlock_lock *live_obj;   /* this machine, probed */
+	const el_view *live;      /* its view */
+	envlock_probe_opts live_opts; /* how it was probed (no repositories): apply's re-checks probe again */
 	envlock_restore_opts opts;
 	el_root root;             /* what the live probe read */
 	char *named_target;       /* <root_prefix>/envs/<--name>, when given */
@@ -79,7 +93,7 @@ struct envlock_restore {
 	char *journal_path;
 	char *log_path;
 	char *interrupted;        /* step an earlier apply stopped in, or NULL */
-	char **created;           /* host paths (conda envs, clones) earlier applies left half made */
+	el_strvec created;        /* host paths (conda envs, clones) earlier applies left half made */
 };
 
 struct el_apply {
@@ -101,7 +115,7 @@ void el_restore_read_journal(envlock_restore *r);
 /* Did an earlier apply of this lock begin to create host_path and never finish? */
 bool el_restore_created(const envlock_restore *r, const char *host_path);
 
-/* Planners: add the items of one step (lock and live documents). */
+/* Planners: add the items of one step (r->lock against r->live). */
 void el_plan_driver(envlock_restore *r, el_step *s);
 void el_plan_cuda(envlock_restore *r, el_step *s);
 void el_plan_cudnn(envlock_restore *r, el_step *s);
@@ -112,7 +126,7 @@ void el_plan_configs(envlock_restore *r, el_step *s);
 void el_plan_checkpoints(envlock_restore *r, el_step *s);
 void el_plan_verify(envlock_restore *r, el_step *s);
 
-/* Add an item with printf-style text; returns it for the action's fields (step.c, with the notes and el_strv_*). */
+/* Add an item with printf-style text; returns it for the action's fields (step.c, with the notes and el_args_push). */
 el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Set (replace) an item's note. */
@@ -120,13 +134,14 @@ void el_item_note(el_item *it, const char *fmt, ...) __attribute__((format(print
 void el_item_vnote(el_item *it, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* A "manual" item for a recorded path that is absolute and outside --dest (files.c). */
 el_item *el_restore_outside(envlock_restore *r, el_step *s, const char *what, const char *path);
-/* A NULL-terminated malloc'd copy of the given strings (NULL ends the list). */
-char **el_strv_new(const char *first, ...);
-void el_strv_push(char ***v, const char *s);
+/* Free what an item holds (its text, note, action fields and extra); it is left zeroed. */
+void el_item_release(el_item *it);
+/* Append a copy of each string to v (NULL ends the list): an argument list in one call. */
+void el_args_push(el_strvec *v, const char *first, ...) __attribute__((sentinel));
 
 /* The checks of what a lock may hand to programs and the file system: lib/lock/untrusted.h */
 /* ... and what only the cuDNN step hands on: the files it unpacks, the links it makes (cudnn.c) */
-int el_restore_check_cudnn(envlock_ctx *ctx, const cJSON *lock);
+int el_restore_check_cudnn(envlock_ctx *ctx, const el_view *lock);
 
 /*
  * A path the user recorded (config, checkpoint, repository) as an in-root
@@ -165,7 +180,10 @@ int el_apply_aside(el_apply *ap, el_item *it, const char *host_path, char **asid
 int el_apply_backup_copy(el_apply *ap, el_item *it, const char *host_path);
 /* Run it->argv with it->envv added, output to the log, no time limit; 0 on exit 0. */
 int el_apply_run_argv(el_item *it, el_apply *ap);
-/* Generic actions: symlink it->path -> it->target (what is there moved aside first). */
+/*
+ * Generic actions: symlink it->path -> it->target (what is there moved
+ * aside first, after checking it is still what the plan saw: it->seen).
+ */
 int el_apply_symlink(el_item *it, el_apply *ap);
 /* Write it->data to it->path (parents created; a different file there kept as a backup copy). */
 int el_apply_write(el_item *it, el_apply *ap);

@@ -96,11 +96,11 @@ int envlock_restore_print_json(const envlock_restore *r, envlock_ctx *ctx, FILE 
 			el_jset_str(ji, "state", envlock_item_state_name(s->items[k].state));
 			el_jset_str(ji, "what", s->items[k].text);
 			el_jset_str(ji, "note", s->items[k].note);
-			if (s->items[k].argv) {
+			if (s->items[k].argv.n) {
 				cJSON *argv = el_jset_arr(ji, "argv");
 
-				for (char **a = s->items[k].argv; *a; a++)
-					el_jpush_str(argv, *a);
+				for (size_t a = 0; a < s->items[k].argv.n; a++)
+					el_jpush_str(argv, s->items[k].argv.v[a]);
 			}
 		}
 	}

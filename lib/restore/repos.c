@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lock/model.h"
 #include "plan.h"
 #include "util/cacerts.h"
 #include "util/error.h"
@@ -163,35 +162,29 @@ done:
 	return rc;
 }
 
-/* The live entry probed for host path (its "requested"), or NULL. */
-static const cJSON *live_repo(envlock_restore *r, const char *host)
+/* The live entry probed for host path (its "requested"), or NULL: a few repositories, so a scan. */
+static const el_repo *live_repo(envlock_restore *r, const char *host)
 {
-	const cJSON *e;
+	for (size_t i = 0; i < r->live->repos.nrepos; i++) {
+		const el_repo *e = &r->live->repos.repos[i];
 
-	cJSON_ArrayForEach(e, el_jget(el_jget(r->live->doc, "repos"), "repositories")) {
-		const char *req = el_jget_str(e, "requested");
-
-		if (req && strcmp(req, host) == 0)
+		if (e->requested && strcmp(e->requested, host) == 0)
 			return e;
 	}
 	return NULL;
 }
 
-static bool has_local_changes(const cJSON *entry)
+static bool has_local_changes(const el_repo *entry)
 {
-	const cJSON *ch = el_jget(entry, "changes");
-
-	return cJSON_GetArraySize(el_jget(ch, "staged")) || cJSON_GetArraySize(el_jget(ch, "modified")) ||
-	       cJSON_GetArraySize(el_jget(ch, "conflicted"));
+	return entry->changes.staged.n || entry->changes.modified.n || entry->changes.conflicted.n;
 }
 
-static const char *first_remote(const cJSON *entry)
+static const char *first_remote(const el_repo *entry)
 {
-	const cJSON *rm;
 	const char *url = NULL;
 
-	cJSON_ArrayForEach(rm, el_jget(entry, "remotes")) {
-		const char *name = el_jget_str(rm, "name"), *u = el_jget_str(rm, "url");
+	for (size_t i = 0; i < entry->nremotes; i++) {
+		const char *name = entry->remotes[i].name, *u = entry->remotes[i].url;
 
 		if (u && (!url || (name && strcmp(name, "origin") == 0)))
 			url = u;
@@ -201,15 +194,14 @@ static const char *first_remote(const cJSON *entry)
 
 void el_plan_repos(envlock_restore *r, el_step *s)
 {
-	const cJSON *e;
 	size_t ok = 0;
 
-	cJSON_ArrayForEach(e, el_jget(el_jget(r->lock, "repos"), "repositories")) {
-		const char *path = el_jget_str(e, "path"), *status = el_jget_str(e, "status");
-		const cJSON *head = el_jget(e, "head"), *patch = el_jget(e, "patch"), *live;
-		const char *commit = el_jget_str(head, "commit"), *url = first_remote(e);
-		const char *patch_text = el_jget_str(patch, "text"), *patch_sha = el_jget_str(patch, "sha256");
-		bool want_patch = patch && el_jget_int(patch, "size", 0) > 0, half_made;
+	for (size_t i = 0; i < r->lock->repos.nrepos; i++) {
+		const el_repo *e = &r->lock->repos.repos[i], *live;
+		const char *path = e->path, *status = e->status;
+		const char *commit = e->head.commit, *url = first_remote(e);
+		const char *patch_text = e->patch.text, *patch_sha = e->patch.sha256;
+		bool want_patch = e->patch.recorded && e->patch.size > 0, half_made;
 		char *in, *host, hex[EL_SHA256_HEX];
 		struct stat st;
 		repo_job *j;
@@ -243,16 +235,15 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		half_made = stat(host, &st) == 0 && el_restore_created(r, host);
 		if (half_made)
 			live = NULL; /* whatever is there, this restore began it: clone again */
-		else if (stat(host, &st) == 0 && (!live || strcmp(el_jget_str(live, "status") ?: "", "present") != 0)) {
+		else if (stat(host, &st) == 0 && (!live || strcmp(live->status ?: "", "present") != 0)) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: exists but is not a git repository", path);
 			el_item_note(it, "move it away, then rerun to clone %s there", url ? url : "the repository");
 			free(host);
 			continue;
 		}
 		if (live) {
-			const char *have = el_jget_str(el_jget(live, "head"), "commit");
-			const char *have_patch = el_jget_str(el_jget(live, "patch"), "sha256");
-			bool live_patch = el_jget_int(el_jget(live, "patch"), "size", 0) > 0;
+			const char *have = live->head.commit, *have_patch = live->patch.sha256;
+			bool live_patch = live->patch.size > 0;
 
 			if (have && strcmp(have, commit) == 0 &&
 			    (want_patch ? live_patch && have_patch && patch_sha && strcmp(have_patch, patch_sha) == 0 : !live_patch)) {
@@ -277,7 +268,8 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		j = el_xcalloc(1, sizeof(*j));
 		j->url = url ? el_xstrdup(url) : NULL;
 		j->commit = el_xstrdup(commit);
-		j->branch = el_jget_bool(head, "detached", true) ? NULL : el_xstrdup(el_jget_str(head, "branch") ?: "");
+		/* no head recorded counts as detached (the schema requires "detached" in a head) */
+		j->branch = !e->head.recorded || e->head.detached ? NULL : el_xstrdup(e->head.branch ?: "");
 		if (j->branch && !j->branch[0])
 			free(j->branch), j->branch = NULL;
 		j->patch = want_patch ? el_xstrdup(patch_text) : NULL;

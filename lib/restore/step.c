@@ -14,10 +14,7 @@ el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
 	va_list ap;
 	char *text;
 
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 8;
-		s->items = el_xrealloc(s->items, s->cap * sizeof(*s->items));
-	}
+	EL_GROW(s->items, s->n + 1, s->cap);
 	it = &s->items[s->n++];
 	memset(it, 0, sizeof(*it));
 	va_start(ap, fmt);
@@ -49,25 +46,27 @@ void el_item_note(el_item *it, const char *fmt, ...)
 	va_end(ap);
 }
 
-char **el_strv_new(const char *first, ...)
+void el_args_push(el_strvec *v, const char *first, ...)
 {
-	char **v = el_xcalloc(1, sizeof(*v));
 	va_list ap;
 
 	va_start(ap, first);
 	for (const char *s = first; s; s = va_arg(ap, const char *))
-		el_strv_push(&v, s);
+		el_strvec_push(v, s);
 	va_end(ap);
-	return v;
 }
 
-void el_strv_push(char ***v, const char *s)
+void el_item_release(el_item *it)
 {
-	size_t n = 0;
-
-	while ((*v)[n])
-		n++;
-	*v = el_xrealloc(*v, (n + 2) * sizeof(**v));
-	(*v)[n] = el_xstrdup(s);
-	(*v)[n + 1] = NULL;
+	free(it->text);
+	free(it->note);
+	free(it->path);
+	free(it->target);
+	free(it->seen_target);
+	free(it->data);
+	el_strvec_release(&it->argv);
+	el_strvec_release(&it->envv);
+	if (it->free_extra)
+		it->free_extra(it->extra);
+	memset(it, 0, sizeof(*it));
 }

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "lock/model.h"
-#include "lock/view.h"
 #include "plan.h"
 #include "rules/rules.h"
 #include "util/error.h"
@@ -40,10 +39,8 @@ static const char *table_min_driver(const envlock_rules *rules, const char *tool
 
 void el_plan_driver(envlock_restore *r, el_step *s)
 {
-	const cJSON *locked = el_jget(el_jget(r->lock, "gpu"), "driver");
-	const cJSON *live = el_jget(el_jget(r->live->doc, "gpu"), "driver");
-	const char *want = el_jget_str(locked, "version"), *have = el_jget_str(live, "version");
-	const char *toolkit = el_jget_str(el_default_toolkit(r->lock), "version");
+	const char *want = r->lock->gpu.driver.version, *have = r->live->gpu.driver.version;
+	const char *toolkit = r->lock->cuda.default_tk ? r->lock->cuda.default_tk->version : NULL;
 	envlock_rules *rules = NULL;
 	envlock_findings *findings = NULL;
 	envlock_lock hybrid = { 0 };
@@ -66,13 +63,17 @@ void el_plan_driver(envlock_restore *r, el_step *s)
 		envlock_rules_free(rules);
 		return;
 	}
-	/* this machine's driver with the locked toolkit and frameworks, through the rules */
-	hybrid.doc = cJSON_Duplicate(r->live->doc, 1);
+	/*
+	 * this machine's driver with the locked toolkit and frameworks, through
+	 * the rules: a lock made of the live document with the locked sections
+	 * copied in whole (the rules engine reads it through its own view)
+	 */
+	hybrid.doc = cJSON_Duplicate(r->live_obj->doc, 1);
 	hybrid.id_ready = 1;
 	cJSON_ReplaceItemInObjectCaseSensitive(hybrid.doc, "cuda",
-					       cJSON_Duplicate(el_jget(r->lock, "cuda"), 1) ?: cJSON_CreateObject());
+					       cJSON_Duplicate(el_jget(r->lock_obj->doc, "cuda"), 1) ?: cJSON_CreateObject());
 	cJSON_ReplaceItemInObjectCaseSensitive(hybrid.doc, "frameworks",
-					       cJSON_Duplicate(el_jget(r->lock, "frameworks"), 1) ?: cJSON_CreateObject());
+					       cJSON_Duplicate(el_jget(r->lock_obj->doc, "frameworks"), 1) ?: cJSON_CreateObject());
 	if (rules && envlock_check(&findings, NULL, rules, &hybrid) == 0) {
 		for (size_t i = 0; i < envlock_findings_count(findings); i++) {
 			const envlock_finding *f = envlock_findings_get(findings, i);
@@ -93,6 +94,7 @@ void el_plan_driver(envlock_restore *r, el_step *s)
 	}
 	envlock_findings_free(findings);
 	envlock_rules_free(rules);
+	el_view_free(hybrid.view);
 	cJSON_Delete(hybrid.doc);
 }
 
@@ -108,11 +110,31 @@ static char *runfile_version(const char *path)
 	return n ? el_xstrndup(base + 5, n) : NULL;
 }
 
+/*
+ * Where the live alias leads: the home of the live toolkit it is an alias
+ * of, else (the probe only looks at /usr/local/cuda*, $CUDA_HOME and
+ * $CUDA_PATH, so an alias elsewhere may not be in its view) the folder it
+ * resolves to. malloc'd, or NULL when it leads nowhere.
+ */
+static char *alias_target(envlock_restore *r, const char *alias)
+{
+	const el_toolkit *tk = el_view_toolkit_at(r->live, alias);
+	char *real = NULL;
+	int e = 0;
+
+	if (tk && tk->home)
+		return el_xstrdup(tk->home);
+	if (el_root_realpath(&r->root, alias, &real, &e) == 0)
+		return real;
+	free(real);
+	return NULL;
+}
+
 void el_plan_cuda(envlock_restore *r, el_step *s)
 {
-	const char *home = el_jget_str(el_jget(r->lock, "cuda"), "default");
-	const cJSON *want = el_default_toolkit(r->lock), *have, *alias;
-	const char *version = el_jget_str(want, "version");
+	const char *home = r->lock->cuda.default_home;
+	const el_toolkit *want = r->lock->cuda.default_tk, *have;
+	const char *version = want ? want->version : NULL;
 	const char *have_version;
 	char *host;
 	el_item *it;
@@ -121,8 +143,8 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 		el_step_add(s, ENVLOCK_ITEM_OK, "no CUDA toolkit locked");
 		return;
 	}
-	have = el_toolkit_at(r->live->doc, home);
-	have_version = el_jget_str(have, "version");
+	have = el_view_toolkit_at(r->live, home);
+	have_version = have ? have->version : NULL;
 	if (have_version && strcmp(have_version, version) == 0) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "CUDA %s at %s", version, home);
 	} else if (have_version) {
@@ -142,8 +164,8 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 			flag = el_xasprintf("--toolkitpath=%s", host);
 			it = el_step_add(s, ENVLOCK_ITEM_DO, "install CUDA %s (toolkit only, no driver) into %s from %s",
 					 version, home, r->opts.cuda_runfile);
-			it->argv = el_strv_new("sh", r->opts.cuda_runfile, "--silent", "--toolkit", flag,
-					       "--override", NULL);
+			el_args_push(&it->argv, "sh", r->opts.cuda_runfile, "--silent", "--toolkit", flag,
+				     "--override", NULL);
 			it->run = el_apply_run_argv;
 			free(flag);
 			free(host);
@@ -154,14 +176,14 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 		el_restore_runfile_note(it, version, home);
 	}
 	/* the locked aliases (/usr/local/cuda -> cuda-10.2) */
-	cJSON_ArrayForEach(alias, el_jget(want, "aliases")) {
-		char *real = NULL;
-		int e = 0;
+	for (size_t i = 0; i < want->aliases.n; i++) {
+		const char *alias = want->aliases.v[i];
+		char *real;
 
-		if (!cJSON_IsString(alias) || el_bad_abs_path(alias->valuestring))
+		if (el_bad_abs_path(alias))
 			continue;
-		if (el_root_realpath(&r->root, alias->valuestring, &real, &e) == 0 &&
-		    strcmp(real, home) == 0) {
+		real = alias_target(r, alias);
+		if (real && strcmp(real, home) == 0) {
 			free(real);
 			continue;
 		}
@@ -171,13 +193,13 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 		}
 		if (real) {
 			/* points elsewhere: only say so */
-			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "%s does not lead to %s", alias->valuestring, home);
-			el_item_note(it, "point it at the locked toolkit: ln -sfn %s %s", home, alias->valuestring);
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "%s does not lead to %s", alias, home);
+			el_item_note(it, "point it at the locked toolkit: ln -sfn %s %s", home, alias);
 			free(real);
 			continue;
 		}
-		it = el_step_add(s, ENVLOCK_ITEM_DO, "link %s -> %s", alias->valuestring, home);
-		it->path = el_restore_host(&r->root, alias->valuestring);
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "link %s -> %s", alias, home);
+		it->path = el_restore_host(&r->root, alias);
 		it->target = el_xstrdup(home);
 		it->run = el_apply_symlink;
 	}

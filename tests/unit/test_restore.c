@@ -1,7 +1,9 @@
 /*
- * Unit tests for what restore accepts from a lock (lib/restore/check.c):
- * every kind of value that reaches an argv, a spec file or a path, with
- * the forms real locks hold and the forms a hostile one would try.
+ * Unit tests for what restore accepts from a lock (lib/lock/untrusted.c,
+ * and the cuDNN step's own check in lib/restore/cudnn.c): every kind of
+ * value that reaches an argv, a spec file or a path, with the forms real
+ * locks hold and the forms a hostile one would try; and apply's re-check
+ * of a link before it replaces it.
  */
 #include "unit.h"
 
@@ -102,6 +104,77 @@ static void whole_lock(void **state)
 	envlock_ctx_free(ctx);
 }
 
+/* the cuDNN step's check reads the view: the first bad link is named with its place */
+static void cudnn_links(void **state)
+{
+	envlock_ctx *ctx;
+	cJSON *doc = cJSON_Parse("{\"cudnn\": {\"header\": \"/usr/local/cuda/include/cudnn_version.h\", \"libraries\": ["
+				 "{\"name\": \"libcudnn.so.8.2.1\", \"path\": \"/usr/local/cuda/lib64/libcudnn.so.8.2.1\","
+				 " \"soname\": \"libcudnn.so.8\", \"links\": [{\"name\": \"libcudnn.so.8\", \"target\": \"libcudnn.so.8.2.1\"}]},"
+				 "{\"name\": \"libcudnn_ops_infer.so.8.2.1\", \"path\": \"/usr/local/cuda/lib64/libcudnn_ops_infer.so.8.2.1\","
+				 " \"links\": [{\"name\": \"libcudnn_ops_infer.so.8\", \"target\": \"libcudnn_ops_infer.so.8.2.1\"},"
+				 " {\"name\": \"libcudnn_ops_infer.so\", \"target\": \"/etc/alternatives/libcudnn_ops_infer_so\"}]}]}}");
+	el_view *view;
+
+	(void)state;
+	assert_non_null(doc);
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	view = el_view_new(doc);
+	assert_int_equal(el_restore_check_cudnn(ctx, view), ENVLOCK_EPARSE);
+	assert_string_equal(envlock_error_last(ctx),
+			    "cudnn.libraries[1].links[1].target '/etc/alternatives/libcudnn_ops_infer_so': contains a character not allowed here");
+	el_view_free(view);
+	/* the same lock without that link passes */
+	cJSON_DeleteItemFromArray(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "cudnn"), "libraries"), 1), "links"), 1);
+	view = el_view_new(doc);
+	assert_int_equal(el_restore_check_cudnn(ctx, view), 0);
+	el_view_free(view);
+	cJSON_Delete(doc);
+	envlock_ctx_free(ctx);
+}
+
+/* apply replaces a link only while it is what the plan saw */
+static void link_recheck(void **state)
+{
+	char *dir = unit_tmpdir(), *link;
+	el_apply ap = { NULL, NULL, NULL, -1, -1, "cudnn", "20260101T000000Z" };
+	el_item it = { 0 };
+	char now[64] = "", target[] = "libcudnn.so.8.2.1", other[] = "libcudnn.so.8.1.0", there[] = "libcudnn.so.8.0.5";
+
+	(void)state;
+	assert_true(asprintf(&link, "%s/libcudnn.so.8", dir) > 0);
+	assert_int_equal(symlink("libcudnn.so.8.0.5", link), 0);
+	/* the plan saw another target: refused, nothing moved */
+	it.state = ENVLOCK_ITEM_DO;
+	it.path = link;
+	it.target = target;
+	it.seen = EL_SEEN_LINK;
+	it.seen_target = other;
+	assert_int_equal(el_apply_symlink(&it, &ap), -1);
+	assert_int_equal(it.state, ENVLOCK_ITEM_FAILED);
+	assert_non_null(strstr(it.note, "changed after the plan was made (planned against a link to libcudnn.so.8.1.0, now a link to libcudnn.so.8.0.5)"));
+	assert_true(readlink(link, now, sizeof(now) - 1) > 0);
+	assert_string_equal(now, "libcudnn.so.8.0.5");
+	free(it.note);
+	/* the plan saw no link there: a link that appeared since is refused too */
+	it.note = NULL;
+	it.seen = EL_SEEN_NO_LINK;
+	assert_int_equal(el_apply_symlink(&it, &ap), -1);
+	assert_non_null(strstr(it.note, "(planned against no link, now a link)"));
+	free(it.note);
+	/* what the plan saw: moved aside, then linked */
+	it.note = NULL;
+	it.state = ENVLOCK_ITEM_DO;
+	it.seen = EL_SEEN_LINK;
+	it.seen_target = there;
+	assert_int_equal(el_apply_symlink(&it, &ap), 0);
+	memset(now, 0, sizeof(now));
+	assert_true(readlink(link, now, sizeof(now) - 1) > 0);
+	assert_string_equal(now, "libcudnn.so.8.2.1");
+	free(link);
+	unit_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -110,6 +183,8 @@ int main(void)
 		cmocka_unit_test(urls),
 		cmocka_unit_test(paths),
 		cmocka_unit_test(whole_lock),
+		cmocka_unit_test(cudnn_links),
+		cmocka_unit_test(link_recheck),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,7 +217,7 @@ static void gpus_grouped_in_order(void **state)
 	envlock_lock_free(lock);
 }
 
-/* Members of the wrong type read as absent; numbers out of range do not overflow. */
+/* Members of the wrong type read as absent, and so do numbers out of range (the view's rule): nothing overflows. */
 static void wrong_types_are_absent(void **state)
 {
 	envlock_lock *lock = load_text(
@@ -243,11 +243,30 @@ static void wrong_types_are_absent(void **state)
 	{
 		char *md = render(lock, ENVLOCK_REPORT_MARKDOWN, 0);
 
-		assert_non_null(strstr(md, "| conda env | unnamed | 1000000000000000000 packages |"));
-		assert_non_null(strstr(md, "| checkpoint | no digest | ?, 909494.7 TiB |\n| checkpoint | no digest | ?, 0 bytes |"));
+		assert_non_null(strstr(md, "| conda env | unnamed | 0 packages |"));
+		assert_non_null(strstr(md, "| checkpoint | no digest | ?, 0 bytes |\n| checkpoint | no digest | ?, 0 bytes |"));
 		assert_non_null(strstr(md, "| **Code** | | |\n| code | commit unknown | ?, patch sha256:ab (0 bytes) |\n| **Checkpoints"));
 		free(md);
 	}
+	envlock_lock_free(lock);
+}
+
+/* How a framework was installed is read from its distribution in the registry: mmseg is mmsegmentation. */
+static void install_read_from_the_registry(void **state)
+{
+	envlock_lock *lock = load_text(
+		"{\"envlock\": 1, \"pip\": {\"status\": \"present\", \"distributions\": ["
+		"  {\"name\": \"MMSegmentation\", \"version\": \"1.2.2\", \"installer\": \"pip\", \"tags\": [\"py3-none-any\"]},"
+		"  {\"name\": \"mmcv\", \"version\": \"2.1.0\", \"installer\": \"uv\"}]},"
+		" \"frameworks\": {\"mmseg\": {\"status\": \"present\", \"version\": \"1.2.2\"},"
+		"  \"mmcv\": {\"status\": \"present\", \"version\": \"2.1.0\", \"ops\": false}}}\n");
+	char *md = render(lock, ENVLOCK_REPORT_MARKDOWN, 0);
+
+	(void)state;
+	assert_non_null(strstr(md, "| mmseg | 1.2.2 | pip wheel py3-none-any |\n"));
+	/* mmcv without its distribution recorded: the registry's first that is installed */
+	assert_non_null(strstr(md, "| mmcv | 2.1.0 | no compiled ops, installed by uv |\n"));
+	free(md);
 	envlock_lock_free(lock);
 }
 
@@ -363,6 +382,7 @@ int main(void)
 		cmocka_unit_test(citation_names_the_key_versions),
 		cmocka_unit_test(gpus_grouped_in_order),
 		cmocka_unit_test(wrong_types_are_absent),
+		cmocka_unit_test(install_read_from_the_registry),
 		cmocka_unit_test(edited_lock_is_said),
 		cmocka_unit_test(api_errors),
 	};

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lock/model.h"
 #include "report/report.h"
 #include "util/error.h"
 
@@ -154,19 +153,21 @@ static void differences(const el_report *r, el_out *o)
 
 static void conda_list(const el_report *r, el_out *o)
 {
-	const cJSON *conda = el_jget(r->doc, "conda"), *pkgs = el_jget(conda, "packages"), *p;
+	const el_conda *conda = &r->view->conda;
 
-	if (!cJSON_IsArray(pkgs) || !cJSON_GetArraySize(pkgs))
+	if (!conda->npackages)
 		return;
-	el_out_printf(o, "<section id=\"conda\">\n<h2>conda packages (%d)</h2>\n<table>\n"
+	el_out_printf(o, "<section id=\"conda\">\n<h2>conda packages (%zu)</h2>\n<table>\n"
 		      "<thead><tr><th>Name</th><th>Version</th><th>Build</th><th>Channel</th></tr></thead>\n<tbody>\n",
-		      cJSON_GetArraySize(pkgs));
-	cJSON_ArrayForEach(p, pkgs) {
+		      conda->npackages);
+	for (size_t i = 0; i < conda->npackages; i++) {
+		const el_conda_package *p = &conda->packages[i];
+
 		el_out_puts(o, "<tr>");
-		td(o, NULL, el_jget_str(p, "name"));
-		td(o, "m", el_jget_str(p, "version"));
-		td(o, "m", el_jget_str(p, "build"));
-		td(o, NULL, el_jget_str(p, "channel"));
+		td(o, NULL, p->name);
+		td(o, "m", p->version);
+		td(o, "m", p->build);
+		td(o, NULL, p->channel);
 		el_out_puts(o, "</tr>\n");
 	}
 	el_out_puts(o, "</tbody>\n</table>\n</section>\n");
@@ -174,34 +175,34 @@ static void conda_list(const el_report *r, el_out *o)
 
 static void pip_list(const el_report *r, el_out *o)
 {
-	const cJSON *pip = el_jget(r->doc, "pip"), *dists = el_jget(pip, "distributions"), *d;
+	const el_pip *pip = &r->view->pip;
 
-	if (!cJSON_IsArray(dists) || !cJSON_GetArraySize(dists))
+	if (!pip->ndists)
 		return;
-	el_out_printf(o, "<section id=\"pip\">\n<h2>pip distributions (%d)</h2>\n<table>\n"
+	el_out_printf(o, "<section id=\"pip\">\n<h2>pip distributions (%zu)</h2>\n<table>\n"
 		      "<thead><tr><th>Name</th><th>Version</th><th>Installer</th><th>Details</th></tr></thead>\n<tbody>\n",
-		      cJSON_GetArraySize(dists));
-	cJSON_ArrayForEach(d, dists) {
-		const cJSON *url = el_jget(d, "direct_url"), *tag = cJSON_GetArrayItem(el_jget(d, "tags"), 0);
+		      pip->ndists);
+	for (size_t i = 0; i < pip->ndists; i++) {
+		const el_pip_dist *d = &pip->dists[i];
 
 		el_out_puts(o, "<tr>");
-		td(o, NULL, el_jget_str(d, "name"));
-		td(o, "m", el_jget_str(d, "version"));
-		td(o, NULL, el_jget_str(d, "installer"));
+		td(o, NULL, d->name);
+		td(o, "m", d->version);
+		td(o, NULL, d->installer);
 		el_out_puts(o, "<td>");
-		if (el_jget_bool(d, "editable", false)) {
+		if (d->editable) {
 			el_out_puts(o, "editable: ");
-			el_esc_html(o, el_jget_str(d, "source") ? el_jget_str(d, "source") : "");
-		} else if (el_jget_str(url, "url")) {
-			el_esc_html(o, el_jget_str(url, "url"));
-			if (el_jget_str(url, "commit_id")) {
+			el_esc_html(o, d->source ? d->source : "");
+		} else if (d->direct_url.url) {
+			el_esc_html(o, d->direct_url.url);
+			if (d->direct_url.commit_id) {
 				el_out_puts(o, " @ ");
-				el_esc_html(o, el_jget_str(url, "commit_id"));
+				el_esc_html(o, d->direct_url.commit_id);
 			}
-		} else if (cJSON_IsString(tag)) {
-			el_esc_html(o, tag->valuestring);
+		} else if (d->tags.n) {
+			el_esc_html(o, d->tags.v[0]);
 		}
-		if (el_jget_bool(d, "also_conda", false))
+		if (d->also_conda)
 			el_out_puts(o, " (also a conda package)");
 		el_out_puts(o, "</td></tr>\n");
 	}

@@ -1,16 +1,17 @@
 /*
  * Inside envlock report: the summary of a lock as rows, computed once
- * (summary.c), the escaping of lock strings for each output format
+ * (summary.c) from the facts show prints too (facts.c), the escaping of lock strings for each output format
  * (escape.c), and one renderer per format.
  */
 #ifndef EL_REPORT_H
 #define EL_REPORT_H
 
-#include <cJSON.h>
 #include <stdbool.h>
 
 #include "envlock/report.h"
 #include "envlock/diff.h"
+#include "lock/view.h"
+#include "report/facts.h"
 #include "util/buf.h"
 #include "util/text.h"
 
@@ -45,13 +46,14 @@ typedef struct {
 } el_report_cite;
 
 typedef struct {
-	const cJSON *doc;
+	const el_view *view;            /* the lock's, borrowed */
+	el_facts facts;                 /* what show says too (facts.h) */
 	const envlock_report_opts *opts;
 	const char *id;                 /* the id of the content, "sha256:<64 hex>"; borrowed from the lock */
 	char short_id[8 + EL_REPORT_SHORT_HEX]; /* "sha256:" + 12 hex */
 	const char *stored_id;          /* the file's own "id" when it differs from id, else NULL */
 	el_report_cite *cites;
-	size_t ncites;
+	size_t ncites, cites_cap;
 	char *citation;                 /* the whole line, UTF-8 */
 	el_report_row *rows;
 	size_t nrows, cap;

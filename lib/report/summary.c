@@ -1,18 +1,18 @@
 /*
  * The summary every report format renders: the citation line and the
- * appendix table's rows, read once from the lock. The lock is untrusted:
- * every member may be missing or of another type, and then reads as
- * absent.
+ * appendix table's rows, read once from the lock's view and from the
+ * facts show prints too (facts.h). The lock is untrusted: its strings are
+ * escaped by each renderer.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock/model.h"
 #include "lock/view.h"
 #include "report/report.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 const char *const el_report_groups[EL_RG_COUNT] = {
@@ -55,18 +55,6 @@ static void part(parts *p, const char *fmt, ...)
 	free(s);
 }
 
-/* A JSON number as an integer, clamped: a hostile lock's 1e300 must not overflow the conversion. */
-static long long int_of(const cJSON *v, long long fallback)
-{
-	if (!cJSON_IsNumber(v) || v->valuedouble != v->valuedouble)
-		return fallback;
-	if (v->valuedouble < -1e18)
-		return (long long)-1e18;
-	if (v->valuedouble > 1e18)
-		return (long long)1e18;
-	return (long long)v->valuedouble;
-}
-
 static char *parts_take(parts *p)
 {
 	return el_buf_detach(&p->b);
@@ -76,10 +64,7 @@ static void add_row(el_report *r, int group, const char *component, const char *
 {
 	el_report_row *row;
 
-	if (r->nrows == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 32;
-		r->rows = el_xrealloc(r->rows, r->cap * sizeof(*r->rows));
-	}
+	EL_GROW(r->rows, r->nrows + 1, r->cap);
 	row = &r->rows[r->nrows++];
 	row->group = group;
 	row->component = el_xstrdup(component);
@@ -117,164 +102,84 @@ static char *human_size(long long bytes)
 
 static void system_rows(el_report *r)
 {
-	const cJSON *sys = el_jget(r->doc, "system"), *os = el_jget(sys, "os"), *glibc = el_jget(sys, "glibc");
-	const cJSON *cont = el_jget(sys, "container");
+	const el_system *sys = &r->view->system;
+	const el_facts *f = &r->facts;
 	parts p = PARTS_INIT;
 
-	if (el_jget_str(sys, "arch"))
-		part(&p, "%s", el_jget_str(sys, "arch"));
-	if (el_jget_str(el_jget(sys, "kernel"), "release"))
-		part(&p, "kernel %s", el_jget_str(el_jget(sys, "kernel"), "release"));
-	add_row(r, EL_RG_SYSTEM, "OS",
-		el_present(os) ? or(el_jget_str(os, "pretty_name"), or(el_jget_str(os, "name"), "unknown")) : "unknown",
-		parts_take(&p));
-	add_row(r, EL_RG_SYSTEM, "glibc",
-		el_present(glibc) ? or(el_jget_str(glibc, "version"), "unknown") : "not found", NULL);
-	if (el_jget_bool(cont, "detected", false))
-		add_row(r, EL_RG_SYSTEM, "container", or(el_jget_str(cont, "kind"), "unknown"),
-			el_xstrdup(or(el_jget_str(cont, "evidence"), "")));
-}
-
-static const char *device_name(const cJSON *dev)
-{
-	return or(el_jget_str(dev, "name"), "unknown GPU");
-}
-
-/* GPUs grouped by model, in the order each model first appears. */
-typedef struct {
-	const char *name;
-	const cJSON *dev; /* the model's first device */
-	size_t first, count;
-} gpu_model;
-
-static int by_name_then_index(const void *a, const void *b)
-{
-	const gpu_model *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : (x->first > y->first) - (x->first < y->first);
-}
-
-static int by_index(const void *a, const void *b)
-{
-	const gpu_model *x = a, *y = b;
-
-	return (x->first > y->first) - (x->first < y->first);
+	if (sys->arch)
+		part(&p, "%s", sys->arch);
+	if (sys->kernel)
+		part(&p, "kernel %s", sys->kernel);
+	add_row(r, EL_RG_SYSTEM, "OS", f->os.known ? or(f->os.name, "unknown") : "unknown", parts_take(&p));
+	add_row(r, EL_RG_SYSTEM, "glibc", f->glibc.found ? or(f->glibc.version, "unknown") : "not found", NULL);
+	if (sys->container.detected)
+		add_row(r, EL_RG_SYSTEM, "container", or(sys->container.kind, "unknown"),
+			el_xstrdup(or(sys->container.evidence, "")));
 }
 
 static void gpu_rows(el_report *r)
 {
-	const cJSON *gpu = el_jget(r->doc, "gpu"), *drv = el_jget(gpu, "driver"), *devices = el_jget(gpu, "devices");
-	size_t n = cJSON_IsArray(devices) ? (size_t)cJSON_GetArraySize(devices) : 0, nmodels = 0;
-	gpu_model *m = el_xcalloc(n ? n : 1, sizeof(*m));
-	const cJSON *dev;
+	const el_facts *f = &r->facts;
+	const el_gpu *gpu = &r->view->gpu;
 
-	/* sorting keeps a lock with a million devices from taking quadratic time */
-	if (n) {
-		size_t i = 0;
-
-		cJSON_ArrayForEach(dev, devices) {
-			m[i].name = device_name(dev);
-			m[i].dev = dev;
-			m[i].first = i;
-			i++;
-		}
-		qsort(m, n, sizeof(*m), by_name_then_index);
-		for (i = 0; i < n; i++) {
-			if (nmodels && strcmp(m[nmodels - 1].name, m[i].name) == 0) {
-				m[nmodels - 1].count++;
-				continue;
-			}
-			m[nmodels] = m[i];
-			m[nmodels++].count = 1;
-		}
-		qsort(m, nmodels, sizeof(*m), by_index);
-	}
-	for (size_t i = 0; i < nmodels; i++) {
-		const char *cc = el_jget_str(m[i].dev, "compute_capability");
-		const cJSON *mem = el_jget(m[i].dev, "memory_mib");
+	for (size_t i = 0; i < f->ngpus; i++) {
+		const el_gpu_device *dev = f->gpus[i].first;
 		parts p = PARTS_INIT;
 		char *label;
 
-		if (cc)
-			part(&p, "compute capability %s", cc);
-		if (cJSON_IsNumber(mem))
-			part(&p, "%lld MiB", int_of(mem, 0));
-		else if (cJSON_IsString(mem))
-			part(&p, "%s MiB", mem->valuestring);
-		label = el_xasprintf("%zu \xC3\x97 %s", m[i].count, m[i].name);
+		if (dev->compute_capability)
+			part(&p, "compute capability %s", dev->compute_capability);
+		if (dev->memory_mib_text)
+			part(&p, "%s MiB", dev->memory_mib_text);
+		label = el_xasprintf("%zu \xC3\x97 %s", f->gpus[i].count, f->gpus[i].name);
 		add_row(r, EL_RG_GPU, "GPU", label, parts_take(&p));
 		free(label);
 	}
-	free(m);
-	if (!nmodels)
+	if (!f->ngpus)
 		add_row(r, EL_RG_GPU, "GPU", "none found", NULL);
-	if (el_present(drv) && el_jget_str(drv, "version")) {
+	if (f->driver == EL_FACT_FOUND) {
 		parts p = PARTS_INIT;
 
-		if (el_jget_str(drv, "flavour"))
-			part(&p, "%s kernel module", el_jget_str(drv, "flavour"));
-		if (el_jget_str(drv, "max_cuda"))
-			part(&p, "supports CUDA up to %s", el_jget_str(drv, "max_cuda"));
-		add_row(r, EL_RG_GPU, "NVIDIA driver", el_jget_str(drv, "version"), parts_take(&p));
+		if (gpu->driver.flavour)
+			part(&p, "%s kernel module", gpu->driver.flavour);
+		if (gpu->driver.max_cuda)
+			part(&p, "supports CUDA up to %s", gpu->driver.max_cuda);
+		add_row(r, EL_RG_GPU, "NVIDIA driver", gpu->driver.version, parts_take(&p));
 	} else {
-		add_row(r, EL_RG_GPU, "NVIDIA driver",
-			strcmp(or(el_jget_str(drv, "status"), "absent"), "absent") == 0 ? "not found" : "version unknown",
-			NULL);
+		add_row(r, EL_RG_GPU, "NVIDIA driver", f->driver == EL_FACT_ABSENT ? "not found" : "version unknown", NULL);
 	}
-}
-
-/* The default CUDA toolkit's version, or NULL. */
-static const char *default_cuda(const cJSON *doc)
-{
-	return el_jtoolkit_version(el_default_toolkit(doc));
 }
 
 static void toolchain_rows(el_report *r)
 {
-	const cJSON *cuda = el_jget(r->doc, "cuda"), *cudnn = el_jget(r->doc, "cudnn"), *tk, *g;
-	const cJSON *comp = el_jget(r->doc, "compilers"), *def = el_jget(comp, "default");
-	const cJSON *default_tk = el_default_toolkit(r->doc);
-	const char *gcc = el_jget_str(def, "version");
+	const el_facts *f = &r->facts;
+	const el_view *v = r->view;
+	const char *gcc = f->gcc, *gcc_path = v->compilers.def.path;
 	parts also = PARTS_INIT;
-	int toolkits = 0;
 
-	/* the default toolkit first, then the others in the lock's order */
-	for (int pass = 0; pass < 2; pass++) {
-		cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
-			const char *home = el_jget_str(tk, "home");
-			bool is_def = tk == default_tk;
-			parts p = PARTS_INIT;
+	for (size_t i = 0; i < f->ntoolkits; i++) {
+		const el_fact_toolkit *t = &f->toolkits[i];
+		parts p = PARTS_INIT;
 
-			if (!home || is_def != (pass == 0))
-				continue;
-			part(&p, "%s%s", home, is_def ? " (default)" : "");
-			if (!el_jget(tk, "nvcc"))
-				part(&p, "no nvcc");
-			add_row(r, EL_RG_TOOLCHAIN, "CUDA toolkit", or(el_jget_str(tk, "version"), "version unknown"),
-				parts_take(&p));
-			toolkits++;
-		}
+		part(&p, "%s%s", t->tk->home, t->is_default ? " (default)" : "");
+		if (!t->tk->nvcc.recorded)
+			part(&p, "no nvcc");
+		add_row(r, EL_RG_TOOLCHAIN, "CUDA toolkit", or(t->version, "version unknown"), parts_take(&p));
 	}
-	if (!toolkits)
+	if (!f->ntoolkits)
 		add_row(r, EL_RG_TOOLCHAIN, "CUDA toolkit", "not found", NULL);
-	if (el_present(cudnn) && el_jget_str(cudnn, "version"))
-		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", el_jget_str(cudnn, "version"),
-			el_xstrdup(or(el_jget_str(cudnn, "header"), "")));
+	if (f->cudnn == EL_FACT_FOUND)
+		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", v->cudnn.version, el_xstrdup(or(v->cudnn.header, "")));
+	else if (f->cudnn == EL_FACT_UNKNOWN)
+		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", "version unknown", el_xstrdup("libraries without a header"));
 	else
-		add_row(r, EL_RG_TOOLCHAIN, "cuDNN",
-			cJSON_GetArraySize(el_jget(cudnn, "libraries")) ? "version unknown" : "not found",
-			cJSON_GetArraySize(el_jget(cudnn, "libraries")) ? el_xstrdup("libraries without a header") : NULL);
-	cJSON_ArrayForEach(g, el_jget(comp, "gcc")) {
-		const char *v = el_jget_str(g, "version");
-
-		if (v && (!gcc || strcmp(v, gcc) != 0))
-			part(&also, "%s", v);
-	}
+		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", "not found", NULL);
+	for (size_t i = 0; i < f->ngcc_others; i++)
+		part(&also, "%s", f->gcc_others[i]);
 	if (gcc) {
 		parts p = PARTS_INIT;
 
-		part(&p, "default compiler%s%s", el_jget_str(def, "path") ? " " : "", or(el_jget_str(def, "path"), ""));
+		part(&p, "default compiler%s%s", gcc_path ? " " : "", or(gcc_path, ""));
 		if (also.b.len)
 			part(&p, "also %s", el_buf_cstr(&also.b));
 		add_row(r, EL_RG_TOOLCHAIN, "gcc", gcc, parts_take(&p));
@@ -287,78 +192,47 @@ static void toolchain_rows(el_report *r)
 
 static void python_rows(el_report *r)
 {
-	const cJSON *py = el_jget(r->doc, "python"), *conda = el_jget(r->doc, "conda"), *pip = el_jget(r->doc, "pip");
-	const cJSON *d;
+	const el_facts *f = &r->facts;
+	const el_view *v = r->view;
 
-	if (el_present(py)) {
+	if (f->python) {
 		parts p = PARTS_INIT;
 
-		if (el_jget_str(py, "kind"))
-			part(&p, "%s", el_jget_str(py, "kind"));
-		if (el_jget_str(py, "prefix"))
-			part(&p, "%s", el_jget_str(py, "prefix"));
-		add_row(r, EL_RG_PYTHON, "Python", or(el_jget_str(py, "version"), "version unknown"), parts_take(&p));
+		if (v->python.kind)
+			part(&p, "%s", v->python.kind);
+		if (v->python.prefix)
+			part(&p, "%s", v->python.prefix);
+		add_row(r, EL_RG_PYTHON, "Python", or(v->python.version, "version unknown"), parts_take(&p));
 	} else {
 		add_row(r, EL_RG_PYTHON, "Python", "not found", NULL);
 	}
-	if (el_present(conda)) {
-		long long n = int_of(el_jget(conda, "package_count"), cJSON_GetArraySize(el_jget(conda, "packages")));
+	if (f->conda) {
+		long long n = f->conda_packages;
 		parts p = PARTS_INIT;
 
 		part(&p, "%lld package%s", n, n == 1 ? "" : "s");
-		if (el_jget_str(conda, "prefix"))
-			part(&p, "%s", el_jget_str(conda, "prefix"));
-		add_row(r, EL_RG_PYTHON, "conda env", or(el_jget_str(conda, "name"), "unnamed"), parts_take(&p));
+		if (v->conda.prefix)
+			part(&p, "%s", v->conda.prefix);
+		add_row(r, EL_RG_PYTHON, "conda env", or(v->conda.name, "unnamed"), parts_take(&p));
 	}
-	if (el_present(pip)) {
-		int n = cJSON_GetArraySize(el_jget(pip, "distributions")), editable = 0;
-		char *count = el_xasprintf("%d distribution%s", n, n == 1 ? "" : "s");
+	if (f->pip) {
+		size_t n = v->pip.ndists;
+		char *count = el_xasprintf("%zu distribution%s", n, n == 1 ? "" : "s");
 
-		cJSON_ArrayForEach(d, el_jget(pip, "distributions"))
-			editable += el_jget_bool(d, "editable", false);
-		add_row(r, EL_RG_PYTHON, "pip", count, editable ? el_xasprintf("%d editable", editable) : NULL);
+		add_row(r, EL_RG_PYTHON, "pip", count,
+			f->pip_editable ? el_xasprintf("%zu editable", f->pip_editable) : NULL);
 		free(count);
 	}
 }
 
-/* The pip distribution of a framework (PEP 503 names compared), or NULL. */
-static const cJSON *pip_dist(const cJSON *doc, const char *name)
+/* The conda package named name (torch is "pytorch" in conda), or NULL: a walk, done once per framework. */
+static const el_conda_package *conda_pkg(const el_view *v, const char *name)
 {
-	const cJSON *d;
-	char *want = el_pep503_name(name);
-
-	cJSON_ArrayForEach(d, el_jget(el_jget(doc, "pip"), "distributions")) {
-		const char *n = el_jget_str(d, "name");
-		char *norm;
-		bool same;
-
-		if (!n)
-			continue;
-		norm = el_pep503_name(n);
-		same = strcmp(norm, want) == 0;
-		free(norm);
-		if (same) {
-			free(want);
-			return d;
-		}
-	}
-	free(want);
-	return NULL;
-}
-
-/* The conda package of a framework (torch is "pytorch" in conda), or NULL. */
-static const cJSON *conda_pkg(const cJSON *doc, const char *name)
-{
-	const cJSON *p;
-
 	if (strcmp(name, "torch") == 0)
 		name = "pytorch";
-	cJSON_ArrayForEach(p, el_jget(el_jget(doc, "conda"), "packages")) {
-		const char *n = el_jget_str(p, "name");
-
-		if (n && strcmp(n, name) == 0)
-			return p;
-	}
+	for (size_t i = 0; i < v->conda.npackages; i++)
+		if (v->conda.packages[i].name && strcmp(v->conda.packages[i].name, name) == 0)
+			return &v->conda.packages[i];
 	return NULL;
 }
 
@@ -383,34 +257,44 @@ static char *channel_name(const char *channel)
 	return el_xstrndup(start, (size_t)(end - start));
 }
 
-/* How a framework was installed: the conda build, the wheel's tag, an editable tree, a VCS commit. */
-static void install_parts(parts *p, const cJSON *doc, const char *name)
+/* The pip distribution of a framework: mmcv's recorded one, else the registry's first that is installed. */
+static const el_pip_dist *framework_dist(const el_view *v, const el_fact_framework *x)
 {
-	const cJSON *d = pip_dist(doc, name), *c = conda_pkg(doc, name);
-	const cJSON *url = el_jget(d, "direct_url"), *tags = el_jget(d, "tags");
-	const char *installer = el_jget_str(d, "installer");
+	const el_pip_dist *d = NULL;
 
-	if (c && (!d || (installer && strcmp(installer, "conda") == 0) || el_jget_bool(d, "also_conda", false))) {
-		char *ch = channel_name(or(el_jget_str(c, "channel"), ""));
+	if (x->mmcv && x->fw->package)
+		return el_view_pip_dist(v, x->fw->package);
+	for (const char *const *n = x->fw->info->dists; *n && !d; n++)
+		d = el_view_pip_dist(v, *n);
+	return d;
+}
 
-		part(p, "conda %s%s%s%s", or(el_jget_str(c, "build"), "build unknown"), *ch ? " (" : "", ch,
-		     *ch ? ")" : "");
+/* How a framework was installed: the conda build, the wheel's tag, an editable tree, a VCS commit. */
+static void install_parts(parts *p, const el_view *v, const el_fact_framework *x)
+{
+	const el_pip_dist *d = framework_dist(v, x);
+	const el_conda_package *c = conda_pkg(v, x->label);
+	const char *installer = d ? d->installer : NULL;
+	bool by_conda = installer && strcmp(installer, "conda") == 0;
+
+	if (c && (!d || by_conda || d->also_conda)) {
+		char *ch = channel_name(or(c->channel, ""));
+
+		part(p, "conda %s%s%s%s", or(c->build, "build unknown"), *ch ? " (" : "", ch, *ch ? ")" : "");
 		free(ch);
 		return;
 	}
 	if (!d)
 		return;
-	if (el_jget_bool(d, "editable", false)) {
-		part(p, "editable install of %s", or(el_jget_str(d, "source"), or(el_jget_str(url, "url"), "a source tree")));
-	} else if (el_jget_str(url, "vcs")) {
-		const char *commit = el_jget_str(url, "commit_id");
-
-		part(p, "%s %.*s from %s", el_jget_str(url, "vcs"), EL_REPORT_SHORT_HEX, or(commit, "(no commit)"),
-		     or(el_jget_str(url, "url"), "?"));
-	} else if (el_jget_str(url, "url") && !(installer && strcmp(installer, "conda") == 0)) {
-		part(p, "from %s", el_jget_str(url, "url"));
-	} else if (cJSON_IsString(cJSON_GetArrayItem(tags, 0))) {
-		part(p, "%s wheel %s", or(installer, "pip"), cJSON_GetArrayItem(tags, 0)->valuestring);
+	if (d->editable) {
+		part(p, "editable install of %s", or(d->source, or(d->direct_url.url, "a source tree")));
+	} else if (d->direct_url.vcs) {
+		part(p, "%s %.*s from %s", d->direct_url.vcs, EL_REPORT_SHORT_HEX, or(d->direct_url.commit_id, "(no commit)"),
+		     or(d->direct_url.url, "?"));
+	} else if (d->direct_url.url && !by_conda) {
+		part(p, "from %s", d->direct_url.url);
+	} else if (d->tags.n) {
+		part(p, "%s wheel %s", or(installer, "pip"), d->tags.v[0]);
 	} else if (installer) {
 		part(p, "installed by %s", installer);
 	}
@@ -418,93 +302,79 @@ static void install_parts(parts *p, const cJSON *doc, const char *name)
 
 static void framework_rows(el_report *r)
 {
-	const cJSON *fw = el_jget(r->doc, "frameworks");
+	const el_facts *f = &r->facts;
 
-	for (const el_framework_info *n = el_frameworks; n->key; n++) {
-		const cJSON *f = el_jget(fw, n->key);
-		const char *v = el_jget_str(f, "version"), *label = n->key;
+	for (size_t i = 0; i < f->nframeworks; i++) {
+		const el_fact_framework *x = &f->frameworks[i];
 		parts p = PARTS_INIT;
 
-		if (!el_present(f) || !v)
-			continue;
-		if (strcmp(n->key, "torch") == 0) {
-			const char *cu = el_jget_str(f, "cuda"), *hip = el_jget_str(f, "hip"), *git = el_jget_str(f, "git_version");
+		switch (x->build) {
+		case EL_BUILD_CUDA: part(&p, "CUDA %s build", x->build_version); break;
+		case EL_BUILD_ROCM: part(&p, "ROCm %s build", x->build_version); break;
+		case EL_BUILD_CPU: part(&p, "CPU-only build"); break;
+		case EL_BUILD_NONE: break;
+		}
+		if (x->fw->git_version && strcmp(x->fw->info->key, "torch") == 0)
+			part(&p, "git %.*s", EL_REPORT_SHORT_HEX, x->fw->git_version);
+		if (x->mmcv) {
+			const char *cudart = x->fw->ops_cudart;
 
-			if (cu)
-				part(&p, "CUDA %s build", cu);
-			else if (hip)
-				part(&p, "ROCm %s build", hip);
-			else
-				part(&p, "CPU-only build");
-			if (git)
-				part(&p, "git %.*s", EL_REPORT_SHORT_HEX, git);
-		} else if (strcmp(n->key, "mmcv") == 0) {
-			const char *cudart = el_jget_str(f, "ops_cudart");
-
-			label = or(el_jget_str(f, "package"), "mmcv");
-			if (el_jget_bool(f, "ops", false))
+			if (x->ops)
 				part(&p, "compiled ops%s%s", cudart ? " linked to " : "", or(cudart, ""));
 			else
 				part(&p, "no compiled ops");
-		} else if (el_jget_str(f, "cuda")) {
-			part(&p, "CUDA %s build", el_jget_str(f, "cuda"));
 		}
-		install_parts(&p, r->doc, label);
-		add_row(r, EL_RG_FRAMEWORKS, label, v, parts_take(&p));
+		install_parts(&p, r->view, x);
+		add_row(r, EL_RG_FRAMEWORKS, x->label, x->version, parts_take(&p));
 	}
 }
 
-static void count_part(parts *p, const cJSON *changes, const char *key)
+static void count_part(parts *p, const el_strlist *changes, const char *what)
 {
-	int n = cJSON_GetArraySize(el_jget(changes, key));
-
-	if (n)
-		part(p, "%d %s", n, key);
+	if (changes->n)
+		part(p, "%zu %s", changes->n, what);
 }
 
 static void code_rows(el_report *r)
 {
-	const cJSON *repos = el_jget(r->doc, "repos"), *repo;
+	const el_repos *repos = &r->view->repos;
 
-	if (!el_present(repos))
+	if (!repos->st.present)
 		return;
-	cJSON_ArrayForEach(repo, el_jget(repos, "repositories")) {
-		const cJSON *head = el_jget(repo, "head"), *changes = el_jget(repo, "changes"), *patch = el_jget(repo, "patch");
-		const char *commit = el_jget_str(head, "commit"), *status = or(el_jget_str(repo, "status"), "unknown");
-		bool dirty = el_jget_bool(repo, "dirty", false);
+	for (size_t i = 0; i < repos->nrepos; i++) {
+		const el_repo *repo = &repos->repos[i];
+		const char *commit = repo->head.commit, *status = or(repo->status, "unknown");
 		parts p = PARTS_INIT;
 		char *version;
 
-		if (!cJSON_IsObject(repo))
-			continue;
-		part(&p, "%s", or(el_jget_str(repo, "path"), "?"));
+		part(&p, "%s", or(repo->path, "?"));
 		if (strcmp(status, "present") != 0) {
 			add_row(r, EL_RG_CODE, "code", strcmp(status, "not_a_repository") == 0 ? "not a repository" : status,
 				parts_take(&p));
 			continue;
 		}
-		if (el_jget_str(head, "branch"))
-			part(&p, "branch %s", el_jget_str(head, "branch"));
-		else if (el_jget_bool(head, "detached", false))
+		if (repo->head.branch)
+			part(&p, "branch %s", repo->head.branch);
+		else if (repo->head.detached)
 			part(&p, "detached HEAD");
-		if (el_jget_str(repo, "tag"))
-			part(&p, "tag %s", el_jget_str(repo, "tag"));
-		count_part(&p, changes, "staged");
-		count_part(&p, changes, "modified");
-		count_part(&p, changes, "untracked");
-		count_part(&p, changes, "conflicted");
-		if (el_jget_str(patch, "sha256")) {
-			char *d = short_digest(el_jget_str(patch, "sha256"));
-			char *size = human_size(int_of(el_jget(patch, "size"), 0));
+		if (repo->tag)
+			part(&p, "tag %s", repo->tag);
+		count_part(&p, &repo->changes.staged, "staged");
+		count_part(&p, &repo->changes.modified, "modified");
+		count_part(&p, &repo->changes.untracked, "untracked");
+		count_part(&p, &repo->changes.conflicted, "conflicted");
+		if (repo->patch.sha256) {
+			char *d = short_digest(repo->patch.sha256);
+			char *size = human_size(repo->patch.size);
 
 			part(&p, "patch %s (%s)", d, size);
 			free(d);
 			free(size);
 		}
 		if (commit)
-			version = el_xasprintf("%.*s%s", EL_REPORT_SHORT_HEX, commit, dirty ? " (dirty)" : " (clean)");
+			version = el_xasprintf("%.*s%s", EL_REPORT_SHORT_HEX, commit, repo->dirty ? " (dirty)" : " (clean)");
 		else
-			version = el_xstrdup(el_jget_bool(head, "unborn", false) ? "no commit yet" : "commit unknown");
+			version = el_xstrdup(repo->head.unborn ? "no commit yet" : "commit unknown");
 		add_row(r, EL_RG_CODE, "code", version, parts_take(&p));
 		free(version);
 	}
@@ -512,46 +382,39 @@ static void code_rows(el_report *r)
 
 static void file_rows(el_report *r)
 {
-	const cJSON *f;
+	const el_configs *configs = &r->view->configs;
+	const el_checkpoints *checkpoints = &r->view->checkpoints;
 
-	if (el_present(el_jget(r->doc, "configs")))
-		cJSON_ArrayForEach(f, el_jget(el_jget(r->doc, "configs"), "files")) {
-			const char *err = el_jget_str(f, "error");
-			char *d;
-			parts p = PARTS_INIT;
+	for (size_t i = 0; configs->st.present && i < configs->nfiles; i++) {
+		const el_config *f = &configs->files[i];
+		char *d = f->error ? el_xstrdup("unreadable") : short_digest(f->sha256);
+		parts p = PARTS_INIT;
 
-			if (!cJSON_IsObject(f))
-				continue;
-			d = err ? el_xstrdup("unreadable") : short_digest(el_jget_str(f, "sha256"));
-			part(&p, "%s", or(el_jget_str(f, "path"), "?"));
-			if (!el_jget_bool(f, "requested", true))
-				part(&p, "_base_");
-			if (err)
-				part(&p, "%s", err);
-			add_row(r, EL_RG_CONFIGS, "config", d, parts_take(&p));
-			free(d);
-		}
-	if (el_present(el_jget(r->doc, "checkpoints")))
-		cJSON_ArrayForEach(f, el_jget(el_jget(r->doc, "checkpoints"), "files")) {
-			const char *err = el_jget_str(f, "error");
-			char *d, *size;
-			parts p = PARTS_INIT;
+		part(&p, "%s", or(f->path, "?"));
+		if (!f->requested)
+			part(&p, "_base_");
+		if (f->error)
+			part(&p, "%s", f->error);
+		add_row(r, EL_RG_CONFIGS, "config", d, parts_take(&p));
+		free(d);
+	}
+	for (size_t i = 0; checkpoints->st.present && i < checkpoints->nfiles; i++) {
+		const el_checkpoint *f = &checkpoints->files[i];
+		char *d = f->error ? el_xstrdup("unreadable") : short_digest(f->sha256);
+		char *size = human_size(f->size);
+		parts p = PARTS_INIT;
 
-			if (!cJSON_IsObject(f))
-				continue;
-			d = err ? el_xstrdup("unreadable") : short_digest(el_jget_str(f, "sha256"));
-			size = human_size(int_of(el_jget(f, "size"), 0));
-			part(&p, "%s", or(el_jget_str(f, "path"), "?"));
-			part(&p, "%s", err ? err : size);
-			add_row(r, EL_RG_CHECKPOINTS, "checkpoint", d, parts_take(&p));
-			free(d);
-			free(size);
-		}
+		part(&p, "%s", or(f->path, "?"));
+		part(&p, "%s", f->error ? f->error : size);
+		add_row(r, EL_RG_CHECKPOINTS, "checkpoint", d, parts_take(&p));
+		free(d);
+		free(size);
+	}
 }
 
 static void lock_rows(el_report *r)
 {
-	const char *created = el_jget_str(r->doc, "created");
+	const char *created = r->view->created;
 
 	add_row(r, EL_RG_LOCK, "lockfile", r->id, created ? el_xasprintf("saved %s", created) : NULL);
 	r->rows[r->nrows - 1].wide = true;
@@ -564,7 +427,7 @@ static void lock_rows(el_report *r)
 
 static void cite(el_report *r, const char *name, const char *version)
 {
-	r->cites = el_xrealloc(r->cites, (r->ncites + 1) * sizeof(*r->cites));
+	EL_GROW(r->cites, r->ncites + 1, r->cites_cap);
 	r->cites[r->ncites].name = el_xstrdup(name);
 	r->cites[r->ncites].version = el_xstrdup(version);
 	r->ncites++;
@@ -579,21 +442,23 @@ static void cite(el_report *r, const char *name, const char *version)
  */
 static void citation(el_report *r)
 {
-	const cJSON *fw = el_jget(r->doc, "frameworks"), *cudnn = el_jget(r->doc, "cudnn");
-	const char *cuda = default_cuda(r->doc), *torch = el_jget_str(el_jget(fw, "torch"), "version");
+	const el_facts *f = &r->facts;
+	const el_view *v = r->view;
+	const char *cuda = el_toolkit_version(v->cuda.default_tk);
 	el_buf b = EL_BUF_INIT(1 << 20);
 
 	if (cuda)
 		cite(r, "CUDA", cuda);
-	if (el_present(cudnn) && el_jget_str(cudnn, "version"))
-		cite(r, "cuDNN", el_jget_str(cudnn, "version"));
-	if (el_present(el_jget(fw, "torch")) && torch)
-		cite(r, "PyTorch", torch);
-	for (const el_framework_info *n = el_frameworks; n->key; n++)
-		if ((n->flags & EL_FW_CITED) && el_present(el_jget(fw, n->key)) && el_jget_str(el_jget(fw, n->key), "version"))
-			cite(r, n->key, el_jget_str(el_jget(fw, n->key), "version"));
-	if (!r->ncites && el_present(el_jget(r->doc, "python")) && el_jget_str(el_jget(r->doc, "python"), "version"))
-		cite(r, "Python", el_jget_str(el_jget(r->doc, "python"), "version"));
+	if (f->cudnn == EL_FACT_FOUND)
+		cite(r, "cuDNN", v->cudnn.version);
+	for (size_t i = 0; i < f->nframeworks; i++)
+		if (strcmp(f->frameworks[i].fw->info->key, "torch") == 0)
+			cite(r, "PyTorch", f->frameworks[i].version);
+	for (size_t i = 0; i < f->nframeworks; i++)
+		if (f->frameworks[i].fw->info->flags & EL_FW_CITED)
+			cite(r, f->frameworks[i].fw->info->key, f->frameworks[i].version);
+	if (!r->ncites && f->python && v->python.version)
+		cite(r, "Python", v->python.version);
 	el_buf_printf(&b, "environment: envlock %s\xE2\x80\xA6", r->short_id);
 	for (size_t i = 0; i < r->ncites; i++)
 		el_buf_printf(&b, "%s%s %s", i ? ", " : " \xE2\x80\x94 ", r->cites[i].name, r->cites[i].version);
@@ -602,16 +467,14 @@ static void citation(el_report *r)
 
 void el_report_build(el_report *r, const envlock_lock *lock, const envlock_report_opts *opts)
 {
-	const char *stored;
-
 	memset(r, 0, sizeof(*r));
-	r->doc = lock->doc;
+	r->view = el_lock_view(lock);
+	el_facts_build(&r->facts, r->view);
 	r->opts = opts;
 	r->id = envlock_lock_id(lock);
 	snprintf(r->short_id, sizeof(r->short_id), "%.*s", (int)sizeof(r->short_id) - 1, r->id);
-	stored = el_jget_str(r->doc, "id");
-	if (stored && strcmp(stored, r->id) != 0)
-		r->stored_id = stored;
+	if (r->view->id && strcmp(r->view->id, r->id) != 0)
+		r->stored_id = r->view->id;
 	citation(r);
 	system_rows(r);
 	gpu_rows(r);
@@ -639,5 +502,6 @@ void el_report_release(el_report *r)
 	free(r->citation);
 	envlock_findings_free(r->findings);
 	envlock_diff_free(r->diff);
+	el_facts_release(&r->facts);
 	memset(r, 0, sizeof(*r));
 }

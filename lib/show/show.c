@@ -1,4 +1,8 @@
-/* envlock show: the lock in a few aligned lines a person reads in five seconds. */
+/*
+ * envlock show: the lock in a few aligned lines a person reads in five
+ * seconds, printed from the facts report's summary is made of
+ * (lib/report/facts.h), so show and report say the same of a lock.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -7,11 +11,11 @@
 #include <string.h>
 
 #include "envlock/show.h"
-#include "lock/model.h"
 #include "lock/view.h"
+#include "report/facts.h"
+#include "util/buf.h"
 #include "util/error.h"
 #include "util/text.h"
-#include "util/xalloc.h"
 
 #define LABEL_WIDTH 12
 #define RING 8 /* escaped strings alive at once: more than one row uses */
@@ -26,6 +30,8 @@ typedef struct {
 	el_buf ring[RING];
 	unsigned next;
 	bool partial; /* an imported conda or pip list: only its sections */
+	const el_view *view;
+	el_facts facts; /* what report says too */
 } shower;
 
 /*
@@ -66,298 +72,201 @@ static void row(shower *sh, const char *label, const char *fmt, ...)
 	fputc('\n', sh->out);
 }
 
-static void show_system(shower *sh, const cJSON *doc)
+static void show_system(shower *sh)
 {
-	const cJSON *sys = el_jget(doc, "system"), *os = el_jget(sys, "os");
-	const cJSON *glibc = el_jget(sys, "glibc"), *cont = el_jget(sys, "container");
-	const cJSON *cpu = el_jget(sys, "cpu"), *mem = el_jget(sys, "memory");
+	const el_system *sys = &sh->view->system;
+	const el_facts *f = &sh->facts;
+	const char *arch = T(sh, str_or(sys->arch, "arch unknown"));
 
-	if (el_present(os))
-		row(sh, "OS", "%s (%s, kernel %s)",
-		    T(sh, str_or(el_jget_str(os, "pretty_name"), str_or(el_jget_str(os, "name"), "?"))),
-		    T(sh, str_or(el_jget_str(sys, "arch"), "arch unknown")),
-		    T(sh, str_or(el_jget_str(el_jget(sys, "kernel"), "release"), "unknown")));
+	if (f->os.known)
+		row(sh, "OS", "%s (%s, kernel %s)", T(sh, f->os.name), arch, T(sh, str_or(sys->kernel, "unknown")));
 	else
-		row(sh, "OS", "unknown (%s)", T(sh, str_or(el_jget_str(sys, "arch"), "arch unknown")));
-	row(sh, "glibc", "%s", el_present(glibc) ? T(sh, el_jget_str(glibc, "version")) : "not found");
-	if (el_jget_bool(cont, "detected", false))
-		row(sh, "container", "%s (%s)", T(sh, el_jget_str(cont, "kind")), T(sh, el_jget_str(cont, "evidence")));
-	if (cpu) {
-		long long cores = el_jget_int(cpu, "physical_cores", 0), threads = el_jget_int(cpu, "logical_cores", 0);
-		const char *model = T(sh, str_or(el_jget_str(cpu, "model"), "unknown model"));
+		row(sh, "OS", "unknown (%s)", arch);
+	row(sh, "glibc", "%s", f->glibc.found ? T(sh, f->glibc.version) : "not found");
+	if (sys->container.detected)
+		row(sh, "container", "%s (%s)", T(sh, sys->container.kind), T(sh, sys->container.evidence));
+	/* the probe records a cpu with both its counts (the schema requires them) */
+	if (sys->cpu.model || sys->cpu.physical_cores >= 0 || sys->cpu.logical_cores >= 0) {
+		long long cores = sys->cpu.physical_cores < 0 ? 0 : sys->cpu.physical_cores;
+		long long threads = sys->cpu.logical_cores < 0 ? 0 : sys->cpu.logical_cores;
+		const char *model = T(sh, str_or(sys->cpu.model, "unknown model"));
 
-		if (mem)
+		if (sys->memory_total_bytes >= 0)
 			row(sh, "CPU", "%s, %lld cores / %lld threads, %.1f GiB", model, cores, threads,
-			    (double)el_jget_int(mem, "total_bytes", 0) / (1024.0 * 1024 * 1024));
+			    (double)sys->memory_total_bytes / (1024.0 * 1024 * 1024));
 		else
 			row(sh, "CPU", "%s, %lld cores / %lld threads", model, cores, threads);
 	}
 }
 
-/* A device's name and its place in the lock, for grouping by sorting. */
-typedef struct {
-	const char *name;
-	size_t index;
-} gpu_ref;
-
-/* By name, then by place in the lock: a group's first member comes first. */
-static int gpu_ref_cmp(const void *a, const void *b)
+static void show_gpu(shower *sh)
 {
-	const gpu_ref *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
+	const el_facts *f = &sh->facts;
+	const el_gpu *gpu = &sh->view->gpu;
 
-	return c ? c : (x->index > y->index) - (x->index < y->index);
-}
-
-/* A group of identical models: where it first appears, how many. */
-typedef struct {
-	size_t first;
-	size_t count;
-	const char *name;
-} gpu_group;
-
-static int gpu_group_cmp(const void *a, const void *b)
-{
-	const gpu_group *x = a, *y = b;
-
-	return (x->first > y->first) - (x->first < y->first);
-}
-
-/*
- * Identical models as one line each, "2 x Tesla V100-PCIE-16GB", in the
- * order they first appear. Sorted, so a lock with a million devices
- * costs n log n, not n squared.
- */
-static void show_devices(shower *sh, const cJSON *devices)
-{
-	size_t n = (size_t)cJSON_GetArraySize(devices), i = 0, ng = 0;
-	gpu_ref *refs;
-	gpu_group *groups;
-	const cJSON *dev;
-
-	if (n == 0)
-		return;
-	refs = el_xcalloc(n, sizeof(*refs));
-	groups = el_xcalloc(n, sizeof(*groups));
-	cJSON_ArrayForEach(dev, devices) {
-		refs[i].name = str_or(el_jget_str(dev, "name"), "unknown GPU");
-		refs[i].index = i;
-		i++;
-	}
-	qsort(refs, n, sizeof(*refs), gpu_ref_cmp);
-	for (i = 0; i < n; i++) {
-		if (i == 0 || strcmp(refs[i].name, refs[i - 1].name) != 0)
-			groups[ng++] = (gpu_group){ refs[i].index, 0, refs[i].name };
-		groups[ng - 1].count++;
-	}
-	qsort(groups, ng, sizeof(*groups), gpu_group_cmp);
-	for (i = 0; i < ng; i++)
-		row(sh, i == 0 ? "GPUs" : "", "%zu x %s", groups[i].count, T(sh, groups[i].name));
-	free(groups);
-	free(refs);
-}
-
-static void show_gpu(shower *sh, const cJSON *doc)
-{
-	const cJSON *gpu = el_jget(doc, "gpu"), *drv = el_jget(gpu, "driver");
-
-	if (el_present(drv)) {
-		const char *max = el_jget_str(drv, "max_cuda");
-
-		if (max)
-			row(sh, "driver", "%s (%s), max CUDA %s", T(sh, el_jget_str(drv, "version")),
-			    T(sh, el_jget_str(drv, "flavour")), T(sh, max));
+	if (f->driver == EL_FACT_FOUND) {
+		if (gpu->driver.max_cuda)
+			row(sh, "driver", "%s (%s), max CUDA %s", T(sh, gpu->driver.version), T(sh, gpu->driver.flavour),
+			    T(sh, gpu->driver.max_cuda));
 		else
-			row(sh, "driver", "%s (%s)", T(sh, el_jget_str(drv, "version")), T(sh, el_jget_str(drv, "flavour")));
+			row(sh, "driver", "%s (%s)", T(sh, gpu->driver.version), T(sh, gpu->driver.flavour));
 	} else {
-		row(sh, "driver", "%s", strcmp(str_or(el_jget_str(drv, "status"), "absent"), "absent") == 0
-				    ? "no NVIDIA driver" : "NVIDIA driver present, version unknown");
+		row(sh, "driver", "%s", f->driver == EL_FACT_ABSENT ? "no NVIDIA driver"
+								  : "NVIDIA driver present, version unknown");
 	}
-	show_devices(sh, el_jget(gpu, "devices"));
+	/* identical models as one line each, "2 x Tesla V100-PCIE-16GB" */
+	for (size_t i = 0; i < f->ngpus; i++)
+		row(sh, i == 0 ? "GPUs" : "", "%zu x %s", f->gpus[i].count, T(sh, f->gpus[i].name));
 }
 
-static void show_cuda(shower *sh, const cJSON *doc)
+static void show_cuda(shower *sh)
 {
-	const cJSON *cuda = el_jget(doc, "cuda"), *tk, *cudnn = el_jget(doc, "cudnn");
-	const cJSON *default_tk = el_default_toolkit(doc);
-	int first = 1;
+	const el_facts *f = &sh->facts;
+	const el_cudnn *cudnn = &sh->view->cudnn;
 
-	/* the default toolkit first, then the others in the lock's order */
-	for (int pass = 0; pass < 2; pass++) {
-		cJSON_ArrayForEach(tk, el_jget(cuda, "toolkits")) {
-			const char *home = el_jget_str(tk, "home");
-			const cJSON *nvcc = el_jget(tk, "nvcc");
-			bool is_def = tk == default_tk;
+	for (size_t i = 0; i < f->ntoolkits; i++) {
+		const el_fact_toolkit *t = &f->toolkits[i];
 
-			if (!home || is_def != (pass == 0))
-				continue;
-			row(sh, first ? "CUDA" : "", "%s at %s%s%s",
-			    T(sh, str_or(el_jget_str(tk, "version"), "unknown version")), T(sh, home),
-			    is_def ? " (default)" : "", nvcc ? "" : ", no nvcc");
-			first = 0;
-		}
+		row(sh, i == 0 ? "CUDA" : "", "%s at %s%s%s", T(sh, str_or(t->version, "unknown version")),
+		    T(sh, t->tk->home), t->is_default ? " (default)" : "", t->tk->nvcc.recorded ? "" : ", no nvcc");
 	}
-	if (first)
+	if (!f->ntoolkits)
 		row(sh, "CUDA", "no toolkit");
-	if (el_present(cudnn))
-		row(sh, "cuDNN", "%s (%s)", T(sh, el_jget_str(cudnn, "version")), T(sh, el_jget_str(cudnn, "header")));
+	if (f->cudnn == EL_FACT_FOUND)
+		row(sh, "cuDNN", "%s (%s)", T(sh, cudnn->version), T(sh, cudnn->header));
 	else
-		row(sh, "cuDNN", "%s", cJSON_GetArraySize(el_jget(cudnn, "libraries")) ? "libraries without a header"
-										    : "not found");
+		row(sh, "cuDNN", "%s", f->cudnn == EL_FACT_UNKNOWN ? "libraries without a header" : "not found");
 }
 
-static void show_compilers(shower *sh, const cJSON *doc)
+static void show_compilers(shower *sh)
 {
-	const cJSON *comp = el_jget(doc, "compilers"), *def = el_jget(comp, "default"), *g;
-	const char *dv = el_jget_str(def, "version");
-	char others[256] = "";
-	size_t used = 0;
+	const el_facts *f = &sh->facts;
+	el_buf others = EL_BUF_INIT((size_t)1 << 30);
 
-	cJSON_ArrayForEach(g, el_jget(comp, "gcc")) {
-		const char *v = el_jget_str(g, "version");
-
-		if (!v || (dv && strcmp(v, dv) == 0))
-			continue;
-		v = T(sh, v);
-		if (used + strlen(v) + 3 < sizeof(others))
-			used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s", used ? ", " : "", v);
-	}
-	if (dv)
-		row(sh, "gcc", "%s (default)%s%s", T(sh, dv), used ? "; also " : "", others);
-	else if (used)
-		row(sh, "gcc", "%s (no default gcc)", others);
+	for (size_t i = 0; i < f->ngcc_others; i++)
+		el_buf_printf(&others, "%s%s", i ? ", " : "", T(sh, f->gcc_others[i]));
+	if (f->gcc)
+		row(sh, "gcc", "%s (default)%s%s", T(sh, f->gcc), others.len ? "; also " : "", el_buf_cstr(&others));
+	else if (others.len)
+		row(sh, "gcc", "%s (no default gcc)", el_buf_cstr(&others));
 	else
 		row(sh, "gcc", "not found");
+	el_buf_release(&others);
 }
 
-static void show_python(shower *sh, const cJSON *doc)
+static void show_python(shower *sh)
 {
-	const cJSON *py = el_jget(doc, "python"), *conda = el_jget(doc, "conda"), *pip = el_jget(doc, "pip");
-	const cJSON *d;
-	int editable = 0, both = 0;
+	const el_facts *f = &sh->facts;
+	const el_view *v = sh->view;
 
-	if (el_present(py))
-		row(sh, "Python", "%s (%s, %s)", T(sh, str_or(el_jget_str(py, "version"), "unknown version")),
-		    T(sh, el_jget_str(py, "kind")), T(sh, el_jget_str(py, "prefix")));
+	if (f->python)
+		row(sh, "Python", "%s (%s, %s)", T(sh, str_or(v->python.version, "unknown version")),
+		    T(sh, v->python.kind), T(sh, v->python.prefix));
 	else if (!sh->partial)
 		row(sh, "Python", "not found");
-	if (el_present(conda)) {
-		long long n = el_jget_int(conda, "package_count", cJSON_GetArraySize(el_jget(conda, "packages")));
-
-		row(sh, "conda env", "%s: %lld package%s", T(sh, str_or(el_jget_str(conda, "name"), "(unnamed)")),
-		    n, n == 1 ? "" : "s");
-	}
-	if (el_present(pip)) {
-		cJSON_ArrayForEach(d, el_jget(pip, "distributions")) {
-			editable += el_jget_bool(d, "editable", false);
-			both += el_jget_bool(d, "also_conda", false);
-		}
-		int n = cJSON_GetArraySize(el_jget(pip, "distributions"));
-
-		row(sh, "pip", "%d distribution%s (%d editable, %d also in conda)", n, n == 1 ? "" : "s",
-		    editable, both);
-	}
+	if (f->conda)
+		row(sh, "conda env", "%s: %lld package%s", T(sh, str_or(v->conda.name, "(unnamed)")),
+		    f->conda_packages, f->conda_packages == 1 ? "" : "s");
+	if (f->pip)
+		row(sh, "pip", "%zu distribution%s (%zu editable, %zu also in conda)", v->pip.ndists,
+		    v->pip.ndists == 1 ? "" : "s", f->pip_editable, f->pip_also_conda);
 }
 
-static void show_frameworks(shower *sh, const cJSON *doc)
+static void show_frameworks(shower *sh)
 {
-	const cJSON *fw = el_jget(doc, "frameworks");
+	const el_facts *f = &sh->facts;
 
-	for (const el_framework_info *n = el_frameworks; n->key; n++) {
-		const cJSON *f = el_jget(fw, n->key);
-		const char *v = el_jget_str(f, "version");
+	for (size_t i = 0; i < f->nframeworks; i++) {
+		const el_fact_framework *x = &f->frameworks[i];
+		const char *v = T(sh, x->version);
 
-		if (!el_present(f) || !v)
-			continue;
-		v = T(sh, v);
-		if (strcmp(n->key, "torch") == 0) {
-			const char *cu = el_jget_str(f, "cuda");
+		if (strcmp(x->fw->info->key, "torch") == 0) {
+			const char *what = x->build == EL_BUILD_CUDA ? "CUDA" : x->build == EL_BUILD_ROCM ? "ROCm" : NULL;
 
-			row(sh, "torch", "%s (%s)", v, cu ? "CUDA build" : "CPU-only build");
-			if (cu)
-				fprintf(sh->out, "%-*s  built for CUDA %s\n", LABEL_WIDTH, "", T(sh, cu));
-		} else if (strcmp(n->key, "mmcv") == 0) {
-			row(sh, T(sh, str_or(el_jget_str(f, "package"), "mmcv")), "%s (%s)", v,
-			    el_jget_bool(f, "ops", false) ? "ops" : "no compiled ops");
+			if (what) {
+				row(sh, "torch", "%s (%s build)", v, what);
+				fprintf(sh->out, "%-*s  built for %s %s\n", LABEL_WIDTH, "", what, T(sh, x->build_version));
+			} else {
+				row(sh, "torch", "%s (CPU-only build)", v);
+			}
+		} else if (x->mmcv) {
+			row(sh, T(sh, x->label), "%s (%s)", v, x->ops ? "ops" : "no compiled ops");
 		} else {
-			row(sh, n->key, "%s", v);
+			row(sh, x->label, "%s", v);
 		}
 	}
 }
 
 /* The rule results recorded at save time, most severe first, as saved. */
-static void show_checks(shower *sh, const cJSON *doc)
+static void show_checks(shower *sh)
 {
-	const cJSON *checks = el_jget(doc, "checks"), *x;
-	long long breaking = el_jget_int(checks, "breaking", 0), risky = el_jget_int(checks, "risky", 0);
+	const el_checks *checks = &sh->view->checks;
+	long long breaking = checks->breaking < 0 ? 0 : checks->breaking, risky = checks->risky < 0 ? 0 : checks->risky;
 
-	if (!checks)
+	if (!checks->recorded)
 		return;
 	if (!breaking && !risky) {
 		row(sh, "checks", "every compatibility rule passed at save time");
 		return;
 	}
 	row(sh, "checks", "%lld breaking, %lld risky at save time (envlock check for fixes)", breaking, risky);
-	cJSON_ArrayForEach(x, el_jget(checks, "findings")) {
-		const char *sev = el_jget_str(x, "severity");
+	for (size_t i = 0; i < checks->nfindings; i++) {
+		const char *sev = checks->findings[i].severity;
 
 		if (sev && strcmp(sev, "info") != 0)
-			fprintf(sh->out, "  - %s: %s\n", T(sh, sev), T(sh, el_jget_str(x, "subject")));
+			fprintf(sh->out, "  - %s: %s\n", T(sh, sev), T(sh, checks->findings[i].subject));
 	}
 }
 
 /* What `save --verify` found: the result and each stage's verdict. */
-static void show_verify(shower *sh, const cJSON *doc)
+static void show_verify(shower *sh)
 {
-	const cJSON *v = el_jget(doc, "verify"), *st;
+	const el_verified *v = &sh->view->verify;
 
-	if (!v)
+	if (!v->recorded)
 		return;
-	row(sh, "verify", "%s at save time (envlock verify for the figures)",
-	    T(sh, str_or(el_jget_str(v, "result"), "unknown")));
-	cJSON_ArrayForEach(st, el_jget(v, "stages"))
-		fprintf(sh->out, "  - %s: %s\n", T(sh, str_or(el_jget_str(st, "stage"), "?")),
-			T(sh, str_or(el_jget_str(st, "status"), "?")));
+	row(sh, "verify", "%s at save time (envlock verify for the figures)", T(sh, str_or(v->result, "unknown")));
+	for (size_t i = 0; i < v->nstages; i++)
+		fprintf(sh->out, "  - %s: %s\n", T(sh, str_or(v->stages[i].stage, "?")),
+			T(sh, str_or(v->stages[i].status, "?")));
 }
 
 int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 {
-	const cJSON *doc = lock->doc, *w;
-	const char *stored = el_jget_str(doc, "id");
-	int nw = cJSON_GetArraySize(el_jget(doc, "warnings"));
+	const el_view *v = el_lock_view(lock);
 	const char *id = envlock_lock_id(lock);
-	shower sh = { .out = out };
+	shower sh = { .out = out, .view = v };
 	int rc = 0;
 
 	for (int i = 0; i < RING; i++)
 		el_buf_init(&sh.ring[i], (size_t)1 << 30);
+	el_facts_build(&sh.facts, v);
 	fprintf(out, "envlock %s\n", id);
-	if (stored && strcmp(stored, id) != 0)
+	if (v->id && strcmp(v->id, id) != 0)
 		fprintf(out, "%-*s!! the file says %s: it was edited after it was saved\n", LABEL_WIDTH, "",
-			T(&sh, stored));
-	sh.partial = el_jget(doc, "partial") != NULL;
+			T(&sh, v->id));
+	sh.partial = v->partial_from != NULL;
 	if (sh.partial) {
 		/* an imported conda or pip list: only what it holds, nothing said of the rest */
 		row(&sh, "partial", "made by envlock import from %s output; it records nothing else of the machine",
-		    T(&sh, str_or(el_jget_str(el_jget(doc, "partial"), "from"), "unknown")));
+		    T(&sh, v->partial_from));
 	} else {
-		row(&sh, "saved", "%s on %s", T(&sh, el_jget_str(doc, "created")),
-		    T(&sh, str_or(el_jget_str(el_jget(doc, "host"), "hostname"), "unknown host")));
-		show_system(&sh, doc);
-		show_gpu(&sh, doc);
-		show_cuda(&sh, doc);
-		show_compilers(&sh, doc);
+		row(&sh, "saved", "%s on %s", T(&sh, v->created), T(&sh, str_or(v->hostname, "unknown host")));
+		show_system(&sh);
+		show_gpu(&sh);
+		show_cuda(&sh);
+		show_compilers(&sh);
 	}
-	show_python(&sh, doc);
-	show_frameworks(&sh, doc);
-	show_checks(&sh, doc);
-	show_verify(&sh, doc);
-	if (nw) {
-		row(&sh, "warnings", "%d", nw);
-		cJSON_ArrayForEach(w, el_jget(doc, "warnings"))
-			if (cJSON_IsString(w))
-				fprintf(out, "  - %s\n", T(&sh, w->valuestring));
+	show_python(&sh);
+	show_frameworks(&sh);
+	show_checks(&sh);
+	show_verify(&sh);
+	if (v->warnings.n) {
+		row(&sh, "warnings", "%zu", v->warnings.n);
+		for (size_t i = 0; i < v->warnings.n; i++)
+			fprintf(out, "  - %s\n", T(&sh, v->warnings.v[i]));
 	}
+	el_facts_release(&sh.facts);
 	for (int i = 0; i < RING; i++)
 		el_buf_release(&sh.ring[i]);
 	if (fflush(out) != 0 || ferror(out))

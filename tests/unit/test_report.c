@@ -217,7 +217,7 @@ static void gpus_grouped_in_order(void **state)
 	envlock_lock_free(lock);
 }
 
-/* Members of the wrong type read as absent; numbers out of range do not overflow. */
+/* Members of the wrong type read as absent, and so do numbers out of range (the view's rule): nothing overflows. */
 static void wrong_types_are_absent(void **state)
 {
 	envlock_lock *lock = load_text(
@@ -243,11 +243,100 @@ static void wrong_types_are_absent(void **state)
 	{
 		char *md = render(lock, ENVLOCK_REPORT_MARKDOWN, 0);
 
-		assert_non_null(strstr(md, "| conda env | unnamed | 1000000000000000000 packages |"));
-		assert_non_null(strstr(md, "| checkpoint | no digest | ?, 909494.7 TiB |\n| checkpoint | no digest | ?, 0 bytes |"));
+		assert_non_null(strstr(md, "| conda env | unnamed | 0 packages |"));
+		assert_non_null(strstr(md, "| checkpoint | no digest | ?, 0 bytes |\n| checkpoint | no digest | ?, 0 bytes |"));
 		assert_non_null(strstr(md, "| **Code** | | |\n| code | commit unknown | ?, patch sha256:ab (0 bytes) |\n| **Checkpoints"));
 		free(md);
 	}
+	envlock_lock_free(lock);
+}
+
+/* What envlock show prints for lock (malloc'd). */
+static char *show_text(const envlock_lock *lock)
+{
+	envlock_ctx *ctx;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_show_print(lock, ctx, f), 0);
+	assert_int_equal(fclose(f), 0);
+	envlock_ctx_free(ctx);
+	return text;
+}
+
+/*
+ * show and report print the same facts (report/facts.c) in their own
+ * words, where they once disagreed: a ROCm torch (show said CPU-only), a
+ * driver and a cuDNN recorded present without a version (show printed
+ * "?"), a toolkit known by its release alone (the table said "version
+ * unknown" where the citation said 11.8), and gcc versions past 256 bytes
+ * (show cut them off).
+ */
+static void show_and_report_say_the_same(void **state)
+{
+	el_buf gccs = EL_BUF_INIT(1 << 20), also = EL_BUF_INIT(1 << 20);
+	char *text, *md, *want;
+	envlock_lock *lock;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		el_buf_printf(&gccs, ", {\"version\": \"%d.1.0\"}", 100 + i);
+		el_buf_printf(&also, "%s%d.1.0", i ? ", " : "", 100 + i);
+	}
+	text = el_xasprintf(
+		"{\"envlock\": 1, \"gpu\": {\"status\": \"present\", \"driver\": {\"status\": \"present\"}},"
+		" \"cuda\": {\"status\": \"present\", \"default\": \"/opt/cuda\", \"toolkits\": ["
+		"  {\"home\": \"/opt/cuda\", \"release\": \"11.8\", \"nvcc\": {}}]},"
+		" \"cudnn\": {\"status\": \"present\", \"header\": \"/usr/include/cudnn.h\","
+		"  \"libraries\": [{\"name\": \"libcudnn.so.8\"}]},"
+		" \"compilers\": {\"status\": \"present\", \"default\": {\"version\": \"9.4.0\"}, \"gcc\": [{\"version\": \"9.4.0\"}%s]},"
+		" \"frameworks\": {\"torch\": {\"status\": \"present\", \"version\": \"2.1.0+rocm5.6\", \"cuda\": null,"
+		"  \"hip\": \"5.6.31061\"}}}\n", el_buf_cstr(&gccs));
+	lock = load_text(text);
+	free(text);
+	text = show_text(lock);
+	md = render(lock, ENVLOCK_REPORT_MARKDOWN, 0);
+	assert_non_null(strstr(text, "\ntorch       2.1.0+rocm5.6 (ROCm build)\n              built for ROCm 5.6.31061\n"));
+	assert_non_null(strstr(md, "| torch | 2.1.0+rocm5.6 | ROCm 5.6.31061 build |\n"));
+	assert_non_null(strstr(text, "\ndriver      NVIDIA driver present, version unknown\n"));
+	assert_non_null(strstr(md, "| NVIDIA driver | version unknown |  |\n"));
+	assert_non_null(strstr(text, "\ncuDNN       libraries without a header\n"));
+	assert_non_null(strstr(md, "| cuDNN | version unknown | libraries without a header |\n"));
+	assert_non_null(strstr(text, "\nCUDA        11.8 at /opt/cuda (default)\n"));
+	assert_non_null(strstr(md, "| CUDA toolkit | 11.8 | /opt/cuda (default) |\n"));
+	assert_non_null(strstr(md, " \xE2\x80\x94 CUDA 11.8, PyTorch 2.1.0+rocm5.6\n"));
+	want = el_xasprintf("\ngcc         9.4.0 (default); also %s\n", el_buf_cstr(&also));
+	assert_non_null(strstr(text, want));
+	free(want);
+	want = el_xasprintf("| gcc | 9.4.0 | default compiler, also %s |\n", el_buf_cstr(&also));
+	assert_non_null(strstr(md, want));
+	free(want);
+	free(md);
+	free(text);
+	el_buf_release(&gccs);
+	el_buf_release(&also);
+	envlock_lock_free(lock);
+}
+
+/* How a framework was installed is read from its distribution in the registry: mmseg is mmsegmentation. */
+static void install_read_from_the_registry(void **state)
+{
+	envlock_lock *lock = load_text(
+		"{\"envlock\": 1, \"pip\": {\"status\": \"present\", \"distributions\": ["
+		"  {\"name\": \"MMSegmentation\", \"version\": \"1.2.2\", \"installer\": \"pip\", \"tags\": [\"py3-none-any\"]},"
+		"  {\"name\": \"mmcv\", \"version\": \"2.1.0\", \"installer\": \"uv\"}]},"
+		" \"frameworks\": {\"mmseg\": {\"status\": \"present\", \"version\": \"1.2.2\"},"
+		"  \"mmcv\": {\"status\": \"present\", \"version\": \"2.1.0\", \"ops\": false}}}\n");
+	char *md = render(lock, ENVLOCK_REPORT_MARKDOWN, 0);
+
+	(void)state;
+	assert_non_null(strstr(md, "| mmseg | 1.2.2 | pip wheel py3-none-any |\n"));
+	/* mmcv without its distribution recorded: the registry's first that is installed */
+	assert_non_null(strstr(md, "| mmcv | 2.1.0 | no compiled ops, installed by uv |\n"));
+	free(md);
 	envlock_lock_free(lock);
 }
 
@@ -363,6 +452,8 @@ int main(void)
 		cmocka_unit_test(citation_names_the_key_versions),
 		cmocka_unit_test(gpus_grouped_in_order),
 		cmocka_unit_test(wrong_types_are_absent),
+		cmocka_unit_test(show_and_report_say_the_same),
+		cmocka_unit_test(install_read_from_the_registry),
 		cmocka_unit_test(edited_lock_is_said),
 		cmocka_unit_test(api_errors),
 	};

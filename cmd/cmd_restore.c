@@ -58,6 +58,24 @@ static int confirm(size_t n)
 	return answer[0] == 'y' || answer[0] == 'Y';
 }
 
+/* The plan's advice names the flags of this command line (and of save's). */
+static const char *option_flag(const char *option)
+{
+	static const char *const flags[][2] = {
+		{ "cuda_runfile", "--cuda-runfile" }, { "cudnn_archive", "--cudnn-archive FILE" },
+		{ "conda_exe", "--conda-exe" },       { "conda_target", "--prefix DIR" },
+		{ "conda_name", "--name NAME" },      { "force", "--force" },
+		{ "dest", "--dest" },                 { "python", "--python EXE" },
+		{ "root", "--root" },                 { "repo", "`envlock save --repo`" },
+		{ "no_patch", "--no-patch" },
+	};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strcmp(flags[i][0], option) == 0)
+			return flags[i][1];
+	return NULL;
+}
+
 int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option longopts[] = {
@@ -137,6 +155,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		    cmd_check_choices("restore", "--skip", skip, n_skip, &steps) != 0)
 			goto out;
 	}
+	opts.option_text = option_flag;
 	opts.only = only;
 	opts.only_count = n_only;
 	opts.skip = skip;

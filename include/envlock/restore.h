@@ -60,6 +60,15 @@ typedef struct {
 	const char *dest;
 	/** Where the journal, log and generated spec files go; NULL: ".envlock". */
 	const char *state_dir;
+	/**
+	 * How the caller spells an option in the plan's advice ("rerun with
+	 * ..."): given an option's name, the text to show, or NULL for the
+	 * default, "the 'NAME' option". The names are this struct's fields
+	 * ("cuda_runfile", "cudnn_archive", "conda_exe", "conda_target",
+	 * "conda_name", "force", "dest"), the probe's ("python", "root") and
+	 * save's ("repo", "no_patch"). A command line maps them to its flags.
+	 */
+	const char *(*option_text)(const char *option);
 } envlock_restore_opts;
 
 typedef struct envlock_restore envlock_restore;

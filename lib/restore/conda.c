@@ -176,14 +176,16 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s differs: %zu of %zu locked packages %s%s%s",
 				 target, differ, total, differ ? "missing or different (" : "as locked",
 				 differ ? el_buf_cstr(&diff) : "", differ > 5 ? ", ...)" : differ ? ")" : "");
-		el_item_note(it, "%s%srerun with --force to replace it (the old one is moved aside, not deleted), or --prefix DIR (or --name NAME) to create it elsewhere",
-			     extra ? "it also has packages the lock does not; " : "", "");
+		el_item_note(it, "%srerun with %s to replace it (the old one is moved aside, not deleted), or %s (or %s) to create it elsewhere",
+			     extra ? "it also has packages the lock does not; " : "", el_restore_option(r, "force"),
+			     el_restore_option(r, "conda_target"), el_restore_option(r, "conda_name"));
 		goto done;
 	}
 	exe = find_conda(r);
 	if (!exe) {
 		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "create conda environment %s (%zu packages)", target, total);
-		el_item_note(it, "no micromamba, mamba or conda found: install one (Miniforge provides conda and mamba) or pass --conda-exe");
+		el_item_note(it, "no micromamba, mamba or conda found: install one (Miniforge provides conda and mamba) or pass %s",
+			     el_restore_option(r, "conda_exe"));
 		goto done;
 	}
 	{

@@ -523,8 +523,8 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 			s->n = 0;
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "cuDNN %s files missing from %s: %s",
 					 version ? version : "", lib_dir, el_buf_cstr(&missing));
-			el_item_note(it, "download cuDNN %s for this CUDA release from NVIDIA (https://developer.nvidia.com/rdp/cudnn-archive) and rerun with --cudnn-archive FILE",
-				     version ? version : "(the locked version)");
+			el_item_note(it, "download cuDNN %s for this CUDA release from NVIDIA (https://developer.nvidia.com/rdp/cudnn-archive) and rerun with %s",
+				     version ? version : "(the locked version)", el_restore_option(r, "cudnn_archive"));
 			goto done;
 		}
 	} else {

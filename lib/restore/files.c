@@ -39,7 +39,7 @@ el_item *el_restore_outside(envlock_restore *r, el_step *s, const char *what, co
 {
 	el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "%s %s: outside %s", what, path, r->dest);
 
-	el_item_note(it, "the lock recorded an absolute path; rerun with --dest / to restore it there");
+	el_item_note(it, "the lock recorded an absolute path; rerun with %s / to restore it there", el_restore_option(r, "dest"));
 	return it;
 }
 

@@ -177,7 +177,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		same_env = live_prefix && lock_prefix && !r->opts.conda_target && strcmp(live_prefix, lock_prefix) == 0;
 	} else {
 		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip distributions: the lock names no Python");
-		el_item_note(it, "rerun with --python EXE to install them into that Python");
+		el_item_note(it, "rerun with %s to install them into that Python", el_restore_option(r, "python"));
 		goto done;
 	}
 	index = index_dists(&r->live->pip, &n_index);
@@ -213,7 +213,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			} else if (src && el_root_stat(&r->root, src, &st) != 0) {
 				el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "editable %s %s: its source %s is missing",
 							  name, version, src);
-				el_item_note(it, "put the source tree back (record it with `envlock save --repo %s` to have restore clone it)", src);
+				el_item_note(it, "put the source tree back (record it with %s %s to have restore clone it)",
+					     el_restore_option(r, "repo"), src);
 				free(norm);
 				continue;
 			} else if (src) {
@@ -270,7 +271,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		if (!created) {
 			el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip install %zu distributions: no Python at %s",
 						  n_pinned + n_editable, python);
-			el_item_note(it, "create the environment first (conda step), or rerun with --python EXE");
+			el_item_note(it, "create the environment first (conda step), or rerun with %s", el_restore_option(r, "python"));
 			goto done;
 		}
 	}

@@ -94,6 +94,7 @@ struct envlock_restore {
 	char *log_path;
 	char *interrupted;        /* step an earlier apply stopped in, or NULL */
 	el_strvec created;        /* host paths (conda envs, clones) earlier applies left half made */
+	el_strvec option_texts;   /* el_restore_option's default texts */
 };
 
 struct el_apply {
@@ -166,7 +167,10 @@ char *el_restore_host_real(const el_root *root, const char *abs);
  */
 #define EL_RUNFILE_FLAGS "--silent --toolkit --override"
 /* Note on it which runfile installs CUDA version into home, and how (runfiles.c). */
-void el_restore_runfile_note(el_item *it, const char *version, const char *home);
+void el_restore_runfile_note(envlock_restore *r, el_item *it, const char *version, const char *home);
+
+/* How the caller names option in advice (envlock_restore_opts.option_text), or "the 'option' option". */
+const char *el_restore_option(envlock_restore *r, const char *option);
 
 /* Apply helpers (apply.c). */
 void el_item_fail(el_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

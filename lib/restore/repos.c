@@ -226,8 +226,8 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		}
 		if (want_patch && !patch_text) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: uncommitted changes were not recorded", path);
-			el_item_note(it, "the lock has only the patch's digest (sha256 %s; saved with --no-patch, or over the size limit): check out %.12s and apply the changes from your own copy",
-				     patch_sha ? patch_sha : "?", commit);
+			el_item_note(it, "the lock has only the patch's digest (sha256 %s; saved with %s, or over the size limit): check out %.12s and apply the changes from your own copy",
+				     patch_sha ? patch_sha : "?", el_restore_option(r, "no_patch"), commit);
 			free(host);
 			continue;
 		}

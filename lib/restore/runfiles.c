@@ -20,7 +20,7 @@ __asm__(".section .rodata\n"
 
 extern const char el_cuda_runfiles[];
 
-void el_restore_runfile_note(el_item *it, const char *version, const char *home)
+void el_restore_runfile_note(envlock_restore *r, el_item *it, const char *version, const char *home)
 {
 	cJSON *doc = cJSON_Parse(el_cuda_runfiles), *row;
 	const char *file = NULL, *url = NULL;
@@ -32,10 +32,10 @@ void el_restore_runfile_note(el_item *it, const char *version, const char *home)
 		}
 	}
 	if (file && url)
-		el_item_note(it, "download %s (%s), then rerun with --cuda-runfile %s, or run it yourself: sh %s %s --toolkitpath=%s; it installs no driver",
-			     file, url, file, file, EL_RUNFILE_FLAGS, home);
+		el_item_note(it, "download %s (%s), then rerun with %s %s, or run it yourself: sh %s %s --toolkitpath=%s; it installs no driver",
+			     file, url, el_restore_option(r, "cuda_runfile"), file, file, EL_RUNFILE_FLAGS, home);
 	else
-		el_item_note(it, "download the CUDA %s runfile from https://developer.nvidia.com/cuda-toolkit-archive, then rerun with --cuda-runfile FILE, or run it yourself with %s --toolkitpath=%s",
-			     version, EL_RUNFILE_FLAGS, home);
+		el_item_note(it, "download the CUDA %s runfile from https://developer.nvidia.com/cuda-toolkit-archive, then rerun with %s FILE, or run it yourself with %s --toolkitpath=%s",
+			     version, el_restore_option(r, "cuda_runfile"), EL_RUNFILE_FLAGS, home);
 	cJSON_Delete(doc);
 }

@@ -173,7 +173,7 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 		free(rv);
 	} else {
 		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "CUDA %s at %s: missing", version, home);
-		el_restore_runfile_note(it, version, home);
+		el_restore_runfile_note(r, it, version, home);
 	}
 	/* the locked aliases (/usr/local/cuda -> cuda-10.2) */
 	for (size_t i = 0; i < want->aliases.n; i++) {

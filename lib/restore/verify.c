@@ -65,7 +65,7 @@ void el_plan_verify(envlock_restore *r, el_step *s)
 	for (size_t i = 0; i < r->opts.only_count; i++)
 		asked |= strcmp(r->opts.only[i], "verify") == 0;
 	if (!r->root.live) {
-		el_step_add(s, ENVLOCK_ITEM_OK, "not run: --root restores a tree, not this machine");
+		el_step_add(s, ENVLOCK_ITEM_OK, "not run: %s restores a tree, not this machine", el_restore_option(r, "root"));
 	} else if (changes || asked) {
 		it = el_step_add(s, ENVLOCK_ITEM_DO, "run envlock verify: compile and run the bundled CUDA training step");
 		it->run = run_verify;

@@ -175,6 +175,53 @@ static void link_recheck(void **state)
 	unit_rmtree(dir);
 }
 
+/* The plan of lock under an empty root, printed, with the caller's option texts or the default ones. */
+static char *plan_text(const char *(*option_text)(const char *))
+{
+	char *root = unit_tmpdir(), *text = NULL;
+	envlock_restore_opts opts = { 0 };
+	envlock_restore *r = NULL;
+	envlock_lock *lock = NULL;
+	envlock_ctx *ctx;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_lock_load(&lock, ctx, "tests/golden/no-nvidia.lock.json"), 0);
+	opts.probe.root = root;
+	opts.state_dir = root;
+	opts.dest = root;
+	opts.option_text = option_text;
+	if (envlock_restore_plan(&r, ctx, lock, &opts) != 0)
+		fail_msg("plan: %s", envlock_error_last(ctx));
+	f = open_memstream(&text, &len);
+	envlock_restore_print(r, f, 0);
+	fclose(f);
+	envlock_restore_free(r);
+	envlock_lock_free(lock);
+	envlock_ctx_free(ctx);
+	unit_rmtree(root); /* and frees it */
+	return text;
+}
+
+static const char *cli_spelling(const char *option)
+{
+	return strcmp(option, "root") == 0 ? "--my-root" : NULL;
+}
+
+static void advice_names_no_flag(void **state)
+{
+	char *plain = plan_text(NULL), *cli = plan_text(cli_spelling);
+
+	(void)state;
+	/* the library names an option by its name; a command line by its flag */
+	assert_non_null(strstr(plain, "not run: the 'root' option restores a tree, not this machine"));
+	assert_null(strstr(plain, "--"));
+	assert_non_null(strstr(cli, "not run: --my-root restores a tree, not this machine"));
+	free(plain);
+	free(cli);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +232,7 @@ int main(void)
 		cmocka_unit_test(whole_lock),
 		cmocka_unit_test(cudnn_links),
 		cmocka_unit_test(link_recheck),
+		cmocka_unit_test(advice_names_no_flag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

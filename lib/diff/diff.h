@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "envlock/diff.h"
+#include "lock/view.h"
 #include "util/buf.h"
 
 /* The sections, in lock order (envlock_diff_section_name). */
@@ -30,8 +31,8 @@ int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32
 /* Called once per item of a lock; key and value are borrowed for the call. */
 typedef void (*el_item_fn)(void *data, int section, const char *key, const char *value);
 
-/* Flatten a lock document into items (lib/diff/flatten.c). */
-void el_flatten(const cJSON *doc, el_item_fn fn, void *data);
+/* Flatten the view of a lock into items (lib/diff/flatten.c). */
+void el_flatten(const el_view *view, el_item_fn fn, void *data);
 
 /* Interned strings: equal strings get equal ids; id 0 is "none". */
 typedef struct {
@@ -74,8 +75,8 @@ typedef struct {
 } el_itab;
 
 void el_itab_init(el_itab *t, uint32_t mask);
-/* Add every item of doc as file number file (files are added in order 0, 1, ...). */
-void el_itab_add_doc(el_itab *t, const cJSON *doc, uint32_t file);
+/* Add every item of a lock's view as file number file (files are added in order 0, 1, ...). */
+void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file);
 /*
  * Set one item of the current file; a key that repeats in a file gets
  * " (2)", " (3)"... Returns the item (valid until the next set), or NULL

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "diff.h"
-#include "lock/model.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 
@@ -74,7 +73,7 @@ int envlock_drift_add(envlock_drift *d, envlock_ctx *ctx, const envlock_lock *lo
 		d->files = el_xrealloc(d->files, d->capfiles * sizeof(*d->files));
 	}
 	d->files[d->nfiles] = el_xstrdup(name);
-	el_itab_add_doc(&d->tab, lock->doc, (uint32_t)d->nfiles);
+	el_itab_add_view(&d->tab, el_lock_view(lock), (uint32_t)d->nfiles);
 	d->nfiles++;
 	return d->rules ? add_findings(d, ctx, lock, name) : 0;
 }

@@ -206,10 +206,10 @@ static void itab_item(void *data, int section, const char *key, const char *valu
 	el_itab_set(data, section, key, value);
 }
 
-void el_itab_add_doc(el_itab *t, const cJSON *doc, uint32_t file)
+void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file)
 {
 	t->file = file;
-	el_flatten(doc, itab_item, t);
+	el_flatten(view, itab_item, t);
 }
 
 void el_itab_release(el_itab *t)

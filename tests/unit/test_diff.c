@@ -134,7 +134,7 @@ static void flatten_gives_readable_items(void **state)
 
 	(void)state;
 	lock = load_spec(&s);
-	el_flatten(lock->doc, collect, &b);
+	el_flatten(el_lock_view(lock), collect, &b);
 	assert_string_equal(el_buf_cstr(&b),
 		"system|os|Ubuntu 20.04.6 LTS\n"
 		"system|arch|x86_64\n"
@@ -409,7 +409,7 @@ static void hostile_shapes_are_skipped(void **state)
 	el_buf b = EL_BUF_INIT(1 << 20);
 
 	(void)state;
-	el_flatten(lock->doc, collect, &b);
+	el_flatten(el_lock_view(lock), collect, &b);
 	assert_string_equal(el_buf_cstr(&b),
 		"cuda|toolkit /c|unknown\n"
 		"conda|ok|?\n"
@@ -424,6 +424,8 @@ static void provenance_items(void **state)
 		" \"status\": \"present\", \"head\": {\"commit\": \"0123456789abcdef0123456789abcdef01234567\","
 		" \"branch\": \"main\", \"detached\": false, \"unborn\": false}, \"dirty\": true,"
 		" \"patch\": {\"sha256\": \"aa\", \"size\": 2}, \"remotes\": [{\"name\": \"origin\", \"url\": \"https://g/x\"}]},"
+		" {\"path\": \"/w/clean\", \"status\": \"present\", \"dirty\": false},"
+		" {\"path\": \"/w/unknown\", \"status\": \"present\", \"head\": {\"unborn\": true, \"detached\": true}},"
 		" {\"path\": \"/w/none\", \"status\": \"not_a_repository\"}]},\n"
 		" \"configs\": {\"status\": \"present\", \"files\": [{\"path\": \"configs/a.py\", \"requested\": true,"
 		" \"sha256\": \"bb\"}, {\"path\": \"configs/gone.py\", \"requested\": true, \"error\": \"no such file\"}]},\n"
@@ -435,7 +437,7 @@ static void provenance_items(void **state)
 	const char *out;
 
 	(void)state;
-	el_flatten(lock->doc, collect, &b);
+	el_flatten(el_lock_view(lock), collect, &b);
 	out = strstr(el_buf_cstr(&b), "repos|");
 	assert_non_null(out);
 	assert_string_equal(out,
@@ -443,6 +445,10 @@ static void provenance_items(void **state)
 		"repos|/w/mmdet branch|main\n"
 		"repos|/w/mmdet changes|uncommitted, patch sha256:aa\n"
 		"repos|/w/mmdet remote origin|https://g/x\n"
+		"repos|/w/clean changes|clean\n"
+		/* no "dirty" recorded (git status failed): no changes item, rather than "clean" */
+		"repos|/w/unknown head|unborn\n"
+		"repos|/w/unknown branch|detached\n"
 		"repos|/w/none|not_a_repository\n"
 		"configs|configs/a.py|sha256:bb\n"
 		"configs|configs/gone.py|error: no such file\n"

@@ -4,6 +4,7 @@
 
 #include "diff.h"
 #include "util/error.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 static const char *const change_names[] = { "same", "added", "removed", "changed", "finding", "resolved" };
@@ -17,10 +18,7 @@ static el_diff_row *push(envlock_diff *d, int section, envlock_diff_change chang
 {
 	el_diff_row *x;
 
-	if (d->n == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 64;
-		d->v = el_xrealloc(d->v, d->cap * sizeof(*d->v));
-	}
+	EL_GROW(d->v, d->n + 1, d->cap);
 	x = &d->v[d->n++];
 	memset(x, 0, sizeof(*x));
 	x->section = section;

@@ -567,6 +567,37 @@ static void display_shortens_digests(void **state)
 }
 
 /* Rules: what B has that A has not is reported with the rule's own words. */
+/* A partial lock (envlock import) speaks only for the sections it has: the rest is not "removed". */
+static void partial_lock_speaks_for_its_sections(void **state)
+{
+	spec s = { 0 };
+	envlock_lock *full = load_spec(&s);
+	envlock_lock *part = load_text("{\"envlock\": 1, \"partial\": {\"from\": \"pip-freeze\"},"
+				       " \"pip\": {\"status\": \"present\", \"distributions\": ["
+				       DIST("numpy", "1.26.3") ", " DIST("PyYAML", "6.0.1") "]}}");
+	envlock_lock *conda = load_text("{\"envlock\": 1, \"partial\": {\"from\": \"conda-explicit\"},"
+					" \"conda\": {\"status\": \"present\", \"packages\": [" PKG_NUMPY_CONDA "]}}");
+	envlock_diff *d = NULL;
+	envlock_ctx *ctx;
+
+	(void)state;
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_diff_locks(&d, ctx, full, "full.json", part, "pip.json", NULL), 0);
+	assert_int_equal(envlock_diff_count(d), 1);
+	assert_string_equal(envlock_diff_get(d, 0)->section, "pip");
+	assert_string_equal(envlock_diff_get(d, 0)->key, "numpy");
+	envlock_diff_free(d);
+	/* a conda list and a pip list have no section in common */
+	assert_int_equal(envlock_diff_locks(&d, ctx, conda, "conda.json", part, "pip.json", NULL), 0);
+	assert_true(envlock_diff_identical(d));
+	assert_int_equal(envlock_diff_count(d), 0);
+	envlock_diff_free(d);
+	envlock_ctx_free(ctx);
+	envlock_lock_free(full);
+	envlock_lock_free(part);
+	envlock_lock_free(conda);
+}
+
 static void findings_on_b_only(void **state)
 {
 	envlock_ctx *ctx;
@@ -776,6 +807,7 @@ int main(void)
 		cmocka_unit_test(json_output_has_the_same_data),
 		cmocka_unit_test(terminal_controls_are_escaped),
 		cmocka_unit_test(display_shortens_digests),
+		cmocka_unit_test(partial_lock_speaks_for_its_sections),
 		cmocka_unit_test(findings_on_b_only),
 		cmocka_unit_test(drift_names_the_odd_file),
 		cmocka_unit_test(drift_ties_and_clashing_names),

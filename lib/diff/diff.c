@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "diff.h"
-#include "lock/model.h"
 #include "util/error.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 static const char *const change_names[] = { "same", "added", "removed", "changed", "finding", "resolved" };
@@ -18,10 +18,7 @@ static el_diff_row *push(envlock_diff *d, int section, envlock_diff_change chang
 {
 	el_diff_row *x;
 
-	if (d->n == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 64;
-		d->v = el_xrealloc(d->v, d->cap * sizeof(*d->v));
-	}
+	EL_GROW(d->v, d->n + 1, d->cap);
 	x = &d->v[d->n++];
 	memset(x, 0, sizeof(*x));
 	x->section = section;
@@ -189,15 +186,15 @@ static void make_verdict(envlock_diff *d)
 				  : "no core part changed");
 }
 
-static void describe(envlock_diff *d, el_diff_side *s, const envlock_lock *lock, const char *name)
+static void describe(envlock_diff *d, el_diff_side *s, const el_view *v, const char *name)
 {
 	el_strpool *pool = &d->tab.pool;
 
 	s->name = el_strpool_str(pool, name);
 	/* the id the file states: diff need not recompute it */
-	s->id = el_strpool_str(pool, el_jget_str(lock->doc, "id"));
-	s->hostname = el_strpool_str(pool, el_jget_str(el_jget(lock->doc, "host"), "hostname"));
-	s->created = el_strpool_str(pool, el_jget_str(lock->doc, "created"));
+	s->id = el_strpool_str(pool, v->id);
+	s->hostname = el_strpool_str(pool, v->hostname);
+	s->created = el_strpool_str(pool, v->created);
 }
 
 /*
@@ -206,15 +203,31 @@ static void describe(envlock_diff *d, el_diff_side *s, const envlock_lock *lock,
  * a full lock with a partial one must not list every other item of the
  * full lock as removed.
  */
-static uint32_t held_sections(const envlock_lock *lock)
+static uint32_t held_sections(const el_view *v)
 {
+	bool frameworks = false;
 	uint32_t m = 0;
 
-	if (!el_jget(lock->doc, "partial"))
+	if (!v->partial_from)
 		return (1u << EL_SEC_COUNT) - 1;
-	for (int i = 0; i < EL_SEC_COUNT; i++)
-		if (el_jget(lock->doc, el_diff_sections[i]))
-			m |= 1u << i;
+	/* a lock that has the frameworks section has every framework's key (the schema says so) */
+	for (size_t i = 0; i < EL_FW_COUNT; i++)
+		frameworks |= v->frameworks[i].st.recorded;
+	{
+		const bool held[EL_SEC_COUNT] = {
+			[EL_SEC_SYSTEM] = v->system.recorded, [EL_SEC_GPU] = v->gpu.st.recorded,
+			[EL_SEC_CUDA] = v->cuda.st.recorded, [EL_SEC_CUDNN] = v->cudnn.st.recorded,
+			[EL_SEC_COMPILERS] = v->compilers.st.recorded, [EL_SEC_PYTHON] = v->python.st.recorded,
+			[EL_SEC_CONDA] = v->conda.st.recorded, [EL_SEC_PIP] = v->pip.st.recorded,
+			[EL_SEC_FRAMEWORKS] = frameworks, [EL_SEC_REPOS] = v->repos.st.recorded,
+			[EL_SEC_CONFIGS] = v->configs.st.recorded, [EL_SEC_CHECKPOINTS] = v->checkpoints.st.recorded,
+			[EL_SEC_ENV] = v->env.st.recorded,
+		};
+
+		for (int i = 0; i < EL_SEC_COUNT; i++)
+			if (held[i])
+				m |= 1u << i;
+	}
 	return m;
 }
 
@@ -223,6 +236,7 @@ int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
 		       const envlock_lock *b, const char *name_b,
 		       const envlock_diff_opts *opts)
 {
+	const el_view *va, *vb;
 	envlock_diff *d;
 	uint32_t mask;
 	int rc;
@@ -230,13 +244,15 @@ int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
 	*out = NULL;
 	if ((rc = el_diff_section_mask(ctx, opts, &mask)) != 0)
 		return rc;
-	mask &= held_sections(a) & held_sections(b);
+	va = el_lock_view(a);
+	vb = el_lock_view(b);
+	mask &= held_sections(va) & held_sections(vb);
 	d = el_xcalloc(1, sizeof(*d));
 	el_itab_init(&d->tab, mask);
-	describe(d, &d->a, a, name_a ? name_a : "A");
-	describe(d, &d->b, b, name_b ? name_b : "B");
-	el_itab_add_doc(&d->tab, a->doc, 0);
-	el_itab_add_doc(&d->tab, b->doc, 1);
+	describe(d, &d->a, va, name_a ? name_a : "A");
+	describe(d, &d->b, vb, name_b ? name_b : "B");
+	el_itab_add_view(&d->tab, va, 0);
+	el_itab_add_view(&d->tab, vb, 1);
 	compare_items(d, opts && opts->all);
 	if (opts && opts->rules && (rc = compare_findings(d, ctx, opts->rules, a, b)) != 0) {
 		envlock_diff_free(d);

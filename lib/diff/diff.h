@@ -10,7 +10,9 @@
 #include <stdio.h>
 
 #include "envlock/diff.h"
+#include "lock/view.h"
 #include "util/buf.h"
+#include "util/vec.h"
 
 /* The sections, in lock order (envlock_diff_section_name). */
 enum {
@@ -30,15 +32,17 @@ int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32
 /* Called once per item of a lock; key and value are borrowed for the call. */
 typedef void (*el_item_fn)(void *data, int section, const char *key, const char *value);
 
-/* Flatten a lock document into items (lib/diff/flatten.c). */
-void el_flatten(const cJSON *doc, el_item_fn fn, void *data);
+/* Flatten the view of a lock into items (lib/diff/flatten.c). */
+void el_flatten(const el_view *view, el_item_fn fn, void *data);
 
 /* Interned strings: equal strings get equal ids; id 0 is "none". */
 typedef struct {
-	char **chunks;
-	size_t nchunks, chunk_used, chunk_cap;
-	const char **strs;  /* by id; strs[0] = NULL */
-	uint32_t *hashes;
+	char **chunks;      /* the strings' bytes */
+	size_t nchunks, chunks_cap, chunk_used, chunk_size;
+	struct el_pooled {
+		const char *s;
+		uint32_t hash;
+	} *strs;            /* by id; strs[0].s = NULL */
 	size_t n, cap;
 	uint32_t *slots;    /* open addressing: 0 empty, else id */
 	size_t nslots;
@@ -48,7 +52,7 @@ void el_strpool_init(el_strpool *p);
 uint32_t el_strpool_intern(el_strpool *p, const char *s);
 static inline const char *el_strpool_get(const el_strpool *p, uint32_t id)
 {
-	return p->strs[id];
+	return p->strs[id].s;
 }
 void el_strpool_release(el_strpool *p);
 
@@ -57,7 +61,8 @@ typedef struct {
 	uint32_t key;     /* pool id */
 	uint32_t section;
 	uint32_t finding; /* a rule finding's severity + 1; 0 for lock items */
-	uint32_t nvals, cap;
+	uint32_t nvals;
+	size_t cap;
 	uint32_t *vals;
 } el_item;
 
@@ -74,8 +79,8 @@ typedef struct {
 } el_itab;
 
 void el_itab_init(el_itab *t, uint32_t mask);
-/* Add every item of doc as file number file (files are added in order 0, 1, ...). */
-void el_itab_add_doc(el_itab *t, const cJSON *doc, uint32_t file);
+/* Add every item of a lock's view as file number file (files are added in order 0, 1, ...). */
+void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file);
 /*
  * Set one item of the current file; a key that repeats in a file gets
  * " (2)", " (3)"... Returns the item (valid until the next set), or NULL
@@ -130,8 +135,7 @@ struct envlock_drift {
 	const envlock_rules *rules;
 	int all;
 	int finished;
-	char **files, **names;
-	size_t nfiles, capfiles;
+	el_strvec files, names; /* as given, and as printed */
 	el_drift_row *v;
 	size_t n;
 	envlock_drift_odd *odd;

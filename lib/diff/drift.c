@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "diff.h"
-#include "lock/model.h"
 #include "util/error.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 int envlock_drift_new(envlock_drift **out, envlock_ctx *ctx, const envlock_diff_opts *opts)
@@ -67,15 +67,10 @@ int envlock_drift_add(envlock_drift *d, envlock_ctx *ctx, const envlock_lock *lo
 {
 	if (d->finished)
 		return el_error_set(ctx, ENVLOCK_EINVAL, "drift table already finished");
-	if (d->nfiles == UINT32_MAX - 1)
+	if (d->files.n == UINT32_MAX - 1)
 		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': too many files", name);
-	if (d->nfiles == d->capfiles) {
-		d->capfiles = d->capfiles ? d->capfiles * 2 : 16;
-		d->files = el_xrealloc(d->files, d->capfiles * sizeof(*d->files));
-	}
-	d->files[d->nfiles] = el_xstrdup(name);
-	el_itab_add_doc(&d->tab, lock->doc, (uint32_t)d->nfiles);
-	d->nfiles++;
+	el_itab_add_view(&d->tab, el_lock_view(lock), (uint32_t)d->files.n);
+	el_strvec_push(&d->files, name);
 	return d->rules ? add_findings(d, ctx, lock, name) : 0;
 }
 
@@ -93,13 +88,12 @@ static void name_files(envlock_drift *d)
 	int unique;
 
 	el_strpool_init(&seen);
-	for (size_t i = 0; i < d->nfiles; i++)
-		el_strpool_intern(&seen, base_name(d->files[i]));
-	unique = seen.n - 1 == d->nfiles;
+	for (size_t i = 0; i < d->files.n; i++)
+		el_strpool_intern(&seen, base_name(d->files.v[i]));
+	unique = seen.n - 1 == d->files.n;
 	el_strpool_release(&seen);
-	d->names = el_xcalloc(d->nfiles ? d->nfiles : 1, sizeof(*d->names));
-	for (size_t i = 0; i < d->nfiles; i++)
-		d->names[i] = el_xstrdup(unique ? base_name(d->files[i]) : d->files[i]);
+	for (size_t i = 0; i < d->files.n; i++)
+		el_strvec_push(&d->names, unique ? base_name(d->files.v[i]) : d->files.v[i]);
 }
 
 typedef struct {
@@ -123,10 +117,7 @@ static uint32_t majority(const el_item *it, size_t nfiles, vcount **buf, size_t 
 		while (j < nv && (*buf)[j].val != v)
 			j++;
 		if (j == nv) {
-			if (nv == *bufcap) {
-				*bufcap = *bufcap ? *bufcap * 2 : 8;
-				*buf = el_xrealloc(*buf, *bufcap * sizeof(**buf));
-			}
+			EL_GROW(*buf, nv + 1, *bufcap);
 			(*buf)[nv].val = v;
 			(*buf)[nv++].count = 0;
 		}
@@ -177,10 +168,7 @@ static void add_row(envlock_drift *d, const el_item *it, uint32_t maj, size_t ma
 	el_strpool *pool = &d->tab.pool;
 	el_drift_row *r;
 
-	if (d->n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		d->v = el_xrealloc(d->v, *cap * sizeof(*d->v));
-	}
+	EL_GROW(d->v, d->n + 1, *cap);
 	r = &d->v[d->n++];
 	memset(r, 0, sizeof(*r));
 	r->section = (int)it->section;
@@ -190,20 +178,17 @@ static void add_row(envlock_drift *d, const el_item *it, uint32_t maj, size_t ma
 	r->pub.majority_count = maj_count;
 	r->pub.severity = ENVLOCK_SEV_INFO;
 	r->odd_start = d->nodd;
-	for (size_t f = 0; f < d->nfiles; f++) {
+	for (size_t f = 0; f < d->files.n; f++) {
 		uint32_t v = el_item_val(it, (uint32_t)f);
 		envlock_drift_odd *o;
 		envlock_severity s;
 
 		if (v == maj)
 			continue;
-		if (d->nodd == *oddcap) {
-			*oddcap = *oddcap ? *oddcap * 2 : 64;
-			d->odd = el_xrealloc(d->odd, *oddcap * sizeof(*d->odd));
-		}
+		EL_GROW(d->odd, d->nodd + 1, *oddcap);
 		o = &d->odd[d->nodd++];
-		o->file = d->files[f];
-		o->name = d->names[f];
+		o->file = d->files.v[f];
+		o->name = d->names.v[f];
 		o->value = el_strpool_get(pool, v);
 		odd_file[f] = 1;
 		s = odd_severity(it, r, o->value);
@@ -225,18 +210,18 @@ int envlock_drift_finish(envlock_drift *d, envlock_ctx *ctx)
 		return el_error_set(ctx, ENVLOCK_EINVAL, "drift table already finished");
 	d->finished = 1;
 	name_files(d);
-	odd_file = el_xcalloc(d->nfiles ? d->nfiles : 1, 1);
+	odd_file = el_xcalloc(d->files.n ? d->files.n : 1, 1);
 	for (size_t i = 0; i < d->tab.n; i++) {
 		const el_item *it = &d->tab.items[i];
-		size_t count = d->nfiles;
+		size_t count = d->files.n;
 		uint32_t maj;
 
-		if (uniform(it, d->nfiles)) {
+		if (uniform(it, d->files.n)) {
 			if (d->all)
 				add_row(d, it, el_item_val(it, 0), count, odd_file, &cap, &oddcap);
 			continue;
 		}
-		maj = majority(it, d->nfiles, &buf, &bufcap, &count);
+		maj = majority(it, d->files.n, &buf, &bufcap, &count);
 		add_row(d, it, maj, count, odd_file, &cap, &oddcap);
 	}
 	/* the odd array has stopped moving: point the rows into it */
@@ -244,16 +229,16 @@ int envlock_drift_finish(envlock_drift *d, envlock_ctx *ctx)
 		d->v[i].pub.odd = d->v[i].pub.odd_count ? &d->odd[d->v[i].odd_start] : NULL;
 	if (d->n > 1)
 		qsort(d->v, d->n, sizeof(*d->v), row_cmp);
-	for (size_t f = 0; f < d->nfiles; f++)
+	for (size_t f = 0; f < d->files.n; f++)
 		d->odd_files += odd_file[f];
 	free(odd_file);
 	free(buf);
 	if (d->drifting)
 		d->verdict = el_xasprintf("%zu of %zu items drift across %zu of %zu files",
-					  d->drifting, d->tab.n, d->odd_files, d->nfiles);
+					  d->drifting, d->tab.n, d->odd_files, d->files.n);
 	else
 		d->verdict = el_xasprintf("identical: %zu items the same in all %zu files",
-					  d->tab.n, d->nfiles);
+					  d->tab.n, d->files.n);
 	return 0;
 }
 
@@ -279,7 +264,7 @@ size_t envlock_drift_items(const envlock_drift *d)
 
 size_t envlock_drift_files(const envlock_drift *d)
 {
-	return d ? d->nfiles : 0;
+	return d ? d->files.n : 0;
 }
 
 size_t envlock_drift_odd_files(const envlock_drift *d)
@@ -296,13 +281,8 @@ void envlock_drift_free(envlock_drift *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->nfiles; i++) {
-		free(d->files[i]);
-		if (d->names)
-			free(d->names[i]);
-	}
-	free(d->files);
-	free(d->names);
+	el_strvec_release(&d->files);
+	el_strvec_release(&d->names);
 	el_itab_release(&d->tab);
 	free(d->v);
 	free(d->odd);

@@ -3,8 +3,9 @@
  * ("cuda", "version", "10.2.89"), ("pip", "torch", "1.10.0+cu102"),
  * ("conda", "numpy", "1.21.6 py37h976b520_0 conda-forge"). Packages are
  * keyed by name, so the same package in A and B is one item; conda and pip
- * are separate sections. A lockfile is untrusted: every member is read
- * with a type check and nothing is followed deeper than the format goes.
+ * are separate sections. The lock is read through its typed view
+ * (lock/view.h), which holds what "present" and "the default toolkit"
+ * mean: flatten only puts the facts into words.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 
 #include "diff.h"
-#include "lock/model.h"
 #include "lock/view.h"
 #include "util/text.h"
 
@@ -31,6 +31,11 @@ static const char *or_else(const char *s, const char *fallback)
 	return s ? s : fallback;
 }
 
+/* A count the view holds as -1 when not recorded, printed as 0. */
+static long long count(long long n)
+{
+	return n < 0 ? 0 : n;
+}
 
 static void put(fl *f, const char *key, const char *val)
 {
@@ -119,62 +124,52 @@ static const char *tally_join(fl *f, const tally *t, int with_counts)
 	return t->count || t->other ? el_buf_cstr(&f->val) : NULL;
 }
 
-static void flat_system(fl *f, const cJSON *sys)
+static void flat_system(fl *f, const el_system *s)
 {
-	const cJSON *os = el_jget(sys, "os"), *glibc = el_jget(sys, "glibc");
-	const cJSON *cont = el_jget(sys, "container"), *cpu = el_jget(sys, "cpu");
-	const cJSON *mem = el_jget(sys, "memory"), *ldc = el_jget(sys, "ld_cache");
-	const cJSON *conf = el_jget(sys, "ld_so_conf"), *e;
-
 	f->section = EL_SEC_SYSTEM;
-	if (el_present(os)) {
-		const char *name = el_jget_str(os, "name");
-
-		if (el_jget_str(os, "pretty_name"))
-			put(f, "os", el_jget_str(os, "pretty_name"));
-		else if (name)
-			put(f, "os", V(f, "%s %s", name, or_else(el_jget_str(os, "version_id"), "")));
+	if (s->os.st.present) {
+		if (s->os.pretty_name)
+			put(f, "os", s->os.pretty_name);
+		else if (s->os.name)
+			put(f, "os", V(f, "%s %s", s->os.name, or_else(s->os.version_id, "")));
 	}
-	put(f, "arch", el_jget_str(sys, "arch"));
-	put(f, "kernel", el_jget_str(el_jget(sys, "kernel"), "release"));
-	if (el_present(glibc))
-		put(f, "glibc", el_jget_str(glibc, "version"));
-	if (cJSON_IsObject(cont))
-		put(f, "container", el_jget_bool(cont, "detected", false)
-			? or_else(el_jget_str(cont, "kind"), "yes") : "none");
-	if (cJSON_IsObject(cpu)) {
-		put(f, "cpu", el_jget_str(cpu, "model"));
-		put(f, "cpu cores", V(f, "%lld cores, %lld threads", el_jget_int(cpu, "physical_cores", 0),
-				      el_jget_int(cpu, "logical_cores", 0)));
+	put(f, "arch", s->arch);
+	put(f, "kernel", s->kernel);
+	if (s->glibc.st.present)
+		put(f, "glibc", s->glibc.version);
+	if (s->container.recorded)
+		put(f, "container", s->container.detected ? or_else(s->container.kind, "yes") : "none");
+	/* the schema requires both counts of a recorded cpu, and total_bytes of a recorded memory */
+	if (s->cpu.physical_cores >= 0 || s->cpu.logical_cores >= 0) {
+		put(f, "cpu", s->cpu.model);
+		put(f, "cpu cores", V(f, "%lld cores, %lld threads", count(s->cpu.physical_cores),
+				      count(s->cpu.logical_cores)));
 	}
 	/* rounded: nodes of one model report a few KiB apart */
-	if (cJSON_IsObject(mem))
-		put(f, "memory", V(f, "%.1f GiB", (double)el_jget_int(mem, "total_bytes", 0) / (1u << 30)));
-	if (cJSON_IsObject(ldc))
-		put(f, "ld.so.cache", el_jget_str(ldc, "status"));
-	if (cJSON_IsArray(conf))
-		cJSON_ArrayForEach(e, conf)
-			if (cJSON_IsString(e))
-				put(f, K(f, "ld.so.conf %s", e->valuestring), "listed");
+	if (s->memory_total_bytes >= 0)
+		put(f, "memory", V(f, "%.1f GiB", (double)s->memory_total_bytes / (1u << 30)));
+	if (s->ld_cache.st.recorded)
+		put(f, "ld.so.cache", s->ld_cache.st.status);
+	for (size_t i = 0; i < s->ld_so_conf.n; i++)
+		put(f, K(f, "ld.so.conf %s", s->ld_so_conf.v[i]), "listed");
 }
 
-static void flat_gpu(fl *f, const cJSON *gpu)
+static void flat_gpu(fl *f, const el_gpu *g)
 {
-	const cJSON *drv = el_jget(gpu, "driver"), *devs = el_jget(gpu, "devices"), *d;
 	tally names = { 0 }, cc = { 0 };
 
 	f->section = EL_SEC_GPU;
-	if (el_present(drv)) {
-		put(f, "driver", el_jget_str(drv, "version"));
-		put(f, "driver flavour", el_jget_str(drv, "flavour"));
-		put(f, "driver max CUDA", el_jget_str(drv, "max_cuda"));
+	if (g->driver.st.present) {
+		put(f, "driver", g->driver.version);
+		put(f, "driver flavour", g->driver.flavour);
+		put(f, "driver max CUDA", g->driver.max_cuda);
 	}
-	if (!cJSON_IsArray(devs))
-		return;
-	cJSON_ArrayForEach(d, devs) {
-		tally_add(&names, or_else(el_jget_str(d, "name"), "unknown GPU"));
-		if (el_jget_str(d, "compute_capability"))
-			tally_add(&cc, el_jget_str(d, "compute_capability"));
+	for (size_t i = 0; i < g->ndevices; i++) {
+		const el_gpu_device *d = &g->devices[i];
+
+		tally_add(&names, or_else(d->name, "unknown GPU"));
+		if (d->compute_capability)
+			tally_add(&cc, d->compute_capability);
 	}
 	put(f, "devices", tally_join(f, &names, 1));
 	put(f, "compute capability", tally_join(f, &cc, 0));
@@ -189,15 +184,14 @@ static int lib_stem(const char *name)
 }
 
 /* "<file> sha256:<hex>", plus what would stop the loader finding it. */
-static const char *lib_value(fl *f, const cJSON *lib, const char *file)
+static const char *lib_value(fl *f, const el_library *lib, const char *file)
 {
-	const char *sha = el_jget_str(lib, "sha256"), *link = el_jget_str(lib, "soname_link");
-	const char *cache = el_jget_str(lib, "ld_cache");
+	const char *link = lib->soname_link, *cache = lib->ld_cache;
 
 	el_buf_reset(&f->val);
 	el_buf_puts(&f->val, file);
-	if (sha)
-		el_buf_printf(&f->val, " sha256:%s", sha);
+	if (lib->sha256)
+		el_buf_printf(&f->val, " sha256:%s", lib->sha256);
 	if (link && strcmp(link, "ok") != 0 && strcmp(link, "self") != 0)
 		el_buf_printf(&f->val, ", soname link %s", link);
 	if (cache && strcmp(cache, "listed") != 0 && strcmp(cache, "unknown") != 0)
@@ -205,88 +199,72 @@ static const char *lib_value(fl *f, const cJSON *lib, const char *file)
 	return el_buf_cstr(&f->val);
 }
 
-static void flat_cuda(fl *f, const cJSON *doc)
+static void flat_cuda(fl *f, const el_cuda *c)
 {
-	const cJSON *cuda = el_jget(doc, "cuda"), *tks = el_jget(cuda, "toolkits"), *tk, *lib;
-	const cJSON *main = el_default_toolkit(doc);
-	const char *def = el_jget_str(cuda, "default");
-
 	f->section = EL_SEC_CUDA;
-	if (!cJSON_IsArray(tks))
-		return;
-	if (main)
-		put(f, "version", el_jtoolkit_version(main));
-	put(f, "default", def);
-	cJSON_ArrayForEach(tk, tks) {
-		const char *home = el_jget_str(tk, "home"), *nvcc_path;
-		const cJSON *libs = el_jget(tk, "libraries"), *nvcc = el_jget(tk, "nvcc");
+	if (c->default_tk)
+		put(f, "version", el_toolkit_version(c->default_tk));
+	put(f, "default", c->default_home);
+	for (size_t i = 0; i < c->ntoolkits; i++) {
+		const el_toolkit *tk = &c->toolkits[i];
+		const char *home = tk->home;
 
 		if (!home)
 			continue;
-		put(f, K(f, "toolkit %s", home),
-		    or_else(el_jtoolkit_version(tk), or_else(el_jget_str(tk, "status"), "unknown")));
-		nvcc_path = el_jget_str(nvcc, "path");
-		if (nvcc_path)
-			put(f, K(f, "toolkit %s nvcc", home), or_else(el_jget_str(nvcc, "version"), "present"));
-		if (!cJSON_IsArray(libs))
-			continue;
-		cJSON_ArrayForEach(lib, libs) {
-			const char *name = el_jget_str(lib, "name");
+		put(f, K(f, "toolkit %s", home), or_else(el_toolkit_version(tk), or_else(tk->st.status, "unknown")));
+		if (tk->nvcc.path)
+			put(f, K(f, "toolkit %s nvcc", home), or_else(tk->nvcc.version, "present"));
+		for (size_t j = 0; j < tk->nlibraries; j++) {
+			const el_library *lib = &tk->libraries[j];
 
-			if (name)
-				put(f, K(f, "toolkit %s %.*s", home, lib_stem(name), name), lib_value(f, lib, name));
+			if (lib->name)
+				put(f, K(f, "toolkit %s %.*s", home, lib_stem(lib->name), lib->name),
+				    lib_value(f, lib, lib->name));
 		}
 	}
 }
 
-static void flat_cudnn(fl *f, const cJSON *cudnn)
+static void flat_cudnn(fl *f, const el_cudnn *c)
 {
-	const cJSON *libs = el_jget(cudnn, "libraries"), *lib;
-
 	f->section = EL_SEC_CUDNN;
-	if (!cJSON_IsObject(cudnn))
+	if (!c->st.recorded)
 		return;
-	put(f, "version", el_jget_str(cudnn, "version"));
-	put(f, "header", el_jget_str(cudnn, "header"));
-	if (!cJSON_IsArray(libs))
-		return;
+	put(f, "version", c->version);
+	put(f, "header", c->header);
 	/* keyed by stem, valued by path: a hand-copied cuDNN shows where it moved */
-	cJSON_ArrayForEach(lib, libs) {
-		const char *name = el_jget_str(lib, "name"), *path = el_jget_str(lib, "path");
+	for (size_t i = 0; i < c->nlibraries; i++) {
+		const el_library *lib = &c->libraries[i];
 
-		if (name)
-			put(f, K(f, "%.*s", lib_stem(name), name), lib_value(f, lib, or_else(path, name)));
+		if (lib->name)
+			put(f, K(f, "%.*s", lib_stem(lib->name), lib->name), lib_value(f, lib, or_else(lib->path, lib->name)));
 	}
 }
 
-static void flat_compilers(fl *f, const cJSON *comp)
+static void flat_compilers(fl *f, const el_compilers *c)
 {
-	const cJSON *def = el_jget(comp, "default"), *gccs = el_jget(comp, "gcc"), *g;
-
 	f->section = EL_SEC_COMPILERS;
-	if (!el_present(comp))
+	if (!c->st.present)
 		return;
-	if (cJSON_IsObject(def))
-		put(f, or_else(el_jget_str(def, "name"), "cc"), el_jget_str(def, "version"));
-	if (!cJSON_IsArray(gccs))
-		return;
-	cJSON_ArrayForEach(g, gccs) {
-		const char *version = el_jget_str(g, "version");
+	if (c->def.recorded)
+		put(f, or_else(c->def.name, "cc"), c->def.version);
+	/* gxx is required of every gcc by the schema */
+	for (size_t i = 0; i < c->ngcc; i++) {
+		const el_gcc *g = &c->gcc[i];
 
-		if (version)
-			put(f, K(f, "gcc-%s", or_else(el_jget_str(g, "major"), version)),
-			    V(f, "%s%s", version, el_jget_bool(g, "gxx", true) ? "" : " (no g++)"));
+		if (g->version)
+			put(f, K(f, "gcc-%s", or_else(g->major, g->version)),
+			    V(f, "%s%s", g->version, g->gxx ? "" : " (no g++)"));
 	}
 }
 
-static void flat_python(fl *f, const cJSON *py)
+static void flat_python(fl *f, const el_python *py)
 {
 	f->section = EL_SEC_PYTHON;
-	if (!el_present(py))
+	if (!py->st.present)
 		return;
-	put(f, "version", el_jget_str(py, "version"));
-	put(f, "kind", el_jget_str(py, "kind"));
-	put(f, "prefix", el_jget_str(py, "prefix"));
+	put(f, "version", py->version);
+	put(f, "kind", py->kind);
+	put(f, "prefix", py->prefix);
 }
 
 /*
@@ -314,233 +292,147 @@ static void put_channel(el_buf *b, const char *ch, const char *subdir)
 	el_buf_put(b, p, len);
 }
 
-static const char *str_of(const cJSON *v)
+static void flat_conda(fl *f, const el_conda *c)
 {
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A package's members in one pass: el_jget scans the members for each lookup. */
-typedef struct {
-	const cJSON *name, *version, *build, *channel, *subdir;             /* conda */
-	const cJSON *installer, *editable, *source, *direct_url;            /* pip */
-} pkg_fields;
-
-static void pkg_read(const cJSON *o, pkg_fields *p)
-{
-	memset(p, 0, sizeof(*p));
-	for (const cJSON *m = o->child; m; m = m->next) {
-		const char *k = m->string;
-		const cJSON **slot = NULL;
-
-		if (!k)
-			continue;
-		switch (k[0]) {
-		case 'b': slot = strcmp(k, "build") == 0 ? &p->build : NULL; break;
-		case 'c': slot = strcmp(k, "channel") == 0 ? &p->channel : NULL; break;
-		case 'd': slot = strcmp(k, "direct_url") == 0 ? &p->direct_url : NULL; break;
-		case 'e': slot = strcmp(k, "editable") == 0 ? &p->editable : NULL; break;
-		case 'i': slot = strcmp(k, "installer") == 0 ? &p->installer : NULL; break;
-		case 'n': slot = strcmp(k, "name") == 0 ? &p->name : NULL; break;
-		case 's': slot = strcmp(k, "subdir") == 0 ? &p->subdir : strcmp(k, "source") == 0 ? &p->source : NULL; break;
-		case 'v': slot = strcmp(k, "version") == 0 ? &p->version : NULL; break;
-		}
-		if (slot && !*slot)
-			*slot = m;
-	}
-}
-
-static void flat_conda(fl *f, const cJSON *conda)
-{
-	const cJSON *pkgs = el_jget(conda, "packages"), *o;
-
 	f->section = EL_SEC_CONDA;
-	if (!el_present(conda))
+	if (!c->st.present)
 		return;
-	put(f, "env", el_jget_str(conda, "name"));
-	put(f, "prefix", el_jget_str(conda, "prefix"));
-	if (!cJSON_IsArray(pkgs))
-		return;
-	cJSON_ArrayForEach(o, pkgs) {
-		pkg_fields p;
+	put(f, "env", c->name);
+	put(f, "prefix", c->prefix);
+	for (size_t i = 0; i < c->npackages; i++) {
+		const el_conda_package *p = &c->packages[i];
 
-		if (!cJSON_IsObject(o))
-			continue;
-		pkg_read(o, &p);
-		if (!str_of(p.name))
+		if (!p->name)
 			continue;
 		el_buf_reset(&f->val);
-		el_buf_puts(&f->val, or_else(str_of(p.version), "?"));
-		if (str_of(p.build))
-			el_buf_printf(&f->val, " %s", str_of(p.build));
-		if (str_of(p.channel)) {
+		el_buf_puts(&f->val, or_else(p->version, "?"));
+		if (p->build)
+			el_buf_printf(&f->val, " %s", p->build);
+		if (p->channel) {
 			el_buf_putc(&f->val, ' ');
-			put_channel(&f->val, str_of(p.channel), str_of(p.subdir));
+			put_channel(&f->val, p->channel, p->subdir);
 		}
-		put(f, str_of(p.name), el_buf_cstr(&f->val));
+		put(f, p->name, el_buf_cstr(&f->val));
 	}
 }
 
-static void flat_pip(fl *f, const cJSON *pip)
+static void flat_pip(fl *f, const el_pip *pip)
 {
-	const cJSON *dists = el_jget(pip, "distributions"), *o;
-
 	f->section = EL_SEC_PIP;
-	if (!el_present(pip) || !cJSON_IsArray(dists))
+	if (!pip->st.present)
 		return;
-	cJSON_ArrayForEach(o, dists) {
-		const char *installer;
-		pkg_fields p;
+	for (size_t i = 0; i < pip->ndists; i++) {
+		const el_pip_dist *d = &pip->dists[i];
 		char *norm;
 
-		if (!cJSON_IsObject(o))
+		if (!d->name)
 			continue;
-		pkg_read(o, &p);
-		if (!str_of(p.name))
-			continue;
-		installer = str_of(p.installer);
 		el_buf_reset(&f->val);
-		el_buf_puts(&f->val, or_else(str_of(p.version), "?"));
-		if (cJSON_IsTrue(p.editable))
-			el_buf_printf(&f->val, " editable %s",
-				      or_else(str_of(p.source), or_else(el_jget_str(p.direct_url, "url"), "")));
-		else if (el_jget_str(p.direct_url, "vcs") && el_jget_str(p.direct_url, "commit_id"))
-			el_buf_printf(&f->val, " %s %s", el_jget_str(p.direct_url, "vcs"),
-				      el_jget_str(p.direct_url, "commit_id"));
-		if (installer && strcmp(installer, "pip") != 0)
-			el_buf_printf(&f->val, " (%s)", installer);
+		el_buf_puts(&f->val, or_else(d->version, "?"));
+		if (d->editable)
+			el_buf_printf(&f->val, " editable %s", or_else(d->source, or_else(d->direct_url.url, "")));
+		else if (d->direct_url.vcs && d->direct_url.commit_id)
+			el_buf_printf(&f->val, " %s %s", d->direct_url.vcs, d->direct_url.commit_id);
+		if (d->installer && strcmp(d->installer, "pip") != 0)
+			el_buf_printf(&f->val, " (%s)", d->installer);
 		/* matched by PEP 503 name: "PyYAML" and "pyyaml" are one distribution */
-		norm = el_pep503_name(str_of(p.name));
+		norm = el_pep503_name(d->name);
 		put(f, norm, el_buf_cstr(&f->val));
 		free(norm);
 	}
 }
 
-static void flat_frameworks(fl *f, const cJSON *fw)
+static void flat_framework(fl *f, const el_framework *m)
 {
-	const cJSON *m;
+	const char *name = m->info->key, *status = m->st.status;
 
-	f->section = EL_SEC_FRAMEWORKS;
-	if (!cJSON_IsObject(fw))
+	if (!m->st.recorded)
 		return;
-	cJSON_ArrayForEach(m, fw) {
-		const char *name = m->string, *status = el_jget_str(m, "status");
-
-		if (!name || !cJSON_IsObject(m))
-			continue;
-		if (!status || strcmp(status, "present") == 0)
-			put(f, name, el_jget_str(m, "version"));
-		else if (strcmp(status, "unknown") == 0)
-			put(f, name, "unknown version");
-		if (el_jget_str(m, "dist_version"))
-			put(f, K(f, "%s dist", name), el_jget_str(m, "dist_version"));
-		if (status && strcmp(status, "absent") == 0)
-			continue;
-		if (el_jget_str(m, "cuda"))
-			put(f, K(f, "%s cuda", name), el_jget_str(m, "cuda"));
-		else if (el_jget_bool(m, "cpu_only", false))
-			put(f, K(f, "%s cuda", name), "none (CPU only)");
-		if (el_jget_str(m, "hip"))
-			put(f, K(f, "%s hip", name), el_jget_str(m, "hip"));
-		if (el_jget_bool(m, "debug", false))
-			put(f, K(f, "%s debug", name), "yes");
-		if (cJSON_IsBool(el_jget(m, "ops")))
-			put(f, K(f, "%s ops", name), el_jget_bool(m, "ops", false) ? "compiled" : "missing");
-		put(f, K(f, "%s package", name), el_jget_str(m, "package"));
-	}
+	if (m->st.present)
+		put(f, name, m->version);
+	else if (status && strcmp(status, "unknown") == 0)
+		put(f, name, "unknown version");
+	put(f, K(f, "%s dist", name), m->dist_version);
+	if (status && strcmp(status, "absent") == 0)
+		return;
+	if (m->cuda)
+		put(f, K(f, "%s cuda", name), m->cuda);
+	else if (m->cpu_only == EL_YES)
+		put(f, K(f, "%s cuda", name), "none (CPU only)");
+	put(f, K(f, "%s hip", name), m->hip);
+	if (m->debug == EL_YES)
+		put(f, K(f, "%s debug", name), "yes");
+	if (m->ops != EL_UNSET)
+		put(f, K(f, "%s ops", name), m->ops == EL_YES ? "compiled" : "missing");
+	put(f, K(f, "%s package", name), m->package);
 }
 
-static void flat_repo(fl *f, const cJSON *r)
+static void flat_repo(fl *f, const el_repo *r)
 {
-	const char *path = or_else(el_jget_str(r, "path"), el_jget_str(r, "requested"));
-	const char *status = el_jget_str(r, "status");
-	const cJSON *head = el_jget(r, "head"), *patch = el_jget(r, "patch");
-	const cJSON *remotes = el_jget(r, "remotes"), *subs = el_jget(r, "submodules"), *e;
+	const char *path = or_else(r->path, r->requested);
 
 	if (!path)
 		return;
-	if (status && strcmp(status, "present") != 0) {
-		put(f, path, status);
+	if (r->status && strcmp(r->status, "present") != 0) {
+		put(f, path, r->status);
 		return;
 	}
-	put(f, K(f, "%s head", path), or_else(el_jget_str(head, "commit"),
-					      el_jget_bool(head, "unborn", false) ? "unborn" : NULL));
-	put(f, K(f, "%s branch", path), or_else(el_jget_str(head, "branch"),
-						el_jget_bool(head, "detached", false) ? "detached" : NULL));
-	put(f, K(f, "%s tag", path), el_jget_str(r, "tag"));
-	if (cJSON_IsBool(el_jget(r, "dirty"))) {
-		const char *sha = el_jget_str(patch, "sha256");
-
+	put(f, K(f, "%s head", path), or_else(r->head.commit, r->head.unborn ? "unborn" : NULL));
+	put(f, K(f, "%s branch", path), or_else(r->head.branch, r->head.detached ? "detached" : NULL));
+	put(f, K(f, "%s tag", path), r->tag);
+	if (r->dirty_recorded)
 		put(f, K(f, "%s changes", path),
-		    !el_jget_bool(r, "dirty", false) ? "clean"
-		    : sha ? V(f, "uncommitted, patch sha256:%s", sha) : "uncommitted");
-	}
-	if (cJSON_IsArray(remotes))
-		cJSON_ArrayForEach(e, remotes)
-			if (el_jget_str(e, "name"))
-				put(f, K(f, "%s remote %s", path, el_jget_str(e, "name")),
-				    or_else(el_jget_str(e, "url"), ""));
-	if (cJSON_IsArray(subs))
-		cJSON_ArrayForEach(e, subs)
-			if (el_jget_str(e, "path"))
-				put(f, K(f, "%s submodule %s", path, el_jget_str(e, "path")),
-				    or_else(el_jget_str(e, "commit"), "not checked out"));
-}
-
-static void flat_repos(fl *f, const cJSON *repos)
-{
-	const cJSON *list = el_jget(repos, "repositories"), *r;
-
-	f->section = EL_SEC_REPOS;
-	if (cJSON_IsArray(list))
-		cJSON_ArrayForEach(r, list)
-			flat_repo(f, r);
+		    !r->dirty ? "clean"
+		    : r->patch.sha256 ? V(f, "uncommitted, patch sha256:%s", r->patch.sha256) : "uncommitted");
+	for (size_t i = 0; i < r->nremotes; i++)
+		if (r->remotes[i].name)
+			put(f, K(f, "%s remote %s", path, r->remotes[i].name), or_else(r->remotes[i].url, ""));
+	for (size_t i = 0; i < r->nsubmodules; i++)
+		if (r->submodules[i].path)
+			put(f, K(f, "%s submodule %s", path, r->submodules[i].path),
+			    or_else(r->submodules[i].commit, "not checked out"));
 }
 
 /* configs and checkpoints: path -> "sha256:<hex>" (or the error that stopped hashing) */
-static void flat_files(fl *f, int section, const cJSON *sec)
+static void put_file(fl *f, const char *path, const char *sha, const char *err)
 {
-	const cJSON *files = el_jget(sec, "files"), *e;
-
-	f->section = section;
-	if (!cJSON_IsArray(files))
-		return;
-	cJSON_ArrayForEach(e, files) {
-		const char *path = el_jget_str(e, "path"), *sha = el_jget_str(e, "sha256");
-		const char *err = el_jget_str(e, "error");
-
-		if (path)
-			put(f, path, sha ? V(f, "sha256:%s", sha) : err ? V(f, "error: %s", err) : NULL);
-	}
+	if (path)
+		put(f, path, sha ? V(f, "sha256:%s", sha) : err ? V(f, "error: %s", err) : NULL);
 }
 
-static void flat_env(fl *f, const cJSON *env)
+static void flat_env(fl *f, const el_env *env)
 {
-	const cJSON *vars = el_jget(env, "variables"), *v;
-
 	f->section = EL_SEC_ENV;
-	if (cJSON_IsObject(vars))
-		cJSON_ArrayForEach(v, vars)
-			if (v->string && cJSON_IsString(v))
-				put(f, v->string, v->valuestring);
+	for (size_t i = 0; i < env->variables.n; i++)
+		put(f, env->variables.v[i].key, env->variables.v[i].val);
 }
 
-void el_flatten(const cJSON *doc, el_item_fn fn, void *data)
+void el_flatten(const el_view *v, el_item_fn fn, void *data)
 {
 	fl f = { fn, data, 0, EL_BUF_INIT(FL_MAX_TEXT), EL_BUF_INIT(FL_MAX_TEXT) };
 
-	flat_system(&f, el_jget(doc, "system"));
-	flat_gpu(&f, el_jget(doc, "gpu"));
-	flat_cuda(&f, doc);
-	flat_cudnn(&f, el_jget(doc, "cudnn"));
-	flat_compilers(&f, el_jget(doc, "compilers"));
-	flat_python(&f, el_jget(doc, "python"));
-	flat_conda(&f, el_jget(doc, "conda"));
-	flat_pip(&f, el_jget(doc, "pip"));
-	flat_frameworks(&f, el_jget(doc, "frameworks"));
-	flat_repos(&f, el_jget(doc, "repos"));
-	flat_files(&f, EL_SEC_CONFIGS, el_jget(doc, "configs"));
-	flat_files(&f, EL_SEC_CHECKPOINTS, el_jget(doc, "checkpoints"));
-	flat_env(&f, el_jget(doc, "env"));
+	flat_system(&f, &v->system);
+	flat_gpu(&f, &v->gpu);
+	flat_cuda(&f, &v->cuda);
+	flat_cudnn(&f, &v->cudnn);
+	flat_compilers(&f, &v->compilers);
+	flat_python(&f, &v->python);
+	flat_conda(&f, &v->conda);
+	flat_pip(&f, &v->pip);
+	f.section = EL_SEC_FRAMEWORKS;
+	for (size_t i = 0; i < EL_FW_COUNT; i++)
+		flat_framework(&f, &v->frameworks[i]);
+	f.section = EL_SEC_REPOS;
+	for (size_t i = 0; i < v->repos.nrepos; i++)
+		flat_repo(&f, &v->repos.repos[i]);
+	f.section = EL_SEC_CONFIGS;
+	for (size_t i = 0; i < v->configs.nfiles; i++)
+		put_file(&f, v->configs.files[i].path, v->configs.files[i].sha256, v->configs.files[i].error);
+	f.section = EL_SEC_CHECKPOINTS;
+	for (size_t i = 0; i < v->checkpoints.nfiles; i++)
+		put_file(&f, v->checkpoints.files[i].path, v->checkpoints.files[i].sha256,
+			 v->checkpoints.files[i].error);
+	flat_env(&f, &v->env);
 	el_buf_release(&f.key);
 	el_buf_release(&f.val);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define POOL_CHUNK (64u << 10)
@@ -28,10 +29,10 @@ static uint32_t hash_item(uint32_t section, uint32_t key)
 void el_strpool_init(el_strpool *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->cap = 256;
-	p->strs = el_xcalloc(p->cap, sizeof(*p->strs));
-	p->hashes = el_xcalloc(p->cap, sizeof(*p->hashes));
-	p->n = 1; /* id 0: none */
+	EL_GROW(p->strs, 256, p->cap);
+	p->strs[0].s = NULL; /* id 0: none */
+	p->strs[0].hash = 0;
+	p->n = 1;
 	p->nslots = 512;
 	p->slots = el_xcalloc(p->nslots, sizeof(*p->slots));
 }
@@ -40,12 +41,12 @@ static char *pool_copy(el_strpool *p, const char *s, size_t len)
 {
 	char *dst;
 
-	if (!p->nchunks || p->chunk_used + len + 1 > p->chunk_cap) {
-		size_t cap = len + 1 > POOL_CHUNK ? len + 1 : POOL_CHUNK;
+	if (!p->nchunks || p->chunk_used + len + 1 > p->chunk_size) {
+		size_t size = len + 1 > POOL_CHUNK ? len + 1 : POOL_CHUNK;
 
-		p->chunks = el_xrealloc(p->chunks, (p->nchunks + 1) * sizeof(*p->chunks));
-		p->chunks[p->nchunks++] = el_xmalloc(cap);
-		p->chunk_cap = cap;
+		EL_GROW(p->chunks, p->nchunks + 1, p->chunks_cap);
+		p->chunks[p->nchunks++] = el_xmalloc(size);
+		p->chunk_size = size;
 		p->chunk_used = 0;
 	}
 	dst = p->chunks[p->nchunks - 1] + p->chunk_used;
@@ -61,7 +62,7 @@ static void pool_rehash(el_strpool *p)
 	uint32_t *slots = el_xcalloc(n, sizeof(*slots));
 
 	for (size_t id = 1; id < p->n; id++) {
-		size_t i = p->hashes[id] & (n - 1);
+		size_t i = p->strs[id].hash & (n - 1);
 
 		while (slots[i])
 			i = (i + 1) & (n - 1);
@@ -78,16 +79,12 @@ uint32_t el_strpool_intern(el_strpool *p, const char *s)
 	uint32_t h = hash_str(s, len), id;
 
 	for (i = h & (p->nslots - 1); (id = p->slots[i]) != 0; i = (i + 1) & (p->nslots - 1))
-		if (p->hashes[id] == h && strcmp(p->strs[id], s) == 0)
+		if (p->strs[id].hash == h && strcmp(p->strs[id].s, s) == 0)
 			return id;
-	if (p->n == p->cap) {
-		p->cap *= 2;
-		p->strs = el_xrealloc(p->strs, p->cap * sizeof(*p->strs));
-		p->hashes = el_xrealloc(p->hashes, p->cap * sizeof(*p->hashes));
-	}
+	EL_GROW(p->strs, p->n + 1, p->cap);
 	id = (uint32_t)p->n++;
-	p->strs[id] = pool_copy(p, s, len);
-	p->hashes[id] = h;
+	p->strs[id].s = pool_copy(p, s, len);
+	p->strs[id].hash = h;
 	p->slots[i] = id;
 	if (p->n * 2 > p->nslots)
 		pool_rehash(p);
@@ -105,7 +102,6 @@ void el_strpool_release(el_strpool *p)
 		free(p->chunks[i]);
 	free(p->chunks);
 	free(p->strs);
-	free(p->hashes);
 	free(p->slots);
 	memset(p, 0, sizeof(*p));
 }
@@ -148,10 +144,7 @@ static el_item *itab_get(el_itab *t, uint32_t section, uint32_t key)
 		if (it->section == section && it->key == key)
 			return it;
 	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->items = el_xrealloc(t->items, t->cap * sizeof(*t->items));
-	}
+	EL_GROW(t->items, t->n + 1, t->cap);
 	it = &t->items[t->n++];
 	memset(it, 0, sizeof(*it));
 	it->section = section;
@@ -164,14 +157,7 @@ static el_item *itab_get(el_itab *t, uint32_t section, uint32_t key)
 
 static void item_put(el_item *it, uint32_t file, uint32_t val)
 {
-	if (file >= it->cap) {
-		uint32_t cap = it->cap ? it->cap : 2;
-
-		while (cap <= file)
-			cap *= 2;
-		it->vals = el_xrealloc(it->vals, cap * sizeof(*it->vals));
-		it->cap = cap;
-	}
+	EL_GROW(it->vals, (size_t)file + 1, it->cap);
 	if (file >= it->nvals) {
 		memset(it->vals + it->nvals, 0, (file + 1 - it->nvals) * sizeof(*it->vals));
 		it->nvals = file + 1;
@@ -206,10 +192,10 @@ static void itab_item(void *data, int section, const char *key, const char *valu
 	el_itab_set(data, section, key, value);
 }
 
-void el_itab_add_doc(el_itab *t, const cJSON *doc, uint32_t file)
+void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file)
 {
 	t->file = file;
-	el_flatten(doc, itab_item, t);
+	el_flatten(view, itab_item, t);
 }
 
 void el_itab_release(el_itab *t)

@@ -307,7 +307,7 @@ int envlock_drift_print(const envlock_drift *d, envlock_ctx *ctx, FILE *out, uns
 		const envlock_drift_item *it = &d->v[i].pub;
 
 		shown[2 * i] = el_display_value(it->majority);
-		shown[2 * i + 1] = el_xasprintf("%zu of %zu", it->majority_count, d->nfiles);
+		shown[2 * i + 1] = el_xasprintf("%zu of %zu", it->majority_count, d->files.n);
 		kw = wider(kw, it->key, KEY_COLS);
 		mw = wider(mw, shown[2 * i], VALUE_COLS);
 		cw = wider(cw, shown[2 * i + 1], VALUE_COLS);
@@ -351,8 +351,8 @@ int envlock_drift_print_json(const envlock_drift *d, envlock_ctx *ctx, FILE *out
 	cJSON *doc = el_jnew_obj(), *files, *list;
 
 	files = el_jset_arr(doc, "files");
-	for (size_t i = 0; i < d->nfiles; i++)
-		el_jpush_str(files, d->files[i]);
+	for (size_t i = 0; i < d->files.n; i++)
+		el_jpush_str(files, d->files.v[i]);
 	el_jset_int(doc, "items", (long long)d->tab.n);
 	el_jset_int(doc, "drifting", (long long)d->drifting);
 	el_jset_int(doc, "odd_files", (long long)d->odd_files);

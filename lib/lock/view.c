@@ -511,6 +511,7 @@ static void fill_repo(el_view *v, const cJSON *o, el_repo *r)
 	r->bare = yes(o, "bare");
 	r->shallow = yes(o, "shallow");
 	r->dirty = yes(o, "dirty");
+	r->dirty_recorded = cJSON_IsBool(el_jget(o, "dirty"));
 	r->state = str(o, "state");
 	r->tag = str(o, "tag");
 	r->head.recorded = cJSON_IsObject(h);

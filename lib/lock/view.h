@@ -315,6 +315,7 @@ typedef struct {
 	const char *path, *requested;
 	const char *status; /* "present", "not_a_repository", "error" */
 	bool bare, shallow, dirty;
+	bool dirty_recorded; /* "dirty" is in the lock: a failed git status leaves it out */
 	const char *state, *tag;
 	struct {
 		bool recorded, detached, unborn;

@@ -134,7 +134,7 @@ static void flatten_gives_readable_items(void **state)
 
 	(void)state;
 	lock = load_spec(&s);
-	el_flatten(lock->doc, collect, &b);
+	el_flatten(el_lock_view(lock), collect, &b);
 	assert_string_equal(el_buf_cstr(&b),
 		"system|os|Ubuntu 20.04.6 LTS\n"
 		"system|arch|x86_64\n"
@@ -409,7 +409,7 @@ static void hostile_shapes_are_skipped(void **state)
 	el_buf b = EL_BUF_INIT(1 << 20);
 
 	(void)state;
-	el_flatten(lock->doc, collect, &b);
+	el_flatten(el_lock_view(lock), collect, &b);
 	assert_string_equal(el_buf_cstr(&b),
 		"cuda|toolkit /c|unknown\n"
 		"conda|ok|?\n"
@@ -424,6 +424,8 @@ static void provenance_items(void **state)
 		" \"status\": \"present\", \"head\": {\"commit\": \"0123456789abcdef0123456789abcdef01234567\","
 		" \"branch\": \"main\", \"detached\": false, \"unborn\": false}, \"dirty\": true,"
 		" \"patch\": {\"sha256\": \"aa\", \"size\": 2}, \"remotes\": [{\"name\": \"origin\", \"url\": \"https://g/x\"}]},"
+		" {\"path\": \"/w/clean\", \"status\": \"present\", \"dirty\": false},"
+		" {\"path\": \"/w/unknown\", \"status\": \"present\", \"head\": {\"unborn\": true, \"detached\": true}},"
 		" {\"path\": \"/w/none\", \"status\": \"not_a_repository\"}]},\n"
 		" \"configs\": {\"status\": \"present\", \"files\": [{\"path\": \"configs/a.py\", \"requested\": true,"
 		" \"sha256\": \"bb\"}, {\"path\": \"configs/gone.py\", \"requested\": true, \"error\": \"no such file\"}]},\n"
@@ -435,7 +437,7 @@ static void provenance_items(void **state)
 	const char *out;
 
 	(void)state;
-	el_flatten(lock->doc, collect, &b);
+	el_flatten(el_lock_view(lock), collect, &b);
 	out = strstr(el_buf_cstr(&b), "repos|");
 	assert_non_null(out);
 	assert_string_equal(out,
@@ -443,6 +445,10 @@ static void provenance_items(void **state)
 		"repos|/w/mmdet branch|main\n"
 		"repos|/w/mmdet changes|uncommitted, patch sha256:aa\n"
 		"repos|/w/mmdet remote origin|https://g/x\n"
+		"repos|/w/clean changes|clean\n"
+		/* no "dirty" recorded (git status failed): no changes item, rather than "clean" */
+		"repos|/w/unknown head|unborn\n"
+		"repos|/w/unknown branch|detached\n"
 		"repos|/w/none|not_a_repository\n"
 		"configs|configs/a.py|sha256:bb\n"
 		"configs|configs/gone.py|error: no such file\n"
@@ -561,6 +567,37 @@ static void display_shortens_digests(void **state)
 }
 
 /* Rules: what B has that A has not is reported with the rule's own words. */
+/* A partial lock (envlock import) speaks only for the sections it has: the rest is not "removed". */
+static void partial_lock_speaks_for_its_sections(void **state)
+{
+	spec s = { 0 };
+	envlock_lock *full = load_spec(&s);
+	envlock_lock *part = load_text("{\"envlock\": 1, \"partial\": {\"from\": \"pip-freeze\"},"
+				       " \"pip\": {\"status\": \"present\", \"distributions\": ["
+				       DIST("numpy", "1.26.3") ", " DIST("PyYAML", "6.0.1") "]}}");
+	envlock_lock *conda = load_text("{\"envlock\": 1, \"partial\": {\"from\": \"conda-explicit\"},"
+					" \"conda\": {\"status\": \"present\", \"packages\": [" PKG_NUMPY_CONDA "]}}");
+	envlock_diff *d = NULL;
+	envlock_ctx *ctx;
+
+	(void)state;
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_diff_locks(&d, ctx, full, "full.json", part, "pip.json", NULL), 0);
+	assert_int_equal(envlock_diff_count(d), 1);
+	assert_string_equal(envlock_diff_get(d, 0)->section, "pip");
+	assert_string_equal(envlock_diff_get(d, 0)->key, "numpy");
+	envlock_diff_free(d);
+	/* a conda list and a pip list have no section in common */
+	assert_int_equal(envlock_diff_locks(&d, ctx, conda, "conda.json", part, "pip.json", NULL), 0);
+	assert_true(envlock_diff_identical(d));
+	assert_int_equal(envlock_diff_count(d), 0);
+	envlock_diff_free(d);
+	envlock_ctx_free(ctx);
+	envlock_lock_free(full);
+	envlock_lock_free(part);
+	envlock_lock_free(conda);
+}
+
 static void findings_on_b_only(void **state)
 {
 	envlock_ctx *ctx;
@@ -770,6 +807,7 @@ int main(void)
 		cmocka_unit_test(json_output_has_the_same_data),
 		cmocka_unit_test(terminal_controls_are_escaped),
 		cmocka_unit_test(display_shortens_digests),
+		cmocka_unit_test(partial_lock_speaks_for_its_sections),
 		cmocka_unit_test(findings_on_b_only),
 		cmocka_unit_test(drift_names_the_odd_file),
 		cmocka_unit_test(drift_ties_and_clashing_names),

@@ -109,7 +109,11 @@ const char *el_jget_str(const cJSON *obj, const char *key)
  */
 long long el_jget_int(const cJSON *obj, const char *key, long long fallback)
 {
-	cJSON *v = el_jget(obj, key);
+	return el_jint(el_jget(obj, key), fallback);
+}
+
+long long el_jint(const cJSON *v, long long fallback)
+{
 	double d;
 
 	if (!cJSON_IsNumber(v))

@@ -56,6 +56,8 @@ cJSON *el_jget(const cJSON *obj, const char *key);
 const char *el_jget_str(const cJSON *obj, const char *key);
 long long el_jget_int(const cJSON *obj, const char *key, long long fallback);
 bool el_jget_bool(const cJSON *obj, const char *key, bool fallback);
+/* v as el_jget_int reads a member: its whole number, else fallback. */
+long long el_jint(const cJSON *v, long long fallback);
 
 /*
  * Serialise item with keys sorted bytewise: indent 2 gives the lockfile

@@ -3,6 +3,7 @@
  * member read with a type check. The view's arrays live in one arena
  * freed with the view; its strings are the document's.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,61 @@ static el_tri tri(const cJSON *o, const char *key)
 	const cJSON *b = el_jget(o, key);
 
 	return cJSON_IsBool(b) ? (cJSON_IsTrue(b) ? EL_YES : EL_NO) : EL_UNSET;
+}
+
+/*
+ * The members of an object read in one pass, for the items a lock holds
+ * by the thousand (packages, distributions): a lookup per member in a
+ * small table beats a search of the object per field.
+ */
+typedef enum { M_STR, M_NUM, M_YES, M_TRI } member_type;
+
+typedef struct {
+	const char *key;
+	member_type type;
+	size_t off;
+} member;
+
+/* a table's size, checked to fit read_members' mask of the members seen */
+#define MEMBERS(t) (sizeof(t) / sizeof((t)[0]) + 0 * sizeof(char[sizeof(t) / sizeof((t)[0]) <= 64 ? 1 : -1]))
+
+static void read_members(const cJSON *o, void *dst, const member *table, size_t n)
+{
+	unsigned long long seen = 0;
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, o) {
+		const char *k = m->string;
+		void *at;
+		size_t i;
+
+		if (!k)
+			continue;
+		for (i = 0; i < n && (table[i].key[0] != k[0] || strcmp(table[i].key, k) != 0); i++)
+			;
+		/* a repeated key reads as el_jget reads it: the first one */
+		if (i == n || (seen & (1ull << i)))
+			continue;
+		seen |= 1ull << i;
+		at = (char *)dst + table[i].off;
+
+		switch (table[i].type) {
+		case M_STR:
+			if (cJSON_IsString(m))
+				*(const char **)at = m->valuestring;
+			break;
+		case M_NUM:
+			*(long long *)at = el_jint(m, -1);
+			break;
+		case M_YES:
+			*(bool *)at = cJSON_IsTrue(m);
+			break;
+		case M_TRI:
+			if (cJSON_IsBool(m))
+				*(el_tri *)at = cJSON_IsTrue(m) ? EL_YES : EL_NO;
+			break;
+		}
+	}
 }
 
 bool el_present(const cJSON *o)
@@ -363,18 +419,18 @@ static void fill_conda_env(el_view *v, const cJSON *o, el_conda_env *e)
 	e->prefix = str(o, "prefix");
 }
 
+#define PKG(key, type) { #key, type, offsetof(el_conda_package, key) }
+static const member conda_package_members[] = {
+	PKG(name, M_STR), PKG(version, M_STR), PKG(build, M_STR), PKG(build_number, M_NUM),
+	PKG(channel, M_STR), PKG(subdir, M_STR), PKG(url, M_STR), PKG(md5, M_STR), PKG(sha256, M_STR),
+};
+#undef PKG
+
 static void fill_conda_package(el_view *v, const cJSON *o, el_conda_package *p)
 {
 	(void)v;
-	p->name = str(o, "name");
-	p->version = str(o, "version");
-	p->build = str(o, "build");
-	p->build_number = num(o, "build_number");
-	p->channel = str(o, "channel");
-	p->subdir = str(o, "subdir");
-	p->url = str(o, "url");
-	p->md5 = str(o, "md5");
-	p->sha256 = str(o, "sha256");
+	p->build_number = -1;
+	read_members(o, p, conda_package_members, MEMBERS(conda_package_members));
 }
 
 static void build_conda(el_view *v, const cJSON *o)
@@ -390,27 +446,30 @@ static void build_conda(el_view *v, const cJSON *o)
 	OBJECTS(v, o, "packages", el_conda_package, c->packages, c->npackages, fill_conda_package);
 }
 
+#define DIST(key, type) { #key, type, offsetof(el_pip_dist, key) }
+static const member dist_members[] = {
+	DIST(name, M_STR), DIST(version, M_STR), DIST(kind, M_STR), DIST(path, M_STR),
+	DIST(installer, M_STR), DIST(source, M_STR), DIST(egg_info, M_STR), DIST(requested, M_TRI),
+	DIST(editable, M_YES), DIST(also_conda, M_YES),
+};
+#undef DIST
+
+#define DU(key, type) { #key, type, offsetof(el_pip_dist, direct_url.key) }
+static const member direct_url_members[] = {
+	DU(url, M_STR), DU(vcs, M_STR), DU(commit_id, M_STR), DU(requested_revision, M_STR),
+	DU(archive_hash, M_STR), DU(editable, M_YES),
+};
+#undef DU
+
 static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
 {
 	const cJSON *du = el_jget(o, "direct_url");
 
-	d->name = str(o, "name");
-	d->version = str(o, "version");
-	d->kind = str(o, "kind");
-	d->path = str(o, "path");
-	d->installer = str(o, "installer");
-	d->source = str(o, "source");
-	d->egg_info = str(o, "egg_info");
-	d->requested = tri(o, "requested");
-	d->editable = yes(o, "editable");
-	d->also_conda = yes(o, "also_conda");
+	d->requested = EL_UNSET;
+	read_members(o, d, dist_members, MEMBERS(dist_members));
 	d->direct_url.recorded = cJSON_IsObject(du);
-	d->direct_url.url = str(du, "url");
-	d->direct_url.vcs = str(du, "vcs");
-	d->direct_url.commit_id = str(du, "commit_id");
-	d->direct_url.requested_revision = str(du, "requested_revision");
-	d->direct_url.archive_hash = str(du, "archive_hash");
-	d->direct_url.editable = yes(du, "editable");
+	if (d->direct_url.recorded)
+		read_members(du, d, direct_url_members, MEMBERS(direct_url_members));
 	d->tags = strlist(v, o, "tags");
 }
 

@@ -211,6 +211,35 @@ if ! ldconfig -p | grep -q 'libcudnn\.so\.8 '; then
 	check_eq "the cuDNN read is the one the probe found on this machine" "$tk/lib64/libcudnn.so.8.9.7" "$(stage cudnn figures.library)"
 fi
 
+# a lockfile whose default toolkit this machine's probe finds too (through $CUDA_HOME here):
+# that toolkit's nvcc, found as the lockfile's, which comes before $CUDA_HOME
+CUDA_HOME=$tk "$ENVLOCK" save -q --no-repo -o "$scratch/with-tk.json"
+"$PYTHON" - "$scratch/with-tk.json" "$scratch/default-tk.json" "$tk" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+home = next(t["home"] for t in d["cuda"]["toolkits"] if os.path.realpath(t["home"]) == os.path.realpath(sys.argv[3]))
+d["cuda"]["default"] = home
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+CUDA_HOME=$tk "$ENVLOCK" verify "$scratch/default-tk.json" --cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+check_eq "found by the lockfile's default toolkit" "the lockfile's default toolkit" "$(stage toolchain figures.found_by)"
+check_eq "its nvcc, at the home the probe found" "$(cd "$tk" && pwd -P)/bin/nvcc" "$(stage toolchain figures.nvcc)"
+# the lockfile names its default toolkit by an alias that is another toolkit here: not the lockfile's
+mkdir -p "$scratch/other-tk/bin"
+cp "$tk/bin/nvcc" "$scratch/other-tk/bin/nvcc"
+printf '{"cuda": {"version": "12.1.1"}, "cuda_nvcc": {"version": "12.1.105"}}\n' >"$scratch/other-tk/version.json"
+ln -s other-tk "$scratch/alias-tk"
+"$PYTHON" - "$scratch/default-tk.json" "$scratch/alias.json" "$scratch/alias-tk" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tk = next(t for t in d["cuda"]["toolkits"] if t["home"] == d["cuda"]["default"])
+tk["aliases"] = [sys.argv[3]]
+d["cuda"]["default"] = sys.argv[3]
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+CUDA_HOME=$scratch/alias-tk "$ENVLOCK" verify "$scratch/alias.json" --cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+check_eq "an alias of the lockfile's default toolkit is not that toolkit here" "\$CUDA_HOME" "$(stage toolchain figures.found_by)"
+
 # cuDNN is loaded by a program envlock builds with the host compiler and
 # runs in its own environment, never in envlock: a stand-in cuDNN 9.12.34
 # that LD_LIBRARY_PATH points at is what that program loads, as any

@@ -398,6 +398,7 @@ typedef struct {
 	el_verify_run run;
 	envlock_verify v;
 	envlock_verify_opts opts;
+	cJSON *live_doc; /* the document of run.live (cudnn_run) */
 } fake_run;
 
 static void fake_init(fake_run *f, const char *text)
@@ -646,14 +647,16 @@ static void cudnn_run(fake_run *f, envlock_ctx *ctx, const char *work, const cha
 	f->run.ctx = ctx;
 	f->run.dir = (char *)work;
 	f->run.envp = envp;
-	f->run.live = cJSON_Parse(live);
-	assert_non_null(f->run.live);
+	f->live_doc = cJSON_Parse(live);
+	assert_non_null(f->live_doc);
+	f->run.live = el_view_new(f->live_doc);
 	el_verify_cudnn_load(&f->run);
 }
 
 static void cudnn_run_release(fake_run *f)
 {
-	cJSON_Delete((cJSON *)f->run.live);
+	el_view_free((el_view *)f->run.live);
+	cJSON_Delete(f->live_doc);
 	free(f->run.cudnn_path);
 	free(f->run.cudnn_summary);
 	fake_release(f);

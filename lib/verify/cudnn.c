@@ -388,7 +388,7 @@ void el_verify_cudnn_op(el_verify_run *run)
 		return;
 	if (rt->pub.status != ENVLOCK_VERIFY_PASS) {
 		el_verify_set(st, ENVLOCK_VERIFY_PASS, "%s; no cuDNN operation was run: %s", run->cudnn_summary,
-			      rt->no_gpu ? (run->opts->cpu_only ? "--cpu-only" : "no GPU") : "the runtime stage did not pass");
+			      rt->no_gpu ? (run->opts->cpu_only ? "CPU parts only" : "no GPU") : "the runtime stage did not pass");
 		return;
 	}
 	if (r->cudnn_op)

@@ -215,7 +215,7 @@ static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *
 	char *nvcc;
 
 	if (run->opts->cuda_home) {
-		*source = "--cuda-home";
+		*source = "asked for";
 		return el_path_join(run->opts->cuda_home, "bin/nvcc");
 	}
 	if (here && here->home && here->home[0] == '/') {
@@ -434,7 +434,7 @@ void el_verify_toolchain(el_verify_run *run)
 	nvcc = choose_nvcc(run, &source, &tried);
 	if (!nvcc) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "no nvcc found (looked for %s)", el_buf_cstr(&tried));
-		el_verify_fix(st, "install the CUDA toolkit, or name it with --cuda-home DIR");
+		el_verify_fix(st, "install the CUDA toolkit, or name the toolkit folder to compile with");
 		goto done;
 	}
 	el_jset_str(st->figures, "nvcc", nvcc);
@@ -442,7 +442,7 @@ void el_verify_toolchain(el_verify_run *run)
 	if (!is_executable(nvcc)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "'%s': %s", nvcc,
 			      access(nvcc, F_OK) == 0 ? "not an executable file" : "no such file");
-		el_verify_fix(st, "name a CUDA toolkit folder (the one holding bin/nvcc) with --cuda-home");
+		el_verify_fix(st, "name a CUDA toolkit folder to compile with: the one holding bin/nvcc");
 		goto done;
 	}
 	{
@@ -473,7 +473,7 @@ void el_verify_toolchain(el_verify_run *run)
 	el_jset_str(st->figures, "architectures", desc);
 	if (!flags) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "%s", desc);
-		el_verify_fix(st, "use a CUDA toolkit that still supports this GPU (--cuda-home)");
+		el_verify_fix(st, "compile with a CUDA toolkit that still supports this GPU");
 		goto done;
 	}
 	if (write_sources(run, &cu) != 0) {

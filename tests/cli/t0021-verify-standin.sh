@@ -90,7 +90,7 @@ PY
 
 # toolchain: the failure, nvcc's first real error line, and the fix
 check_eq "toolchain fails" "fail" "$(stage toolchain status)"
-check_eq "toolchain: found by --cuda-home" "--cuda-home" "$(stage toolchain figures.found_by)"
+check_eq "toolchain: the toolkit asked for (--cuda-home)" "asked for" "$(stage toolchain figures.found_by)"
 check_eq "toolchain: nvcc's version from the probe" "11.8.89" "$(stage toolchain figures.nvcc_version)"
 stage toolchain figures.error >"$scratch/e"
 check_grep "toolchain: the first real error line is the #error, not 'In file included from'" \
@@ -275,7 +275,7 @@ check_eq "cudnn: the loaded file is the stand-in, by its real path" "$fake" "$(s
 check_eq "cudnn: its cudnnGetVersion()" "91234" "$(stage cudnn figures.cudnnGetVersion)"
 check_eq "cudnn: decoded" "9.12.34" "$(stage cudnn figures.library_version)"
 check_eq "cudnn: its cudnnGetCudartVersion()" "12.8" "$(stage cudnn figures.built_with_cuda)"
-check_eq "cudnn: the reason" "cuDNN 9.12.34 loaded by its soname from '$fake' matches the lockfile; no cuDNN operation was run: --cpu-only" \
+check_eq "cudnn: the reason" "cuDNN 9.12.34 loaded by its soname from '$fake' matches the lockfile; no cuDNN operation was run: CPU parts only" \
 	"$(stage cudnn reason)"
 check_eq "cudnn: built by the gcc in PATH" "$(command -v gcc)" "$(stage cudnn figures.compiler)"
 check_eq "the private folder is gone (the program and its source too)" "" "$(ls -A "$TMPDIR")"

@@ -5,6 +5,7 @@
 #include "lock/model.h"
 #include "rules.h"
 #include "util/buf.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 static const char *const severities[] = { "info", "risky", "breaking" };
@@ -54,10 +55,7 @@ void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
 	envlock_finding *x;
 	const char *fix = el_jget_str(rule, "fix");
 
-	if (f->n == f->cap) {
-		f->cap = f->cap ? f->cap * 2 : 8;
-		f->v = el_xrealloc(f->v, f->cap * sizeof(*f->v));
-	}
+	EL_GROW(f->v, f->n + 1, f->cap);
 	x = &f->v[f->n++];
 	x->rule = el_xstrdup(el_jget_str(rule, "id"));
 	x->severity = (envlock_severity)el_severity_of(el_jget_str(rule, "severity"));

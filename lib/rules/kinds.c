@@ -75,17 +75,16 @@ static char *list_join(const cJSON *list)
 	return el_buf_detach(&b);
 }
 
-static const char *driver_of(const cJSON *lock)
+static const char *driver_of(const el_view *v)
 {
-	return el_present_str(el_jget(el_jget(lock, "gpu"), "driver"), "version");
+	return v->gpu.driver.st.present ? v->gpu.driver.version : NULL;
 }
 
-static bool has_gpu(const cJSON *lock)
+static bool has_gpu(const el_view *v)
 {
-	const cJSON *gpu = el_jget(lock, "gpu");
-	const char *st = el_jget_str(el_jget(gpu, "driver"), "status");
+	const char *st = v->gpu.driver.st.status;
 
-	return el_jget_int(gpu, "count", 0) > 0 || (st && strcmp(st, "absent") != 0);
+	return v->gpu.count > 0 || (st && strcmp(st, "absent") != 0);
 }
 
 /* The minimum driver row for a CUDA release; NULL when the table does not know it. */
@@ -109,15 +108,15 @@ static int driver_fit(const cJSON *row, const char *driver)
 }
 
 static void each_toolkit_driver(envlock_findings *f, const cJSON *rule, const cJSON *table,
-				const cJSON *lock, int want)
+				const el_view *lock, int want)
 {
 	const char *driver = driver_of(lock);
-	const cJSON *tk;
 
 	if (!driver)
 		return;
-	cJSON_ArrayForEach(tk, el_jget(el_jget(lock, "cuda"), "toolkits")) {
-		const char *v = el_jget_str(tk, "version");
+	for (size_t i = 0; i < lock->cuda.ntoolkits; i++) {
+		const el_toolkit *tk = &lock->cuda.toolkits[i];
+		const char *v = tk->version;
 		const cJSON *row = v ? cuda_row(table, v) : NULL;
 		char subject[256];
 
@@ -126,36 +125,36 @@ static void each_toolkit_driver(envlock_findings *f, const cJSON *rule, const cJ
 		snprintf(subject, sizeof(subject), "driver %s / CUDA %s", driver, v);
 		el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
 			"driver", driver, "cuda", v, "min", el_jget_str(row, "min_driver"),
-			"compat", el_jget_str(row, "minor_compat_driver"), "home", el_jget_str(tk, "home"), NULL });
+			"compat", el_jget_str(row, "minor_compat_driver"), "home", tk->home, NULL });
 	}
 }
 
-static void driver_min_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void driver_min_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	each_toolkit_driver(f, rule, table, lock, 2);
 }
 
-static void driver_minor_compat(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void driver_minor_compat(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	each_toolkit_driver(f, rule, table, lock, 1);
 }
 
-static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const char *gcc = el_jget_str(el_jget(el_jget(lock, "compilers"), "default"), "version");
-	const cJSON *tk;
+	const char *gcc = lock->compilers.def.version;
 	char gcc_major[32];
 
 	if (!gcc)
 		return;
 	snprintf(gcc_major, sizeof(gcc_major), "%ld", el_version_major(gcc));
-	cJSON_ArrayForEach(tk, el_jget(el_jget(lock, "cuda"), "toolkits")) {
-		const char *v = el_jget_str(tk, "version");
+	for (size_t i = 0; i < lock->cuda.ntoolkits; i++) {
+		const el_toolkit *tk = &lock->cuda.toolkits[i];
+		const char *v = tk->version;
 		char *rel;
 		const cJSON *row, *max;
 		char subject[256], maxs[32];
 
-		if (!v || !el_jget(tk, "nvcc"))
+		if (!v || !tk->nvcc.recorded)
 			continue;
 		rel = el_version_prefix(v, 2);
 		row = row_eq(table, "cuda", rel);
@@ -167,169 +166,169 @@ static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON
 			snprintf(subject, sizeof(subject), "gcc %s / nvcc %s", gcc, rel);
 			el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
 				"gcc", gcc, "gcc_major", gcc_major, "cuda", rel, "max", maxs,
-				"nvcc", el_jget_str(el_jget(tk, "nvcc"), "path"), NULL });
+				"nvcc", tk->nvcc.path, NULL });
 		}
 		free(rel);
 	}
 }
 
-static void cudnn_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void cudnn_for_cuda(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *tk = el_default_toolkit(lock), *row;
-	const char *cudnn = el_present_str(el_jget(lock, "cudnn"), "version");
+	const el_toolkit *tk = lock->cuda.default_tk;
+	const char *cudnn = lock->cudnn.st.present ? lock->cudnn.version : NULL;
+	const char *v = tk ? tk->version : NULL;
+	const cJSON *row;
 	char *rel;
 
 	if (!cudnn || !tk)
 		return;
 	rel = el_version_prefix(cudnn, 2);
 	row = row_eq(table, "cudnn", rel);
-	{
-		const char *v = el_jget_str(tk, "version");
+	if (row && v && !list_has_release(el_jget(row, "cuda"), v)) {
+		char subject[256], *list = list_join(el_jget(row, "cuda"));
 
-		if (row && v && !list_has_release(el_jget(row, "cuda"), v)) {
-			char subject[256], *list = list_join(el_jget(row, "cuda"));
-
-			snprintf(subject, sizeof(subject), "cuDNN %s / CUDA %s", cudnn, v);
-			el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
-				"cudnn", cudnn, "cuda", v, "built_for", list, NULL });
-			free(list);
-		}
+		snprintf(subject, sizeof(subject), "cuDNN %s / CUDA %s", cudnn, v);
+		el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
+			"cudnn", cudnn, "cuda", v, "built_for", list, NULL });
+		free(list);
 	}
 	free(rel);
 }
 
-static const cJSON *torch_of(const cJSON *lock)
+/* The framework key when the lock records it present with a version, else NULL. */
+static const el_framework *framework_of(const el_view *lock, const char *key)
 {
-	const cJSON *t = el_jget(el_jget(lock, "frameworks"), "torch");
-	return el_present_str(t, "version") ? t : NULL;
+	const el_framework *fw = el_view_framework(lock, key);
+
+	return fw && fw->st.present && fw->version ? fw : NULL;
 }
 
-static void torch_cpu_on_gpu(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void torch_cpu_on_gpu(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *t = torch_of(lock);
-	const char *v = t ? el_jget_str(t, "version") : NULL;
+	const el_framework *t = framework_of(lock, "torch");
 	char subject[256];
 
 	(void)table;
-	if (!t || !has_gpu(lock) || !(el_jget_bool(t, "cpu_only", false) || strstr(v, "+cpu")))
+	if (!t || !has_gpu(lock) || !(t->cpu_only == EL_YES || strstr(t->version, "+cpu")))
 		return;
-	snprintf(subject, sizeof(subject), "torch %s", v);
+	snprintf(subject, sizeof(subject), "torch %s", t->version);
 	el_finding_add(f, rule, subject, NULL, (const char *const[]){
-		"torch", v, "driver", driver_of(lock) ? driver_of(lock) : "present", NULL });
+		"torch", t->version, "driver", driver_of(lock) ? driver_of(lock) : "present", NULL });
 }
 
 /* torch's build CUDA: version.py's cuda, else the +cuXYZ local part. malloc'd. */
-static char *torch_cuda(const cJSON *t)
+static char *torch_cuda(const el_framework *t)
 {
-	const char *c = el_jget_str(t, "cuda");
-	return c ? el_xstrdup(c) : el_version_local_cuda(el_jget_str(t, "version"));
+	return t->cuda ? el_xstrdup(t->cuda) : el_version_local_cuda(t->version);
 }
 
-static void torch_cuda_vs_driver(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void torch_cuda_vs_driver(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *t = torch_of(lock), *row;
+	const el_framework *t = framework_of(lock, "torch");
+	const cJSON *row;
 	const char *driver = driver_of(lock);
 	char *cu = t ? torch_cuda(t) : NULL, subject[256];
 
 	if (cu && driver && (row = cuda_row(table, cu)) != NULL && driver_fit(row, driver) == 2) {
-		snprintf(subject, sizeof(subject), "torch %s / driver %s", el_jget_str(t, "version"), driver);
+		snprintf(subject, sizeof(subject), "torch %s / driver %s", t->version, driver);
 		el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
-			"torch", el_jget_str(t, "version"), "cuda", cu, "driver", driver,
+			"torch", t->version, "cuda", cu, "driver", driver,
 			"min", el_jget_str(row, "min_driver"), NULL });
 	}
 	free(cu);
 }
 
-static void torch_cuda_builds(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void torch_cuda_builds(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *t = torch_of(lock), *row;
+	const el_framework *t = framework_of(lock, "torch");
+	const cJSON *row;
 	char *cu = t ? torch_cuda(t) : NULL, *rel, subject[256];
 
-	if (!cu) {
-		free(cu);
+	if (!cu)
 		return;
-	}
-	rel = el_version_prefix(el_jget_str(t, "version"), 2);
+	rel = el_version_prefix(t->version, 2);
 	row = row_eq(table, "torch", rel);
 	if (row && !list_has_release(el_jget(row, "cuda"), cu)) {
 		char *list = list_join(el_jget(row, "cuda"));
 
-		snprintf(subject, sizeof(subject), "torch %s / CUDA %s", el_jget_str(t, "version"), cu);
+		snprintf(subject, sizeof(subject), "torch %s / CUDA %s", t->version, cu);
 		el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
-			"torch", el_jget_str(t, "version"), "cuda", cu, "official", list, NULL });
+			"torch", t->version, "cuda", cu, "official", list, NULL });
 		free(list);
 	}
 	free(rel);
 	free(cu);
 }
 
-static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *t = torch_of(lock), *row, *range;
-	const char *py = el_present_str(el_jget(lock, "python"), "version");
+	const el_framework *t = framework_of(lock, "torch");
+	const cJSON *row, *range;
+	const char *py = lock->python.st.present ? lock->python.version : NULL;
 	char *rel, *pyrel, subject[256];
 
 	if (!t || !py)
 		return;
-	rel = el_version_prefix(el_jget_str(t, "version"), 2);
+	rel = el_version_prefix(t->version, 2);
 	pyrel = el_version_prefix(py, 2);
 	row = row_eq(table, "torch", rel);
 	range = el_jget(row, "python");
 	if (cJSON_GetArraySize(range) == 2 && cJSON_IsString(range->child) && cJSON_IsString(range->child->next) &&
 	    (envlock_version_cmp(pyrel, range->child->valuestring) < 0 ||
 	     envlock_version_cmp(pyrel, range->child->next->valuestring) > 0)) {
-		snprintf(subject, sizeof(subject), "torch %s / Python %s", el_jget_str(t, "version"), py);
+		snprintf(subject, sizeof(subject), "torch %s / Python %s", t->version, py);
 		el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
-			"torch", el_jget_str(t, "version"), "python", py,
+			"torch", t->version, "python", py,
 			"min", range->child->valuestring, "max", range->child->next->valuestring, NULL });
 	}
 	free(rel);
 	free(pyrel);
 }
 
-static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+/* The rule's "framework" is a key of the one registry (el_frameworks); one it does not know is never recorded. */
+static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const char *fw_name = el_jget_str(rule, "framework");
-	const cJSON *fws = el_jget(lock, "frameworks"), *row;
-	const char *fw = fw_name ? el_present_str(el_jget(fws, fw_name), "version") : NULL;
-	const char *mmcv = el_present_str(el_jget(fws, "mmcv"), "version");
+	const el_framework *fw = fw_name ? framework_of(lock, fw_name) : NULL, *mmcv = framework_of(lock, "mmcv");
+	const cJSON *row;
 	const char *lo, *hi;
 	bool incl, ok;
 	char subject[256];
 
-	if (!fw || !mmcv || !(row = row_floor(table, fw_name, fw)))
+	if (!fw || !mmcv || !(row = row_floor(table, fw_name, fw->version)))
 		return;
 	lo = el_jget_str(row, "mmcv_min");
 	hi = el_jget_str(row, "mmcv_max");
 	incl = el_jget_bool(row, "max_inclusive", true);
-	ok = (!lo || envlock_version_cmp(mmcv, lo) >= 0) &&
-	     (!hi || (incl ? envlock_version_cmp(mmcv, hi) <= 0 : envlock_version_cmp(mmcv, hi) < 0));
+	ok = (!lo || envlock_version_cmp(mmcv->version, lo) >= 0) &&
+	     (!hi || (incl ? envlock_version_cmp(mmcv->version, hi) <= 0 : envlock_version_cmp(mmcv->version, hi) < 0));
 	if (ok)
 		return;
-	snprintf(subject, sizeof(subject), "%s %s / %s %s", fw_name, fw,
-		 el_jget_str(el_jget(fws, "mmcv"), "package") ? el_jget_str(el_jget(fws, "mmcv"), "package") : "mmcv", mmcv);
+	snprintf(subject, sizeof(subject), "%s %s / %s %s", fw_name, fw->version,
+		 mmcv->package ? mmcv->package : "mmcv", mmcv->version);
 	el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
-		"framework", fw_name, "version", fw, "mmcv", mmcv, "min", lo ? lo : "any",
+		"framework", fw_name, "version", fw->version, "mmcv", mmcv->version, "min", lo ? lo : "any",
 		"max", hi ? hi : "any", "bound", incl ? "<=" : "<", NULL });
 }
 
-static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *fws = el_jget(lock, "frameworks"), *mmcv = el_jget(fws, "mmcv");
-	const char *v = el_present_str(mmcv, "version"), *pkg = el_jget_str(mmcv, "package");
+	const el_framework *mmcv = framework_of(lock, "mmcv");
+	const char *pkg = mmcv ? mmcv->package : NULL;
 	char subject[256];
 
 	(void)table;
-	if (!v || el_jget_bool(mmcv, "ops", true))
+	if (!mmcv || mmcv->ops != EL_NO)
 		return;
-	for (const el_framework_info *u = el_frameworks; u->key; u++) {
-		const char *uv = el_present_str(el_jget(fws, u->key), "version");
+	for (size_t i = 0; i < EL_FW_COUNT; i++) {
+		const el_framework *u = &lock->frameworks[i];
 
-		if (!(u->flags & EL_FW_MMCV_OPS) || !uv)
+		if (!(u->info->flags & EL_FW_MMCV_OPS) || !u->st.present || !u->version)
 			continue;
-		snprintf(subject, sizeof(subject), "%s %s without compiled ops", pkg ? pkg : "mmcv", v);
+		snprintf(subject, sizeof(subject), "%s %s without compiled ops", pkg ? pkg : "mmcv", mmcv->version);
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"package", pkg ? pkg : "mmcv", "mmcv", v, "user", u->key, "user_version", uv, NULL });
+			"package", pkg ? pkg : "mmcv", "mmcv", mmcv->version, "user", u->info->key,
+			"user_version", u->version, NULL });
 		return;
 	}
 }
@@ -339,10 +338,11 @@ static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON
  * names a CUDA release up to 10.x (libcudart.so.10.2) and only a major
  * from 11 on (libcudart.so.11.0 for every 11.x, libcudart.so.12).
  */
-static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const cJSON *mmcv = el_jget(el_jget(lock, "frameworks"), "mmcv"), *t = torch_of(lock);
-	const char *so = el_present_str(mmcv, "ops_cudart"), *v;
+	const el_framework *mmcv = el_view_framework(lock, "mmcv"), *t = framework_of(lock, "torch");
+	const char *so = mmcv->st.present ? mmcv->ops_cudart : NULL, *ver = mmcv->st.present ? mmcv->version : NULL;
+	const char *v;
 	char *tc, *mc, subject[256];
 	bool same;
 
@@ -354,108 +354,99 @@ static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJS
 	same = el_version_major(v) >= 11 ? el_version_major(tc) == el_version_major(v)
 					 : el_version_in_release(tc, mc);
 	if (!same) {
-		snprintf(subject, sizeof(subject), "mmcv %s (%s) / torch %s",
-			 el_present_str(mmcv, "version") ? el_present_str(mmcv, "version") : "?", so, el_jget_str(t, "version"));
+		snprintf(subject, sizeof(subject), "mmcv %s (%s) / torch %s", ver ? ver : "?", so, t->version);
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"mmcv", el_present_str(mmcv, "version"), "cudart", so, "mmcv_cuda", mc,
-			"torch", el_jget_str(t, "version"), "torch_cuda", tc, NULL });
+			"mmcv", ver, "cudart", so, "mmcv_cuda", mc, "torch", t->version, "torch_cuda", tc, NULL });
 	}
 	free(mc);
 	free(tc);
 }
 
-/* Every library the lock lists, with the section it came from. */
-static void each_library(const cJSON *lock, void (*fn)(const cJSON *lib, const char *section, void *data), void *data)
-{
-	const cJSON *tk, *lib;
-
-	cJSON_ArrayForEach(tk, el_jget(el_jget(lock, "cuda"), "toolkits"))
-		cJSON_ArrayForEach(lib, el_jget(tk, "libraries"))
-			fn(lib, "cuda", data);
-	cJSON_ArrayForEach(lib, el_jget(el_jget(lock, "cudnn"), "libraries"))
-		fn(lib, "cudnn", data);
-}
-
 typedef struct {
 	envlock_findings *f;
 	const cJSON *rule;
-	const cJSON *lock;
+	const el_view *lock;
 } lib_walk;
 
-static void soname_one(const cJSON *lib, const char *section, void *data)
+/* Every library the lock lists: each toolkit's, then cuDNN's. */
+static void each_library(lib_walk *w, void (*fn)(lib_walk *w, const el_library *lib))
 {
-	lib_walk *w = data;
-	const char *path = el_jget_str(lib, "path"), *soname = el_jget_str(lib, "soname");
+	const el_view *v = w->lock;
+
+	for (size_t i = 0; i < v->cuda.ntoolkits; i++)
+		for (size_t j = 0; j < v->cuda.toolkits[i].nlibraries; j++)
+			fn(w, &v->cuda.toolkits[i].libraries[j]);
+	for (size_t j = 0; j < v->cudnn.nlibraries; j++)
+		fn(w, &v->cudnn.libraries[j]);
+}
+
+static void soname_one(lib_walk *w, const el_library *lib)
+{
 	char *dir, *link;
 
-	(void)section;
-	if (!soname || !path || !el_jget_str(lib, "soname_link") || strcmp(el_jget_str(lib, "soname_link"), "missing") != 0)
+	if (!lib->soname || !lib->path || !lib->soname_link || strcmp(lib->soname_link, "missing") != 0)
 		return;
-	dir = el_path_dir(path);
-	link = el_path_join(dir, soname);
-	el_finding_add(w->f, w->rule, path, NULL, (const char *const[]){
-		"name", el_jget_str(lib, "name"), "soname", soname, "dir", dir, "link", link, NULL });
+	dir = el_path_dir(lib->path);
+	link = el_path_join(dir, lib->soname);
+	el_finding_add(w->f, w->rule, lib->path, NULL, (const char *const[]){
+		"name", lib->name, "soname", lib->soname, "dir", dir, "link", link, NULL });
 	free(link);
 	free(dir);
 }
 
-static void soname_link(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void soname_link(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	lib_walk w = { f, rule, lock };
 
 	(void)table;
-	each_library(lock, soname_one, &w);
+	each_library(&w, soname_one);
 }
 
 /* Is dir one of the loader's configured folders (ld.so.conf)? */
-static bool in_ld_conf(const cJSON *lock, const char *dir)
+static bool in_ld_conf(const el_view *lock, const char *dir)
 {
-	const cJSON *d;
-
-	cJSON_ArrayForEach(d, el_jget(el_jget(lock, "system"), "ld_so_conf"))
-		if (cJSON_IsString(d) && strcmp(d->valuestring, dir) == 0)
+	for (size_t i = 0; i < lock->system.ld_so_conf.n; i++)
+		if (strcmp(lock->system.ld_so_conf.v[i], dir) == 0)
 			return true;
 	return false;
 }
 
-static void ld_cache_one(const cJSON *lib, const char *section, void *data)
+static void ld_cache_one(lib_walk *w, const el_library *lib)
 {
-	lib_walk *w = data;
-	const char *state = el_jget_str(lib, "ld_cache"), *path = el_jget_str(lib, "path");
+	const char *state = lib->ld_cache;
 	char *dir;
 
-	(void)section;
-	if (!state || !path || strcmp(state, "listed") == 0 || strcmp(state, "unknown") == 0)
+	if (!state || !lib->path || strcmp(state, "listed") == 0 || strcmp(state, "unknown") == 0)
 		return;
-	dir = el_path_dir(path);
+	dir = el_path_dir(lib->path);
 	/* a folder reached only through LD_LIBRARY_PATH is not the cache's business */
 	if (strcmp(state, "missing") != 0 || in_ld_conf(w->lock, dir))
-		el_finding_add(w->f, w->rule, path, NULL, (const char *const[]){
-			"soname", el_jget_str(lib, "soname"), "state", state, "dir", dir,
-			"cached", el_jget_str(lib, "ld_cache_path") ? el_jget_str(lib, "ld_cache_path") : "nothing", NULL });
+		el_finding_add(w->f, w->rule, lib->path, NULL, (const char *const[]){
+			"soname", lib->soname, "state", state, "dir", dir,
+			"cached", lib->ld_cache_path ? lib->ld_cache_path : "nothing", NULL });
 	free(dir);
 }
 
-static void ld_cache(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void ld_cache(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	lib_walk w = { f, rule, lock };
 
 	(void)table;
-	each_library(lock, ld_cache_one, &w);
+	each_library(&w, ld_cache_one);
 }
 
-static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *table, const cJSON *lock)
+static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	const char *glibc = el_present_str(el_jget(el_jget(lock, "system"), "glibc"), "version");
-	const cJSON *d, *tag;
+	const char *glibc = lock->system.glibc.st.present ? lock->system.glibc.version : NULL;
 
 	if (!glibc)
 		return;
-	cJSON_ArrayForEach(d, el_jget(el_jget(lock, "pip"), "distributions")) {
+	for (size_t i = 0; i < lock->pip.ndists; i++) {
+		const el_pip_dist *d = &lock->pip.dists[i];
 		const char *need = NULL, *source = NULL;
 
-		cJSON_ArrayForEach(tag, el_jget(d, "tags")) {
-			const char *t = cJSON_IsString(tag) ? tag->valuestring : "", *plat = strrchr(t, '-');
+		for (size_t k = 0; k < d->tags.n; k++) {
+			const char *t = d->tags.v[k], *plat = strrchr(t, '-');
 			char tagbuf[64] = "";
 			const cJSON *row;
 
@@ -486,14 +477,12 @@ static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *tab
 				}
 			}
 		}
-		if (need && envlock_version_cmp(glibc, need) < 0 && el_jget_str(d, "name") && el_jget_str(d, "version")) {
+		if (need && envlock_version_cmp(glibc, need) < 0 && d->name && d->version) {
 			char subject[256];
 
-			snprintf(subject, sizeof(subject), "%s %s / glibc %s", el_jget_str(d, "name"),
-				 el_jget_str(d, "version"), glibc);
+			snprintf(subject, sizeof(subject), "%s %s / glibc %s", d->name, d->version, glibc);
 			el_finding_add(f, rule, subject, source, (const char *const[]){
-				"dist", el_jget_str(d, "name"), "version", el_jget_str(d, "version"),
-				"need", need, "glibc", glibc, NULL });
+				"dist", d->name, "version", d->version, "need", need, "glibc", glibc, NULL });
 		}
 		free((char *)need);
 	}

@@ -90,13 +90,14 @@ int envlock_check(envlock_findings **out, envlock_ctx *ctx, const envlock_rules 
 		  const envlock_lock *lock)
 {
 	const cJSON *r, *tables = el_jget(rules->doc, "tables");
+	const el_view *view = el_lock_view(lock);
 	envlock_findings *f = el_xcalloc(1, sizeof(*f));
 
 	(void)ctx;
 	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
 		const char *table = el_jget_str(r, "table");
 
-		el_rule_kind(el_jget_str(r, "kind"))(f, r, table ? el_jget(tables, table) : NULL, lock->doc);
+		el_rule_kind(el_jget_str(r, "kind"))(f, r, table ? el_jget(tables, table) : NULL, view);
 	}
 	el_findings_sort(f);
 	*out = f;
@@ -112,6 +113,7 @@ int envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx, const envlo
 	int rc;
 
 	cJSON_DeleteItemFromObjectCaseSensitive(lock->doc, "checks");
+	el_lock_touch(lock); /* the view read the deleted member's strings */
 	if ((rc = envlock_check(&f, ctx, rules, lock)) != 0)
 		return rc;
 	checks = el_jset_obj(lock->doc, "checks");

@@ -5,6 +5,7 @@
 #include <cJSON.h>
 
 #include "envlock/check.h"
+#include "lock/view.h"
 
 struct envlock_rules {
 	cJSON *doc;    /* {"envlock_rules": 1, "rules": [...], "tables": {...}} */
@@ -42,9 +43,12 @@ int el_severity_of(const char *name);
 /* Sort f's findings: the worst first, then by section, rule and subject (findings.c). */
 void el_findings_sort(envlock_findings *f);
 
-/* Evaluate one rule of the given kind on the lock document. */
+/*
+ * Evaluate one rule of the given kind on a lock: rule and table are the
+ * rules file's (the rule's table, or NULL), the lock is read through its view.
+ */
 typedef void (*el_rule_fn)(envlock_findings *f, const cJSON *rule, const cJSON *table,
-			   const cJSON *lock);
+			   const el_view *lock);
 
 /* The kind's evaluator, or NULL for a kind this envlock does not know. */
 el_rule_fn el_rule_kind(const char *kind);

@@ -134,24 +134,20 @@ void el_verify_cudnn_report_parse(el_verify_cudnn_report *r, const char *text, s
 	el_verify_cudnn_report_release(&cur);
 }
 
-/* cuDNN is present in a lock document: its version, or NULL. */
-static const char *cudnn_version_of(const cJSON *doc)
+/* The cuDNN version a lock records present, or NULL (no lock, or no cuDNN). */
+static const char *cudnn_version_of(const el_view *v)
 {
-	const cJSON *c = el_jget(doc, "cudnn");
-	const char *st = el_jget_str(c, "status");
-
-	return st && strcmp(st, "present") == 0 ? el_jget_str(c, "version") : NULL;
+	return v && v->cudnn.st.present ? v->cudnn.version : NULL;
 }
 
 /* The live lock's library whose soname is soname (the main libcudnn, not its parts). */
-static const cJSON *live_library(const el_verify_run *run, const char *soname)
+static const el_library *live_library(const el_verify_run *run, const char *soname)
 {
-	const cJSON *lib;
+	for (size_t i = 0; i < run->live->cudnn.nlibraries; i++) {
+		const el_library *lib = &run->live->cudnn.libraries[i];
 
-	cJSON_ArrayForEach(lib, el_jget(el_jget(run->live, "cudnn"), "libraries")) {
-		const char *s = el_jget_str(lib, "soname"), *name = el_jget_str(lib, "name");
-
-		if (s && name && el_jget_str(lib, "path") && strcmp(s, soname) == 0 && el_starts_with(name, "libcudnn.so"))
+		if (lib->soname && lib->name && lib->path && strcmp(lib->soname, soname) == 0 &&
+		    el_starts_with(lib->name, "libcudnn.so"))
 			return lib;
 	}
 	return NULL;
@@ -160,10 +156,8 @@ static const cJSON *live_library(const el_verify_run *run, const char *soname)
 /* Any libcudnn.so.N the probe found: its soname (when no version says which to load). */
 static const char *any_soname(const el_verify_run *run)
 {
-	const cJSON *lib;
-
-	cJSON_ArrayForEach(lib, el_jget(el_jget(run->live, "cudnn"), "libraries")) {
-		const char *s = el_jget_str(lib, "soname");
+	for (size_t i = 0; i < run->live->cudnn.nlibraries; i++) {
+		const char *s = run->live->cudnn.libraries[i].soname;
 
 		if (s && el_starts_with(s, "libcudnn.so."))
 			return s;
@@ -292,9 +286,9 @@ static int load(el_verify_run *run, const char *prog, const char *path, el_verif
 }
 
 /* The loader cannot find soname though the probe found lib: the rules' fix, or the loader path's. */
-static void loader_fix(el_verify_run *run, el_verify_stage *st, const cJSON *lib)
+static void loader_fix(el_verify_run *run, el_verify_stage *st, const el_library *lib)
 {
-	const char *path = el_jget_str(lib, "path");
+	const char *path = lib->path;
 	const envlock_finding *f = el_verify_finding(run, "soname-link-missing", path, NULL);
 	char *dir;
 
@@ -315,14 +309,14 @@ void el_verify_cudnn_load(el_verify_run *run)
 {
 	el_verify_stage *st = &run->v->stage[EL_VERIFY_CUDNN];
 	const char *locked = cudnn_version_of(run->locked), *installed = cudnn_version_of(run->live);
-	const char *expected = locked ? locked : installed, *soname_found;
+	const char *expected = locked ? locked : installed, *soname_found, *header = run->live->cudnn.header;
 	char *soname = NULL, *version = NULL, *where = NULL, *err = NULL, *err2 = NULL, *prog = NULL;
-	const cJSON *lib;
+	const el_library *lib;
 	int loaded;
 
 	if (expected) {
 		el_jset_str(st->figures, "expected", expected);
-		el_jset_str(st->figures, "expected_from", locked ? "lockfile" : el_jget_str(el_jget(run->live, "cudnn"), "header"));
+		el_jset_str(st->figures, "expected_from", locked ? "lockfile" : header);
 	}
 	if (locked && !installed && !any_soname(run)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "the lockfile has cuDNN %s; this machine has none (no header, no libcudnn)", locked);
@@ -352,10 +346,10 @@ void el_verify_cudnn_load(el_verify_run *run)
 			goto done;
 		}
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "%s cannot be loaded by its soname, though '%s' has it: %s", soname,
-			      el_jget_str(lib, "path"), err);
+			      lib->path, err);
 		loader_fix(run, st, lib);
 		/* read its version all the same, from the file the probe found */
-		load(run, prog, el_jget_str(lib, "path"), st, &version, &where, &err2);
+		load(run, prog, lib->path, st, &version, &where, &err2);
 		goto done;
 	}
 	if (err) {
@@ -364,7 +358,7 @@ void el_verify_cudnn_load(el_verify_run *run)
 	}
 	if (expected && envlock_version_cmp(version, expected) != 0) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "'%s' reports cuDNN %s, but %s has %s", where, version,
-			      locked ? "the lockfile" : el_jget_str(el_jget(run->live, "cudnn"), "header"), expected);
+			      locked ? "the lockfile" : header, expected);
 		el_verify_fix(st, locked ? "install cuDNN %s, or put its library first on the loader's path"
 					 : "the header and the library come from different cuDNN installs (%s): remove one, or order the loader's path",
 			      expected);
@@ -373,7 +367,7 @@ void el_verify_cudnn_load(el_verify_run *run)
 	run->cudnn_path = el_xstrdup(where);
 	run->cudnn_summary = expected
 		? el_xasprintf("cuDNN %s loaded by its soname from '%s' matches %s", version, where,
-			       locked ? "the lockfile" : el_jget_str(el_jget(run->live, "cudnn"), "header"))
+			       locked ? "the lockfile" : header)
 		: el_xasprintf("cuDNN %s loaded by its soname from '%s' (no header or lockfile to compare with)", version, where);
 done:
 	free(soname);
@@ -394,7 +388,7 @@ void el_verify_cudnn_op(el_verify_run *run)
 		return;
 	if (rt->pub.status != ENVLOCK_VERIFY_PASS) {
 		el_verify_set(st, ENVLOCK_VERIFY_PASS, "%s; no cuDNN operation was run: %s", run->cudnn_summary,
-			      rt->no_gpu ? (run->opts->cpu_only ? "--cpu-only" : "no GPU") : "the runtime stage did not pass");
+			      rt->no_gpu ? (run->opts->cpu_only ? "CPU parts only" : "no GPU") : "the runtime stage did not pass");
 		return;
 	}
 	if (r->cudnn_op)

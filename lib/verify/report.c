@@ -309,7 +309,7 @@ void el_verify_judge_training(el_verify_stage *st, const el_verify_report *r,
 	if (r->training_error) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "the GPU did not train: %s", r->training_error);
 		if (strstr(r->training_error, "cudaErrorUnsupportedPtxVersion"))
-			el_verify_fix(st, "the driver is older than the toolkit that compiled the PTX: install a driver for this CUDA release, or compile with an older toolkit (--cuda-home)");
+			el_verify_fix(st, "the driver is older than the toolkit that compiled the PTX: install a driver for this CUDA release, or name an older toolkit to compile with");
 		else if (strstr(r->training_error, "cudaErrorNoKernelImageForDevice"))
 			el_verify_fix(st, "nvcc made no code this GPU can run: use a toolkit that supports its compute capability");
 		return;

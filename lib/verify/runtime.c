@@ -48,7 +48,7 @@ static void driver_too_old(el_verify_run *run, el_verify_stage *st, const char *
 		el_jset_str(st->figures, "rule", f->rule);
 		el_verify_fix(st, "%s (%s)", f->fix, f->message);
 	} else {
-		el_verify_fix(st, "install an NVIDIA driver for CUDA %s or newer (envlock never installs drivers), or compile with a toolkit no newer than CUDA %s (--cuda-home)",
+		el_verify_fix(st, "install an NVIDIA driver for CUDA %s or newer (envlock never installs drivers), or name a toolkit no newer than CUDA %s to compile with",
 			      rt, drv);
 	}
 	free(tail);
@@ -64,7 +64,7 @@ void el_verify_runtime(el_verify_run *run)
 	int k = 0, rc;
 
 	if (run->opts->cpu_only) {
-		el_verify_set(st, ENVLOCK_VERIFY_SKIPPED, "--cpu-only: the program was not run");
+		el_verify_set(st, ENVLOCK_VERIFY_SKIPPED, "CPU parts only: the program was not run");
 		st->no_gpu = true;
 		return;
 	}
@@ -196,7 +196,7 @@ void el_verify_training(el_verify_run *run)
 			 first, tail, run->steps, first / tail, ENVLOCK_VERIFY_LOSS_FALL);
 		if (rt->no_gpu) {
 			el_verify_set(st, ENVLOCK_VERIFY_SKIPPED, "%s: %s, with no GPU to compare it with",
-				      run->opts->cpu_only ? "--cpu-only" : "no GPU", ref);
+				      run->opts->cpu_only ? "CPU parts only" : "no GPU", ref);
 			st->no_gpu = true;
 		} else {
 			el_verify_set(st, ENVLOCK_VERIFY_SKIPPED, "the runtime stage did not pass; %s", ref);

@@ -20,6 +20,7 @@
 #include "util/root.h"
 #include "util/spawn.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 #include "verify.h"
 
@@ -52,26 +53,19 @@ static int cc_number(const char *cc)
 	return major * 10 + minor;
 }
 
-static void push(char ***v, size_t *n, char *s)
-{
-	*v = el_xrealloc(*v, (*n + 2) * sizeof(**v));
-	(*v)[(*n)++] = s;
-	(*v)[*n] = NULL;
-}
-
 /* "-gencode arch=compute_A,code=sm_A" (SASS) or "...,code=compute_A" (PTX), once */
-static void gencode(char ***v, size_t *n, int arch, int sass)
+static void gencode(el_strvec *v, int arch, int sass)
 {
 	char *value = sass ? el_xasprintf("arch=compute_%d,code=sm_%d", arch, arch)
 			   : el_xasprintf("arch=compute_%d,code=compute_%d", arch, arch);
 
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*v)[i], value) == 0) {
+	for (size_t i = 0; i < v->n; i++)
+		if (strcmp(v->v[i], value) == 0) {
 			free(value);
 			return;
 		}
-	push(v, n, el_xstrdup("-gencode"));
-	push(v, n, value);
+	el_strvec_push(v, "-gencode");
+	el_strvec_push_owned(v, value);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -84,8 +78,8 @@ static int cmp_int(const void *a, const void *b)
 char **el_verify_arch_flags(const char *const *archs, const char *const *ccs, char **desc)
 {
 	int have[256], want[64];
-	size_t nhave = 0, nwant = 0, n = 0;
-	char **v = el_xcalloc(1, sizeof(*v));
+	size_t nhave = 0, nwant = 0;
+	el_strvec v = EL_STRVEC_INIT;
 	el_buf d = EL_BUF_INIT(4096);
 
 	for (const char *const *a = archs; a && *a && nhave < 256; a++)
@@ -105,13 +99,13 @@ char **el_verify_arch_flags(const char *const *archs, const char *const *ccs, ch
 	if (nhave == 0) {
 		*desc = el_xstrdup("nvcc's default architecture, with PTX (this nvcc does not list its architectures)");
 		el_buf_release(&d);
-		return v;
+		return el_strvec_detach(&v);
 	}
 	if (nwant == 0) {
-		gencode(&v, &n, have[0], 0);
+		gencode(&v, have[0], 0);
 		*desc = el_xasprintf("PTX for compute_%d, which the driver compiles for any GPU it supports (no GPU model is known)", have[0]);
 		el_buf_release(&d);
-		return v;
+		return el_strvec_detach(&v);
 	}
 	for (size_t i = 0; i < nwant; i++) {
 		int cc = want[i], best = -1;
@@ -122,22 +116,22 @@ char **el_verify_arch_flags(const char *const *archs, const char *const *ccs, ch
 		if (best < 0) {
 			*desc = el_xasprintf("this nvcc cannot build for compute capability %d.%d: its oldest architecture is compute_%d",
 					     cc / 10, cc % 10, have[0]);
-			el_strv_free(v);
+			el_strvec_release(&v);
 			el_buf_release(&d);
 			return NULL;
 		}
 		if (best == cc) {
-			gencode(&v, &n, cc, 1);
-			gencode(&v, &n, cc, 0);
+			gencode(&v, cc, 1);
+			gencode(&v, cc, 0);
 			el_buf_printf(&d, "%ssm_%d with PTX", d.len ? ", " : "", cc);
 		} else {
-			gencode(&v, &n, best, 0);
+			gencode(&v, best, 0);
 			el_buf_printf(&d, "%sPTX compute_%d for compute capability %d.%d (newer than this nvcc knows)",
 				      d.len ? ", " : "", best, cc / 10, cc % 10);
 		}
 	}
 	*desc = el_buf_detach(&d);
-	return v;
+	return el_strvec_detach(&v);
 }
 
 /* ---- nvcc's output ---- */
@@ -208,22 +202,24 @@ char *el_verify_in_path(const char *name)
 }
 
 /*
- * The toolkit to use: --cuda-home, the lockfile's default toolkit when
- * this machine has it too (a path from a lockfile alone is never run),
- * $CUDA_HOME, /usr/local/cuda, then the nvcc in PATH.
+ * The toolkit to use: the one asked for (opts->cuda_home), the
+ * lockfile's default toolkit when this machine's probe found it too (a
+ * path from a lockfile alone is never run), $CUDA_HOME, /usr/local/cuda,
+ * then the nvcc in PATH.
  */
 static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *tried)
 {
-	const char *locked = el_jget_str(el_jget(run->locked, "cuda"), "default");
+	const el_toolkit *locked = run->locked ? run->locked->cuda.default_tk : NULL;
+	const el_toolkit *here = locked ? el_view_toolkit_at(run->live, locked->home) : NULL;
 	const char *env = getenv("CUDA_HOME");
 	char *nvcc;
 
 	if (run->opts->cuda_home) {
-		*source = "--cuda-home";
+		*source = "asked for";
 		return el_path_join(run->opts->cuda_home, "bin/nvcc");
 	}
-	if (locked && locked[0] == '/' && el_toolkit_at(run->live, locked)) {
-		nvcc = el_path_join(locked, "bin/nvcc");
+	if (here && here->home && here->home[0] == '/') {
+		nvcc = el_path_join(here->home, "bin/nvcc");
 		if (is_executable(nvcc)) {
 			*source = "the lockfile's default toolkit";
 			return nvcc;
@@ -273,25 +269,22 @@ static char *nvcc_query(const el_verify_run *run, const char *nvcc, const char *
 /* The compute_NN names in text (--list-gpu-arch, or --help of an nvcc without it), NULL-terminated. */
 static char **arch_names(const char *text)
 {
-	char **v = el_xcalloc(1, sizeof(*v));
-	size_t n = 0;
+	el_strvec v = EL_STRVEC_INIT;
 
 	for (const char *s = text; s && (s = strstr(s, "compute_")) != NULL; s += 8) {
 		size_t len = 8 + strspn(s + 8, "0123456789");
 		char *name = el_xstrndup(s, len);
 		bool dup = false;
 
-		for (size_t i = 0; i < n; i++)
-			dup |= strcmp(v[i], name) == 0;
+		for (size_t i = 0; i < v.n; i++)
+			dup |= strcmp(v.v[i], name) == 0;
 		if (len == 8 || dup || (s[len] >= 'a' && s[len] <= 'z')) {
 			free(name);
 			continue;
 		}
-		v = el_xrealloc(v, (n + 2) * sizeof(*v));
-		v[n++] = name;
-		v[n] = NULL;
+		el_strvec_push_owned(&v, name);
 	}
-	return v;
+	return el_strvec_detach(&v);
 }
 
 static char *join_argv(const char *const *argv)
@@ -348,14 +341,13 @@ static int write_sources(el_verify_run *run, char **cu)
 static const char **device_ccs(const el_verify_run *run)
 {
 	const char **ccs = NULL;
-	const cJSON *dev;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 
-	cJSON_ArrayForEach(dev, el_jget(el_jget(run->live, "gpu"), "devices")) {
-		const char *cc = el_jget_str(dev, "compute_capability");
+	for (size_t i = 0; i < run->live->gpu.ndevices; i++) {
+		const char *cc = run->live->gpu.devices[i].compute_capability;
 
 		if (cc) {
-			ccs = el_xrealloc(ccs, (n + 2) * sizeof(*ccs));
+			EL_GROW(ccs, n + 2, cap);
 			ccs[n++] = cc;
 			ccs[n] = NULL;
 		}
@@ -379,13 +371,13 @@ static char **nvcc_archs(const el_verify_run *run, const char *nvcc)
 }
 
 /* nvcc's version: the probe's, or what nvcc --version says; "" when unknown. */
-static char *nvcc_version(const el_verify_run *run, const char *nvcc, const cJSON *tk)
+static char *nvcc_version(const el_verify_run *run, const char *nvcc, const el_toolkit *tk)
 {
-	const char *known = el_jget_str(el_jget(tk, "nvcc"), "version");
+	const char *known = tk ? tk->nvcc.version : NULL;
 	char *out, *at, *v;
 
-	if (!known)
-		known = el_jget_str(tk, "version");
+	if (!known && tk)
+		known = tk->version;
 	if (known)
 		return el_xstrdup(known);
 	out = nvcc_query(run, nvcc, "--version");
@@ -432,8 +424,8 @@ void el_verify_toolchain(el_verify_run *run)
 {
 	el_verify_stage *st = &run->v->stage[EL_VERIFY_TOOLCHAIN];
 	el_buf tried = EL_BUF_INIT(8192), out = EL_BUF_INIT(EL_NVCC_OUTPUT);
-	const cJSON *tk, *def = el_jget(el_jget(run->live, "compilers"), "default");
-	const char *source = NULL, *gcc = el_jget_str(def, "version");
+	const el_toolkit *tk;
+	const char *source = NULL, *gcc = run->live->compilers.def.version, *cc_name = run->live->compilers.def.name;
 	const char **ccs = NULL;
 	char *nvcc, *home = NULL, *real = NULL, *version = NULL, **archs = NULL, **flags = NULL;
 	char *desc = NULL, *cu = NULL;
@@ -442,7 +434,7 @@ void el_verify_toolchain(el_verify_run *run)
 	nvcc = choose_nvcc(run, &source, &tried);
 	if (!nvcc) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "no nvcc found (looked for %s)", el_buf_cstr(&tried));
-		el_verify_fix(st, "install the CUDA toolkit, or name it with --cuda-home DIR");
+		el_verify_fix(st, "install the CUDA toolkit, or name the toolkit folder to compile with");
 		goto done;
 	}
 	el_jset_str(st->figures, "nvcc", nvcc);
@@ -450,7 +442,7 @@ void el_verify_toolchain(el_verify_run *run)
 	if (!is_executable(nvcc)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "'%s': %s", nvcc,
 			      access(nvcc, F_OK) == 0 ? "not an executable file" : "no such file");
-		el_verify_fix(st, "name a CUDA toolkit folder (the one holding bin/nvcc) with --cuda-home");
+		el_verify_fix(st, "name a CUDA toolkit folder to compile with: the one holding bin/nvcc");
 		goto done;
 	}
 	{
@@ -461,14 +453,14 @@ void el_verify_toolchain(el_verify_run *run)
 		real = realpath(home, NULL);
 	}
 	el_jset_str(st->figures, "toolkit", real ? real : home);
-	tk = el_toolkit_at(run->live, real ? real : home);
+	tk = el_view_toolkit_at(run->live, real ? real : home);
 	version = nvcc_version(run, nvcc, tk);
 	if (*version)
 		el_jset_str(st->figures, "nvcc_version", version);
-	if (el_jget_str(tk, "version"))
-		run->toolkit_version = el_xstrdup(el_jget_str(tk, "version"));
+	if (tk && tk->version)
+		run->toolkit_version = el_xstrdup(tk->version);
 	if (gcc) {
-		char *hc = el_xasprintf("%s %s", el_jget_str(def, "name") ? el_jget_str(def, "name") : "gcc", gcc);
+		char *hc = el_xasprintf("%s %s", cc_name ? cc_name : "gcc", gcc);
 
 		el_jset_str(st->figures, "host_compiler", hc);
 		free(hc);
@@ -481,7 +473,7 @@ void el_verify_toolchain(el_verify_run *run)
 	el_jset_str(st->figures, "architectures", desc);
 	if (!flags) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "%s", desc);
-		el_verify_fix(st, "use a CUDA toolkit that still supports this GPU (--cuda-home)");
+		el_verify_fix(st, "compile with a CUDA toolkit that still supports this GPU");
 		goto done;
 	}
 	if (write_sources(run, &cu) != 0) {
@@ -495,7 +487,7 @@ void el_verify_toolchain(el_verify_run *run)
 	} else if (rc != 0) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "'%s' could not be started", nvcc);
 	} else if (status != 0 || !is_executable(run->program)) {
-		char *release = el_jget_str(tk, "release") ? el_xstrdup(el_jget_str(tk, "release"))
+		char *release = tk && tk->release ? el_xstrdup(tk->release)
 			      : *version ? el_version_prefix(version, 2) : NULL;
 		char *first = el_verify_first_error(out.data, out.len);
 

@@ -190,8 +190,8 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 			goto fail;
 		run.live_lock = run.owned_live;
 	}
-	run.live = run.live_lock->doc;
-	run.locked = opts->lock ? opts->lock->doc : NULL;
+	run.live = el_lock_view(run.live_lock);
+	run.locked = opts->lock ? el_lock_view(opts->lock) : NULL;
 	if ((rc = envlock_rules_load_default(&rules, ctx)) != 0 ||
 	    (rc = envlock_check(&run.findings, ctx, rules, run.live_lock)) != 0)
 		goto fail;

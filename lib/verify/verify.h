@@ -11,6 +11,7 @@
 
 #include "envlock/check.h"
 #include "envlock/verify.h"
+#include "lock/view.h"
 #include "util/buf.h"
 
 /* mlp.cu and mlp.h as text, NUL-terminated (kernel.c). */
@@ -143,8 +144,8 @@ typedef struct {
 	int steps;
 	const envlock_lock *live_lock; /* this machine (the caller's, or owned_live) */
 	envlock_lock *owned_live;
-	const cJSON *live;          /* its document */
-	const cJSON *locked;        /* the lockfile's, or NULL */
+	const el_view *live;        /* its view */
+	const el_view *locked;      /* the lockfile's view, or NULL */
 	envlock_findings *findings; /* the rules on this machine */
 	char *dir;                  /* the private folder */
 	char **envp;                /* environment for nvcc and the program */

@@ -147,8 +147,9 @@ mkdir -p "$scratch/empty-toolkit"
 "$ENVLOCK" verify "$scratch/plain.json" --cuda-home "$scratch/empty-toolkit" --cpu-only >"$scratch/t.out" 2>"$scratch/t.err"
 check_status "a toolkit without nvcc" 1 $?
 check_grep "toolchain: names the missing nvcc" "^toolchain  fail     '$scratch/empty-toolkit/bin/nvcc': no such file" "$scratch/t.out"
-check_grep "runtime: --cpu-only" "^runtime    skipped  --cpu-only: the program was not run" "$scratch/t.out"
-check_grep "training: the CPU reference still trains" "^training   skipped  --cpu-only: the CPU reference trained alone" "$scratch/t.out"
+check_grep "toolchain: the fix says what to name, not how to spell it" "^                    fix: name a CUDA toolkit folder to compile with: the one holding bin/nvcc$" "$scratch/t.out"
+check_grep "runtime: --cpu-only" "^runtime    skipped  CPU parts only: the program was not run" "$scratch/t.out"
+check_grep "training: the CPU reference still trains" "^training   skipped  CPU parts only: the CPU reference trained alone" "$scratch/t.out"
 check_grep "lock: nothing breaking against this machine's own lock" "^lock       pass     nothing breaking against $scratch/plain.json" "$scratch/t.out"
 check_eq "verdict" "failed: toolchain" "$(tail -n 1 "$scratch/t.out")"
 

@@ -90,7 +90,7 @@ PY
 
 # toolchain: the failure, nvcc's first real error line, and the fix
 check_eq "toolchain fails" "fail" "$(stage toolchain status)"
-check_eq "toolchain: found by --cuda-home" "--cuda-home" "$(stage toolchain figures.found_by)"
+check_eq "toolchain: the toolkit asked for (--cuda-home)" "asked for" "$(stage toolchain figures.found_by)"
 check_eq "toolchain: nvcc's version from the probe" "11.8.89" "$(stage toolchain figures.nvcc_version)"
 stage toolchain figures.error >"$scratch/e"
 check_grep "toolchain: the first real error line is the #error, not 'In file included from'" \
@@ -211,6 +211,35 @@ if ! ldconfig -p | grep -q 'libcudnn\.so\.8 '; then
 	check_eq "the cuDNN read is the one the probe found on this machine" "$tk/lib64/libcudnn.so.8.9.7" "$(stage cudnn figures.library)"
 fi
 
+# a lockfile whose default toolkit this machine's probe finds too (through $CUDA_HOME here):
+# that toolkit's nvcc, found as the lockfile's, which comes before $CUDA_HOME
+CUDA_HOME=$tk "$ENVLOCK" save -q --no-repo -o "$scratch/with-tk.json"
+"$PYTHON" - "$scratch/with-tk.json" "$scratch/default-tk.json" "$tk" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+home = next(t["home"] for t in d["cuda"]["toolkits"] if os.path.realpath(t["home"]) == os.path.realpath(sys.argv[3]))
+d["cuda"]["default"] = home
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+CUDA_HOME=$tk "$ENVLOCK" verify "$scratch/default-tk.json" --cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+check_eq "found by the lockfile's default toolkit" "the lockfile's default toolkit" "$(stage toolchain figures.found_by)"
+check_eq "its nvcc, at the home the probe found" "$(cd "$tk" && pwd -P)/bin/nvcc" "$(stage toolchain figures.nvcc)"
+# the lockfile names its default toolkit by an alias that is another toolkit here: not the lockfile's
+mkdir -p "$scratch/other-tk/bin"
+cp "$tk/bin/nvcc" "$scratch/other-tk/bin/nvcc"
+printf '{"cuda": {"version": "12.1.1"}, "cuda_nvcc": {"version": "12.1.105"}}\n' >"$scratch/other-tk/version.json"
+ln -s other-tk "$scratch/alias-tk"
+"$PYTHON" - "$scratch/default-tk.json" "$scratch/alias.json" "$scratch/alias-tk" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tk = next(t for t in d["cuda"]["toolkits"] if t["home"] == d["cuda"]["default"])
+tk["aliases"] = [sys.argv[3]]
+d["cuda"]["default"] = sys.argv[3]
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+PY
+CUDA_HOME=$scratch/alias-tk "$ENVLOCK" verify "$scratch/alias.json" --cpu-only --steps 50 --json >"$scratch/v.json" 2>/dev/null
+check_eq "an alias of the lockfile's default toolkit is not that toolkit here" "\$CUDA_HOME" "$(stage toolchain figures.found_by)"
+
 # cuDNN is loaded by a program envlock builds with the host compiler and
 # runs in its own environment, never in envlock: a stand-in cuDNN 9.12.34
 # that LD_LIBRARY_PATH points at is what that program loads, as any
@@ -246,7 +275,7 @@ check_eq "cudnn: the loaded file is the stand-in, by its real path" "$fake" "$(s
 check_eq "cudnn: its cudnnGetVersion()" "91234" "$(stage cudnn figures.cudnnGetVersion)"
 check_eq "cudnn: decoded" "9.12.34" "$(stage cudnn figures.library_version)"
 check_eq "cudnn: its cudnnGetCudartVersion()" "12.8" "$(stage cudnn figures.built_with_cuda)"
-check_eq "cudnn: the reason" "cuDNN 9.12.34 loaded by its soname from '$fake' matches the lockfile; no cuDNN operation was run: --cpu-only" \
+check_eq "cudnn: the reason" "cuDNN 9.12.34 loaded by its soname from '$fake' matches the lockfile; no cuDNN operation was run: CPU parts only" \
 	"$(stage cudnn reason)"
 check_eq "cudnn: built by the gcc in PATH" "$(command -v gcc)" "$(stage cudnn figures.compiler)"
 check_eq "the private folder is gone (the program and its source too)" "" "$(ls -A "$TMPDIR")"

@@ -192,6 +192,17 @@ static void mmcv_and_torch_rules(void **state)
 	assert_string_equal(envlock_findings_get(f, 0)->message, "cpu 1.10.0+cpu");
 	assert_string_equal(envlock_findings_get(f, 1)->message, "mmcv-full 1.6.0 mmdet");
 	envlock_findings_free(f);
+	/* any user of mmcv's ops in the one framework registry counts (mmpretrain); mmengine does not call them */
+	f = check_json(dir, rules, "{\"envlock\": 1, \"frameworks\": {\"mmpretrain\": {\"status\": \"present\", \"version\": \"1.2.0\"},"
+			   " \"mmcv\": {\"status\": \"present\", \"version\": \"2.1.0\", \"ops\": false}}}");
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message, "mmcv 2.1.0 mmpretrain");
+	envlock_findings_free(f);
+	f = check_json(dir, rules, "{\"envlock\": 1, \"frameworks\": {\"mmengine\": {\"status\": \"present\", \"version\": \"0.10.3\"},"
+			   " \"mmpose\": {\"status\": \"absent\", \"version\": \"1.3.0\"},"
+			   " \"mmcv\": {\"status\": \"present\", \"version\": \"2.1.0\", \"ops\": false}}}");
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
 	/* the same torch without a GPU: fine */
 	f = check_json(dir, rules, "{\"envlock\": 1, \"gpu\": {\"count\": 0, \"driver\": {\"status\": \"absent\"}},"
 			   " \"frameworks\": {\"torch\": {\"status\": \"present\", \"version\": \"1.10.0+cpu\", \"cpu_only\": true}}}");
@@ -230,6 +241,40 @@ static void gcc_and_glibc_rules(void **state)
 	assert_string_equal(envlock_findings_get(f, 1)->message, "opencv needs 2.28, have 2.23");
 	envlock_findings_free(f);
 	free(rules);
+	unit_rmtree(dir);
+}
+
+/* Recording the checks again replaces them, and the lock's view reads the new ones. */
+static void record_checks_again(void **state)
+{
+	char *dir = unit_tmpdir(), *rules_path, path[4200];
+	const char *rule = "{\"id\": \"old-driver\", \"kind\": \"driver_min_for_cuda\", \"table\": \"t\", "
+			   "\"section\": \"gpu\", \"severity\": \"breaking\", \"checks\": \"c\", \"message\": \"m {driver}\"}";
+	envlock_ctx *ctx;
+	envlock_rules *rules = NULL;
+	envlock_lock *lock = NULL;
+	const el_view *v;
+
+	(void)state;
+	rules_path = rules_file(dir, rule, "{\"cuda\": \"10.2\", \"min_driver\": \"440.33\"}");
+	unit_write(dir, "lock.json", "{\"envlock\": 1, \"gpu\": {\"driver\": {\"status\": \"present\", \"version\": \"390.144\"}},"
+		   " \"cuda\": {\"toolkits\": [{\"home\": \"/c\", \"version\": \"10.2.89\"}]}}", -1);
+	snprintf(path, sizeof(path), "%s/lock.json", dir);
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_rules_load(&rules, ctx, rules_path), 0);
+	assert_int_equal(el_lock_load(&lock, ctx, path, false), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(envlock_lock_record_checks(lock, ctx, rules), 0);
+		v = el_lock_view(lock);
+		assert_true(v->checks.recorded);
+		assert_int_equal(v->checks.breaking, 1);
+		assert_int_equal(v->checks.nfindings, 1);
+		assert_string_equal(v->checks.findings[0].message, "m 390.144");
+	}
+	envlock_lock_free(lock);
+	envlock_rules_free(rules);
+	envlock_ctx_free(ctx);
+	free(rules_path);
 	unit_rmtree(dir);
 }
 
@@ -272,6 +317,7 @@ int main(void)
 		cmocka_unit_test(driver_rules),
 		cmocka_unit_test(mmcv_and_torch_rules),
 		cmocka_unit_test(gcc_and_glibc_rules),
+		cmocka_unit_test(record_checks_again),
 		cmocka_unit_test(rules_file_errors),
 	};
 	return cmocka_run_group_tests_name("rules", tests, NULL, NULL);

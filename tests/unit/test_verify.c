@@ -398,6 +398,7 @@ typedef struct {
 	el_verify_run run;
 	envlock_verify v;
 	envlock_verify_opts opts;
+	cJSON *live_doc; /* the document of run.live (cudnn_run) */
 } fake_run;
 
 static void fake_init(fake_run *f, const char *text)
@@ -646,14 +647,16 @@ static void cudnn_run(fake_run *f, envlock_ctx *ctx, const char *work, const cha
 	f->run.ctx = ctx;
 	f->run.dir = (char *)work;
 	f->run.envp = envp;
-	f->run.live = cJSON_Parse(live);
-	assert_non_null(f->run.live);
+	f->live_doc = cJSON_Parse(live);
+	assert_non_null(f->live_doc);
+	f->run.live = el_view_new(f->live_doc);
 	el_verify_cudnn_load(&f->run);
 }
 
 static void cudnn_run_release(fake_run *f)
 {
-	cJSON_Delete((cJSON *)f->run.live);
+	el_view_free((el_view *)f->run.live);
+	cJSON_Delete(f->live_doc);
 	free(f->run.cudnn_path);
 	free(f->run.cudnn_summary);
 	fake_release(f);
@@ -1009,6 +1012,97 @@ static void emulated_program(void **state)
 	unit_rmtree(dir);
 }
 
+/* A toolchain run on the views given, nvcc a stand-in under tk that lists architectures and fails to compile. */
+static void toolchain_run(fake_run *f, envlock_ctx *ctx, const char *work, const char *cuda_home,
+			  const el_view *live, const el_view *locked)
+{
+	fake_init(f, "");
+	f->run.ctx = ctx;
+	f->run.dir = (char *)work;
+	f->opts.cuda_home = cuda_home;
+	f->run.live = live;
+	f->run.locked = locked;
+	el_verify_toolchain(&f->run);
+}
+
+static void toolchain_run_release(fake_run *f)
+{
+	free(f->run.program);
+	free(f->run.toolkit_version);
+	fake_release(f);
+}
+
+static const char *toolchain_figure(const fake_run *f, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(f->v.stage[EL_VERIFY_TOOLCHAIN].figures, key));
+}
+
+/*
+ * The toolchain stage reads this machine and the lockfile through their
+ * views: the GPUs' compute capabilities choose the architectures, the
+ * probe's toolkit gives nvcc's version, the default compiler is named,
+ * and the lockfile's default toolkit is used where the probe found it.
+ */
+static void toolchain_reads_views(void **state)
+{
+	char *dir = unit_tmpdir(), *tk, work[1024], nvcc[1100], text[8192];
+	cJSON *live_doc, *lock_doc;
+	el_view *live, *locked;
+	envlock_ctx *ctx;
+	fake_run f;
+
+	(void)state;
+	snprintf(work, sizeof(work), "%s/work", dir);
+	unit_mkdirs(work);
+	unit_write(dir, "cuda/bin/nvcc",
+		   "#!/bin/sh\ncase \"$1\" in --list-gpu-arch) printf 'compute_80\\ncompute_86\\ncompute_90\\n'; exit 0;; esac\n"
+		   "echo 'nvcc fatal   : stand-in' >&2\nexit 1\n", -1);
+	snprintf(nvcc, sizeof(nvcc), "%s/cuda/bin/nvcc", dir);
+	assert_int_equal(chmod(nvcc, 0755), 0);
+	snprintf(nvcc, sizeof(nvcc), "%s/cuda", dir);
+	tk = realpath(nvcc, NULL);
+	assert_non_null(tk);
+	snprintf(text, sizeof(text),
+		 "{\"gpu\": {\"count\": 3, \"devices\": [{\"compute_capability\": \"8.6\"}, {\"name\": \"no cc\"}, {\"compute_capability\": \"9.0\"}]},"
+		 " \"compilers\": {\"default\": {\"name\": \"gcc\", \"version\": \"9.4.0\"}},"
+		 " \"cuda\": {\"status\": \"present\", \"toolkits\": [{\"home\": \"%s\", \"release\": \"11.8\", \"version\": \"11.8.89\","
+		 " \"nvcc\": {\"path\": \"%s/bin/nvcc\", \"version\": \"11.8.89\"}}]}}", tk, tk);
+	live_doc = cJSON_Parse(text);
+	assert_non_null(live_doc);
+	live = el_view_new(live_doc);
+	snprintf(text, sizeof(text), "{\"cuda\": {\"status\": \"present\", \"default\": \"%s\", \"toolkits\": [{\"home\": \"%s\"}]}}", tk, tk);
+	lock_doc = cJSON_Parse(text);
+	assert_non_null(lock_doc);
+	locked = el_view_new(lock_doc);
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+
+	toolchain_run(&f, ctx, work, tk, live, NULL);
+	assert_string_equal(toolchain_figure(&f, "found_by"), "asked for");
+	assert_string_equal(toolchain_figure(&f, "architectures"), "sm_86 with PTX, sm_90 with PTX");
+	assert_string_equal(toolchain_figure(&f, "nvcc_version"), "11.8.89");
+	assert_string_equal(toolchain_figure(&f, "host_compiler"), "gcc 9.4.0");
+	assert_string_equal(f.run.toolkit_version, "11.8.89");
+	assert_int_equal(f.v.stage[EL_VERIFY_TOOLCHAIN].pub.status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(f.v.stage[EL_VERIFY_TOOLCHAIN].pub.reason, "nvcc 11.8.89 failed: nvcc fatal   : stand-in");
+	assert_null(f.run.program);
+	toolchain_run_release(&f);
+
+	/* nothing asked for: the lockfile's default toolkit, which the probe found here */
+	toolchain_run(&f, ctx, work, NULL, live, locked);
+	assert_string_equal(toolchain_figure(&f, "found_by"), "the lockfile's default toolkit");
+	snprintf(nvcc, sizeof(nvcc), "%s/bin/nvcc", tk);
+	assert_string_equal(toolchain_figure(&f, "nvcc"), nvcc);
+	toolchain_run_release(&f);
+
+	envlock_ctx_free(ctx);
+	el_view_free(locked);
+	el_view_free(live);
+	cJSON_Delete(lock_doc);
+	cJSON_Delete(live_doc);
+	free(tk);
+	unit_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1023,6 +1117,7 @@ int main(void)
 		cmocka_unit_test(cudnn_report_parsing),
 		cmocka_unit_test(cudnn_loader),
 		cmocka_unit_test(architectures),
+		cmocka_unit_test(toolchain_reads_views),
 		cmocka_unit_test(compiler_errors),
 		cmocka_unit_test(embedded_sources),
 		cmocka_unit_test(emulated_program),

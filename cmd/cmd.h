@@ -87,7 +87,7 @@ int cmd_check_choices(const char *cmd, const char *flag, const char *const *give
  */
 int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path);
 
-/* Append arg to a growable list of borrowed strings (repeatable options). */
+/* Append arg to a growable list of borrowed strings (repeatable options); *list is freed with free(). */
 void cmd_push_arg(const char ***list, size_t *n, const char *arg);
 
 /*

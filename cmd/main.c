@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util/vec.h"
 
 /* cmd_save.c makes its own context until its save policy moves into the library */
 static int run_save(int argc, char **argv, envlock_ctx *ctx)
@@ -89,14 +90,14 @@ void cmd_warning(const char *msg, void *data)
 
 void cmd_push_arg(const char ***list, size_t *n, const char *arg)
 {
-	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+	/* the callers keep no capacity: it is EL_GROW's (16, then doubling) for *n elements */
+	size_t cap = 0;
 
-	if (!grown) {
-		cmd_error("out of memory");
-		exit(CMD_USAGE);
-	}
-	grown[(*n)++] = arg;
-	*list = grown;
+	if (*n)
+		for (cap = 16; cap < *n; cap *= 2)
+			;
+	EL_GROW(*list, *n + 1, cap);
+	(*list)[(*n)++] = arg;
 }
 
 int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)

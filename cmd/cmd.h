@@ -15,6 +15,12 @@
 
 /* What main does for a command before it runs it (cmd_entry.flags). */
 #define CMD_NEED_CTX 0x1u /* main makes the envlock_ctx, passes it in and frees it after */
+/*
+ * The command's output says when the first lockfile it loads records an
+ * id that is not the id of its content (show's "!!" line, report's
+ * warning): cmd_lock_load does not say it again for that one.
+ */
+#define CMD_SAYS_ID 0x2u
 
 /*
  * A command, run as fn(argc, argv, ctx) with argv[0] its name, opterr 0
@@ -83,11 +89,14 @@ int cmd_check_choices(const char *cmd, const char *flag, const char *const *give
 /*
  * Load the lockfile at path: 0 with *out set, or the library's code
  * (its message names the file: "'<path>': <why>"), for the command to
- * return so that every command refuses a lockfile the same way.
+ * return so that every command refuses a lockfile the same way. A lock
+ * whose recorded id is not the id of its content (edited after it was
+ * saved) gets one warning line on stderr, in every command (CMD_SAYS_ID),
+ * unless it has values restore and export refuse: their refusal says it all.
  */
 int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path);
 
-/* Append arg to a growable list of borrowed strings (repeatable options). */
+/* Append arg to a growable list of borrowed strings (repeatable options); *list is freed with free(). */
 void cmd_push_arg(const char ***list, size_t *n, const char *arg);
 
 /*

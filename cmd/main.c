@@ -3,12 +3,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "lock/untrusted.h"
+#include "lock/view.h"
+#include "util/vec.h"
 
 /* cmd_save.c makes its own context until its save policy moves into the library */
 static int run_save(int argc, char **argv, envlock_ctx *ctx)
@@ -19,13 +23,13 @@ static int run_save(int argc, char **argv, envlock_ctx *ctx)
 
 static const cmd_entry commands[] = {
 	{ "save", run_save, 0, "probe this machine and write its lockfile" },
-	{ "show", cmd_show, CMD_NEED_CTX, "summarise a lockfile (or this machine)" },
+	{ "show", cmd_show, CMD_NEED_CTX | CMD_SAYS_ID, "summarise a lockfile (or this machine)" },
 	{ "check", cmd_check, CMD_NEED_CTX, "run the compatibility rules on a lockfile (or this machine)" },
 	{ "diff", cmd_diff, CMD_NEED_CTX, "what differs between lockfiles, or how a fleet drifts" },
 	{ "restore", cmd_restore, CMD_NEED_CTX, "make this machine match a lockfile: plan, then apply" },
 	{ "verify", cmd_verify, CMD_NEED_CTX, "prove this machine trains: compile, run and check a CUDA training step" },
 	{ "bundle", cmd_bundle, CMD_NEED_CTX, "seal a work_dir with its environment; verify, list, extract" },
-	{ "report", cmd_report, CMD_NEED_CTX, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
+	{ "report", cmd_report, CMD_NEED_CTX | CMD_SAYS_ID, "a lockfile ready for a paper: citation line, appendix table, HTML page" },
 	{ "sign", cmd_sign, CMD_NEED_CTX, "sign a lockfile with an Ed25519 key" },
 	{ "verify-sig", cmd_verify_sig, CMD_NEED_CTX, "check a lockfile's Ed25519 signature" },
 	{ "keygen", cmd_keygen, CMD_NEED_CTX, "make an Ed25519 key pair for signing lockfiles" },
@@ -33,6 +37,10 @@ static const cmd_entry commands[] = {
 	{ "import", cmd_import, CMD_NEED_CTX, "make a partial lock from conda list --explicit or pip freeze output" },
 	{ NULL, NULL, 0, NULL }
 };
+
+/* The command main runs, and whether its first lockfile is loaded (CMD_SAYS_ID). */
+static const cmd_entry *running;
+static int first_lock_loaded;
 
 int cmd_exit_status(int rc)
 {
@@ -89,19 +97,49 @@ void cmd_warning(const char *msg, void *data)
 
 void cmd_push_arg(const char ***list, size_t *n, const char *arg)
 {
-	const char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+	/* the callers keep no capacity: it is EL_GROW's (16, then doubling) for *n elements */
+	size_t cap = 0;
 
-	if (!grown) {
-		cmd_error("out of memory");
-		exit(CMD_USAGE);
-	}
-	grown[(*n)++] = arg;
-	*list = grown;
+	if (*n)
+		for (cap = 16; cap < *n; cap *= 2)
+			;
+	EL_GROW(*list, *n + 1, cap);
+	(*list)[(*n)++] = arg;
+}
+
+/*
+ * Whether lock has values restore and export refuse (lock/untrusted.c):
+ * they refuse it naming the field, which is all such a lock gets (issue 13
+ * moves that check into the load, where every command will refuse it).
+ */
+static bool refused_values(const envlock_lock *lock)
+{
+	envlock_ctx *mine = NULL;
+	bool bad;
+
+	if (envlock_ctx_new(&mine) != 0)
+		return false;
+	bad = el_lock_check_untrusted(mine, lock) != 0;
+	envlock_ctx_free(mine);
+	return bad;
 }
 
 int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 {
-	return envlock_lock_load(out, ctx, path);
+	const char *stored, *id;
+	int rc = envlock_lock_load(out, ctx, path);
+
+	if (rc != 0)
+		return rc;
+	/* diff loads in threads: only a CMD_SAYS_ID command (one thread) counts its loads */
+	if (running && (running->flags & CMD_SAYS_ID) && !first_lock_loaded++)
+		return 0;
+	stored = el_lock_view(*out)->id;
+	id = envlock_lock_id(*out);
+	if (stored && strcmp(stored, id) != 0 && !refused_values(*out))
+		fprintf(stderr, "envlock: warning: '%s': its stored id %s does not match its content (%s): "
+			"it was edited after it was saved\n", path, stored, id);
+	return 0;
 }
 
 int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
@@ -180,6 +218,7 @@ int main(int argc, char **argv)
 	}
 	opterr = 0;
 	optind = 1;
+	running = c;
 	rc = c->fn(argc - 1, argv + 1, ctx);
 	if (rc < 0)
 		cmd_error("%s: %s", c->name, ctx ? envlock_error_last(ctx) : "failed");

@@ -234,29 +234,24 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 		envlock_save_opts so;
 		envlock_probe_opts *po = &so.probe;
 		const char *ckpt[1] = { w->top };
-		const char **configs = NULL;
-		size_t nconf = 0;
+		el_strvec configs = EL_STRVEC_INIT;
 
 		memset(&so, 0, sizeof(so));
 		for (size_t i = 0; i < w->n; i++)
-			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && el_ends_with(w->v[i].rel, ".py")) {
-				configs = el_xrealloc(configs, (nconf + 1) * sizeof(*configs));
-				configs[nconf++] = el_path_join(w->top, w->v[i].rel);
-			}
+			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && el_ends_with(w->v[i].rel, ".py"))
+				el_strvec_push_owned(&configs, el_path_join(w->top, w->v[i].rel));
 		for (size_t i = 0; i < w->n; i++)
 			if (w->v[i].type == ENT_FILE && !strchr(w->v[i].rel, '/') && el_is_checkpoint_name(w->v[i].rel))
 				po->checkpoint_count = 1;
 		po->checkpoints = ckpt;
-		po->configs = configs;
-		po->config_count = nconf;
+		po->configs = (const char **)configs.v;
+		po->config_count = configs.n;
 		po->default_repo = 1;
 		po->on_warning = w->opts->on_warning;
 		po->warning_data = w->opts->warning_data;
 		/* saved as `envlock save` would, but into the archive rather than a file */
 		rc = envlock_save(&lock, NULL, ctx, &so);
-		for (size_t i = 0; i < nconf; i++)
-			free((char *)configs[i]);
-		free(configs);
+		el_strvec_release(&configs);
 	}
 	if (rc == 0) {
 		el_lock_settle(lock);

@@ -4,27 +4,21 @@
 #include <string.h>
 
 #include "internal.h"
-#include "lock/model.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
-const cJSON *el_conda_packages(const cJSON *doc)
+bool el_conda_exportable(const el_view *v)
 {
-	const cJSON *conda = el_jget(doc, "conda"), *pkgs = el_jget(conda, "packages");
-	const char *status = el_jget_str(conda, "status");
-
-	if ((status && strcmp(status, "present") != 0) || !cJSON_IsArray(pkgs) || !pkgs->child)
-		return NULL;
-	return pkgs;
+	return v->conda.st.present && v->conda.npackages > 0;
 }
 
-const char *el_conda_platform(const cJSON *doc)
+const char *el_conda_platform(const el_view *v)
 {
-	const cJSON *p;
-	const char *arch = el_jget_str(el_jget(doc, "system"), "arch");
+	const char *arch = v->system.arch;
 
-	cJSON_ArrayForEach(p, el_conda_packages(doc)) {
-		const char *sub = el_jget_str(p, "subdir");
+	for (size_t i = 0; el_conda_exportable(v) && i < v->conda.npackages; i++) {
+		const char *sub = v->conda.packages[i].subdir;
 
 		if (sub && strcmp(sub, "noarch") != 0)
 			return sub;
@@ -52,8 +46,8 @@ static bool is_md5(const char *s)
 
 void el_write_conda_explicit(el_export *e)
 {
-	const char *platform = el_conda_platform(e->doc);
-	const cJSON *p;
+	const char *platform = el_conda_platform(e->v);
+	size_t npkgs = el_conda_exportable(e->v) ? e->v->conda.npackages : 0;
 
 	/* conda's own header (conda/cli/main_list.py, print_export_header) */
 	el_buf_puts(e->out, "# This file may be used to create an environment using:\n"
@@ -61,11 +55,10 @@ void el_write_conda_explicit(el_export *e)
 	if (platform)
 		el_buf_printf(e->out, "# platform: %s\n", platform);
 	el_buf_printf(e->out, "# created-by: envlock export of lock %s\n@EXPLICIT\n", e->lock_id);
-	cJSON_ArrayForEach(p, el_conda_packages(e->doc)) {
-		const char *url = el_jget_str(p, "url"), *md5 = el_jget_str(p, "md5");
-		const char *sha256 = el_jget_str(p, "sha256");
-		const char *name = el_jget_str(p, "name"), *version = el_jget_str(p, "version");
-		const char *build = el_jget_str(p, "build");
+	for (size_t i = 0; i < npkgs; i++) {
+		const el_conda_package *p = &e->v->conda.packages[i];
+		const char *url = p->url, *md5 = p->md5, *sha256 = p->sha256;
+		const char *name = p->name, *version = p->version, *build = p->build;
 
 		if (!el_export_word(name) || !el_export_word(version) || (build && !el_export_word(build))) {
 			el_export_warn(e, "conda: a package with spaces or control characters in its name or version was left out");
@@ -96,7 +89,7 @@ void el_write_conda_explicit(el_export *e)
 
 int el_export_conda_explicit(el_export *e)
 {
-	if (!el_conda_packages(e->doc))
+	if (!el_conda_exportable(e->v))
 		return ENVLOCK_EINVAL;
 	el_write_conda_explicit(e);
 	return 0;
@@ -132,9 +125,9 @@ static void yaml_scalar(el_buf *out, const char *s)
 }
 
 /* The channel as conda env export names it: "defaults", "conda-forge", or the URL without the subdir. */
-static char *channel_name(const cJSON *pkg)
+static char *channel_name(const el_conda_package *pkg)
 {
-	const char *ch = el_jget_str(pkg, "channel"), *sub = el_jget_str(pkg, "subdir");
+	const char *ch = pkg->channel, *sub = pkg->subdir;
 	size_t len;
 
 	if (!ch || !*ch)
@@ -158,22 +151,17 @@ static bool pip_owned(const el_pip_req *r)
 	return r->owner == EL_OWNER_PIP;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int el_export_environment_yml(el_export *e)
 {
-	const cJSON *pkgs = el_conda_packages(e->doc), *p;
-	const char *envname = el_jget_str(el_jget(e->doc, "conda"), "name");
-	const char *pyver = el_jget_str(el_jget(e->doc, "python"), "version");
-	char **channels = NULL;
-	size_t nch = 0, npip = 0, n;
+	const el_conda_package *pkgs = el_conda_exportable(e->v) ? e->v->conda.packages : NULL;
+	size_t npkgs = pkgs ? e->v->conda.npackages : 0;
+	const char *envname = e->v->conda.name, *pyver = e->v->python.version;
+	el_strvec channels = EL_STRVEC_INIT;
+	size_t npip = 0, n;
 	bool defaults = false;
 	el_pip_req *reqs;
 
-	el_pip_reqs(e->doc, &reqs, &n);
+	el_pip_reqs(e->v, &reqs, &n);
 	for (size_t i = 0; i < n; i++)
 		npip += pip_owned(&reqs[i]) && !reqs[i].unsafe;
 	el_buf_printf(e->out, "# conda environment of envlock lock %s\n"
@@ -183,8 +171,8 @@ int el_export_environment_yml(el_export *e)
 	/* conda reserves "base" for its own environment: conda env create cannot make one */
 	yaml_scalar(e->out, envname && strcmp(envname, "base") != 0 ? envname : "envlock");
 	el_buf_puts(e->out, "\nchannels:\n");
-	cJSON_ArrayForEach(p, pkgs) {
-		char *c = el_export_word(el_jget_str(p, "channel")) ? channel_name(p) : NULL;
+	for (size_t k = 0; k < npkgs; k++) {
+		char *c = el_export_word(pkgs[k].channel) ? channel_name(&pkgs[k]) : NULL;
 		bool seen = false;
 
 		if (!c)
@@ -194,34 +182,29 @@ int el_export_environment_yml(el_export *e)
 			free(c);
 			continue;
 		}
-		for (size_t i = 0; i < nch && !seen; i++)
-			seen = strcmp(channels[i], c) == 0;
+		for (size_t i = 0; i < channels.n && !seen; i++)
+			seen = strcmp(channels.v[i], c) == 0;
 		if (seen) {
 			free(c);
 			continue;
 		}
-		channels = el_xrealloc(channels, (nch + 1) * sizeof(*channels));
-		channels[nch++] = c;
+		el_strvec_push_owned(&channels, c);
 	}
-	if (nch)
-		qsort(channels, nch, sizeof(*channels), cmp_str);
+	el_strvec_sort(&channels);
 	/* like conda env export: named channels first, defaults last */
-	for (size_t i = 0; i < nch; i++) {
+	for (size_t i = 0; i < channels.n; i++) {
 		el_buf_puts(e->out, "  - ");
-		yaml_scalar(e->out, channels[i]);
+		yaml_scalar(e->out, channels.v[i]);
 		el_buf_putc(e->out, '\n');
-		free(channels[i]);
 	}
-	free(channels);
-	if (defaults || !nch)
+	if (defaults || !channels.n)
 		el_buf_puts(e->out, "  - defaults\n");
 	el_buf_puts(e->out, "dependencies:\n");
 	if (pkgs) {
 		bool has_pip = false;
 
-		cJSON_ArrayForEach(p, pkgs) {
-			const char *name = el_jget_str(p, "name"), *version = el_jget_str(p, "version");
-			const char *build = el_jget_str(p, "build");
+		for (size_t k = 0; k < npkgs; k++) {
+			const char *name = pkgs[k].name, *version = pkgs[k].version, *build = pkgs[k].build;
 			char *spec;
 
 			if (!el_export_word(name) || !el_export_word(version) || (build && !el_export_word(build)))
@@ -265,6 +248,7 @@ int el_export_environment_yml(el_export *e)
 			el_buf_putc(e->out, '\n');
 		}
 	}
+	el_strvec_release(&channels);
 	el_pip_reqs_free(reqs, n);
 	return 0;
 }

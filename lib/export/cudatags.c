@@ -13,6 +13,7 @@
 #include "lock/view.h"
 #include "util/buf.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 extern const char el_cuda_tags_builtin[];
@@ -63,15 +64,15 @@ static int major_minor(const char *v, int *major, int *minor)
 }
 
 /* The lock's CUDA: the default toolkit's version (or release), else torch's build CUDA. */
-static const char *lock_cuda(const cJSON *doc, const char **from)
+static const char *lock_cuda(const el_view *v, const char **from)
 {
-	const char *v = el_jtoolkit_version(el_default_toolkit(doc)), *torch;
+	const char *tk = el_toolkit_version(v->cuda.default_tk), *torch;
 
-	if (v) {
+	if (tk) {
 		*from = "toolkit";
-		return v;
+		return tk;
 	}
-	torch = el_jget_str(el_jget(el_jget(doc, "frameworks"), "torch"), "cuda");
+	torch = el_view_framework(v, "torch")->cuda;
 	if (torch) {
 		*from = "torch";
 		return torch;
@@ -84,17 +85,16 @@ static long os_key(int major, int minor)
 	return major * 100L + minor;
 }
 
-void el_choose_base_image(const cJSON *doc, el_base_image *out)
+void el_choose_base_image(el_base_image *out, const el_view *v)
 {
-	const cJSON *os = el_jget(el_jget(doc, "system"), "os");
-	const char *os_id = el_jget_str(os, "id"), *os_ver = el_jget_str(os, "version_id");
-	const char *pretty = el_jget_str(os, "pretty_name"), *from = NULL;
-	const char *cudnn_ver = el_jget_str(el_jget(doc, "cudnn"), "version");
-	const char *cuda_ver = lock_cuda(doc, &from);
+	const char *os_id = v->system.os.id, *os_ver = v->system.os.version_id;
+	const char *pretty = v->system.os.pretty_name, *from = NULL;
+	const char *cudnn_ver = v->cudnn.version;
+	const char *cuda_ver = lock_cuda(v, &from);
 	int want_major, want_minor, cudnn = 0, os_major = 0, os_minor = 0, ubuntu;
 	const tag_info *best = NULL;
 	tag_info *tags = NULL;
-	size_t ntags = 0;
+	size_t ntags = 0, cap = 0;
 	el_buf c = EL_BUF_INIT((size_t)1 << 16);
 	cJSON *data;
 
@@ -103,10 +103,8 @@ void el_choose_base_image(const cJSON *doc, el_base_image *out)
 	if (!el_export_line(pretty) || strlen(pretty) > 100)
 		pretty = NULL;
 	if (!cuda_ver || major_minor(cuda_ver, &want_major, &want_minor) != 0) {
-		const cJSON *tks = el_jget(el_jget(doc, "cuda"), "toolkits");
-
 		/* no CUDA version: the lock's own OS, as an official image */
-		if (cJSON_GetArraySize(tks) > 0)
+		if (v->cuda.ntoolkits > 0)
 			el_buf_puts(&c, "# The lock's CUDA toolkit has no recorded version, so no nvidia/cuda tag can be chosen.\n");
 		else
 			el_buf_puts(&c, "# The lock has no CUDA toolkit.\n");
@@ -123,6 +121,7 @@ void el_choose_base_image(const cJSON *doc, el_base_image *out)
 	if (cudnn_ver)
 		sscanf(cudnn_ver, "%d", &cudnn);
 
+	/* the tag list is envlock's own data, not the lock's */
 	data = cJSON_Parse(el_cuda_tags_builtin);
 	for (int s = 0; s < 2; s++) {
 		const cJSON *list = el_jget(data, s == 0 ? "supported" : "unsupported"), *t;
@@ -130,7 +129,7 @@ void el_choose_base_image(const cJSON *doc, el_base_image *out)
 		cJSON_ArrayForEach(t, list) {
 			if (!cJSON_IsString(t))
 				continue;
-			tags = el_xrealloc(tags, (ntags + 1) * sizeof(*tags));
+			EL_GROW(tags, ntags + 1, cap);
 			if (parse_tag(t->valuestring, s == 0, &tags[ntags]) == 0)
 				ntags++;
 		}

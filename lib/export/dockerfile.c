@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "lock/model.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -69,7 +68,7 @@ static void pip_part(el_export *e, const char *pip)
 	el_buf b = EL_BUF_INIT((size_t)64 << 20);
 	el_buf *saved = e->out;
 
-	el_pip_reqs(e->doc, &reqs, &n);
+	el_pip_reqs(e->v, &reqs, &n);
 	for (size_t i = 0; i < n; i++) {
 		npip += pip_owned(&reqs[i]) && !reqs[i].unsafe;
 		nsys += reqs[i].owner == EL_OWNER_SYSTEM && !reqs[i].unsafe;
@@ -95,11 +94,10 @@ static void pip_part(el_export *e, const char *pip)
 
 static void configs_part(el_export *e)
 {
-	const cJSON *files = el_jget(el_jget(e->doc, "configs"), "files"), *f;
 	bool first = true;
 
-	cJSON_ArrayForEach(f, files) {
-		const char *path = el_jget_str(f, "path"), *text = el_jget_str(f, "text");
+	for (size_t i = 0; i < e->v->configs.nfiles; i++) {
+		const char *path = e->v->configs.files[i].path, *text = e->v->configs.files[i].text;
 
 		if (first) {
 			el_buf_puts(e->out, "\n# The configs, as the lock recorded them (relative paths under /workspace)\n");
@@ -120,14 +118,13 @@ static void configs_part(el_export *e)
 
 int el_export_dockerfile(el_export *e)
 {
-	const cJSON *py = el_jget(e->doc, "python");
-	const char *kind = el_jget_str(py, "kind"), *prefix = el_jget_str(py, "prefix");
-	const char *pyver = el_jget_str(py, "version"), *arch = el_jget_str(el_jget(e->doc, "system"), "arch");
-	const char *envname = el_jget_str(el_jget(e->doc, "conda"), "name");
-	bool conda = el_conda_packages(e->doc) != NULL;
+	const char *kind = e->v->python.kind, *prefix = e->v->python.prefix;
+	const char *pyver = e->v->python.version, *arch = e->v->system.arch;
+	const char *envname = e->v->conda.name;
+	bool conda = el_conda_exportable(e->v);
 	el_base_image base;
 
-	el_choose_base_image(e->doc, &base);
+	el_choose_base_image(&base, e->v);
 	el_buf_printf(e->out, "# syntax=docker/dockerfile:1.4\n"
 			      "# The environment of envlock lock\n# %s,\n"
 			      "# for a host whose own setup cannot be changed. Written by envlock export\n"

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "lock/model.h"
 #include "lock/untrusted.h"
 #include "util/atomic.h"
 #include "util/error.h"
@@ -35,7 +34,7 @@ int envlock_export(char **out, size_t *len, envlock_ctx *ctx, const envlock_lock
 {
 	static const envlock_export_opts none;
 	el_buf b = EL_BUF_INIT(EXPORT_MAX);
-	el_export e = { lock->doc, envlock_lock_id(lock), &b, opts ? opts : &none };
+	el_export e = { el_lock_view(lock), envlock_lock_id(lock), &b, opts ? opts : &none };
 	int rc;
 
 	*out = NULL;

@@ -2,15 +2,15 @@
 #ifndef EL_EXPORT_INTERNAL_H
 #define EL_EXPORT_INTERNAL_H
 
-#include <cJSON.h>
 #include <stdbool.h>
 
 #include "envlock/export.h"
+#include "lock/view.h"
 #include "util/buf.h"
 
 /* One export in progress. */
 typedef struct {
-	const cJSON *doc;      /* the lock's document */
+	const el_view *v;      /* the lock */
 	const char *lock_id;   /* "sha256:<hex>" of its content */
 	el_buf *out;
 	const envlock_export_opts *opts;
@@ -50,15 +50,15 @@ typedef struct {
 } el_pip_req;
 
 /* The pip requirements of a lock, one per distribution name, sorted like pip freeze (reqs.c). */
-void el_pip_reqs(const cJSON *doc, el_pip_req **out, size_t *n);
+void el_pip_reqs(const el_view *v, el_pip_req **out, size_t *n);
 void el_pip_reqs_free(el_pip_req *r, size_t n);
 
 /* PEP 440's grammar (packaging's VERSION_PATTERN): may "name==version" be written? */
 bool el_pep440_valid(const char *version);
 
-/* The lock's conda packages that have a URL, and the platform ("linux-64"). */
-const cJSON *el_conda_packages(const cJSON *doc);
-const char *el_conda_platform(const cJSON *doc);
+/* Whether the lock has conda packages to export, and their platform ("linux-64", or NULL). */
+bool el_conda_exportable(const el_view *v);
+const char *el_conda_platform(const el_view *v);
 
 /* The formats. */
 int el_export_conda_explicit(el_export *e);
@@ -84,7 +84,7 @@ typedef struct {
 	char *comment; /* "# ...\n" lines */
 } el_base_image;
 
-void el_choose_base_image(const cJSON *doc, el_base_image *out);
+void el_choose_base_image(el_base_image *out, const el_view *v);
 void el_base_image_release(el_base_image *b);
 
 #endif

@@ -62,7 +62,7 @@ int el_export_requirements(el_export *e)
 	el_pip_req *reqs;
 	size_t n;
 
-	el_pip_reqs(e->doc, &reqs, &n);
+	el_pip_reqs(e->v, &reqs, &n);
 	if (!n) {
 		el_pip_reqs_free(reqs, n);
 		return ENVLOCK_EINVAL;

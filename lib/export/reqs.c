@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "lock/model.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -48,13 +47,13 @@ static bool under(const char *path, const char *dir)
 	return path && strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-static el_owner owner_of(const cJSON *d)
+static el_owner owner_of(const el_pip_dist *d)
 {
-	const char *installer = el_jget_str(d, "installer"), *path = el_jget_str(d, "path");
+	const char *installer = d->installer, *path = d->path;
 
 	if (installer && strcmp(installer, "conda") == 0)
 		return EL_OWNER_CONDA;
-	if (el_jget_bool(d, "also_conda", false) && (!installer || strcmp(installer, "pip") != 0))
+	if (d->also_conda && (!installer || strcmp(installer, "pip") != 0))
 		return EL_OWNER_CONDA;
 	/* Debian's python3-* packages install here; pip installs into /usr/local (Debian Python Policy) */
 	if (!installer && (el_starts_with(path ? path : "", "/usr/lib/python3/dist-packages/") ||
@@ -90,21 +89,19 @@ static char *pip_git_url(const char *remote)
 }
 
 /* The recorded repository holding source (absolute paths only), its commit and remote. */
-static char *vcs_requirement(const cJSON *doc, const char *source, const char *name, bool *dirty)
+static char *vcs_requirement(const el_view *v, const char *source, const char *name, bool *dirty)
 {
-	const cJSON *repos = el_jget(el_jget(doc, "repos"), "repositories"), *r;
-
-	cJSON_ArrayForEach(r, repos) {
-		const char *path = el_jget_str(r, "path"), *commit = el_jget_str(el_jget(r, "head"), "commit");
+	for (size_t i = 0; i < v->repos.nrepos; i++) {
+		const el_repo *r = &v->repos.repos[i];
+		const char *path = r->path, *commit = r->head.commit;
 		const char *url = NULL;
-		const cJSON *remote;
 		char *egg, *git, *req;
 
 		if (!path || path[0] != '/' || !el_export_word(commit) || !under(source, path))
 			continue;
 		/* pip asks git for remote.origin.url */
-		cJSON_ArrayForEach(remote, el_jget(r, "remotes")) {
-			const char *n = el_jget_str(remote, "name"), *u = el_jget_str(remote, "url");
+		for (size_t j = 0; j < r->nremotes; j++) {
+			const char *n = r->remotes[j].name, *u = r->remotes[j].url;
 
 			if (el_export_word(u) && (!url || (n && strcmp(n, "origin") == 0)))
 				url = u;
@@ -119,7 +116,7 @@ static char *vcs_requirement(const cJSON *doc, const char *source, const char *n
 		req = source[strlen(path)] == '/'
 			? el_xasprintf("-e %s@%s#egg=%s&subdirectory=%s", git, commit, egg, source + strlen(path) + 1)
 			: el_xasprintf("-e %s@%s#egg=%s", git, commit, egg);
-		*dirty = el_jget_bool(r, "dirty", false);
+		*dirty = r->dirty;
 		free(git);
 		free(egg);
 		return req;
@@ -127,19 +124,18 @@ static char *vcs_requirement(const cJSON *doc, const char *source, const char *n
 	return NULL;
 }
 
-static void one_req(const cJSON *doc, const cJSON *d, el_pip_req *r)
+static void one_req(const el_view *v, const el_pip_dist *d, el_pip_req *r)
 {
-	const char *name = el_jget_str(d, "name"), *version = el_jget_str(d, "version");
-	const cJSON *du = el_jget(d, "direct_url");
-	const char *url = el_jget_str(du, "url"), *vcs = el_jget_str(du, "vcs");
-	const char *commit = el_jget_str(du, "commit_id"), *hash = el_jget_str(du, "archive_hash");
+	const char *name = d->name, *version = d->version;
+	const char *url = d->direct_url.url, *vcs = d->direct_url.vcs;
+	const char *commit = d->direct_url.commit_id, *hash = d->direct_url.archive_hash;
 
 	r->name = el_xstrdup(name);
 	r->key = el_xstrdup(name);
 	r->unsafe = !el_export_word(name) || (version && !el_export_word(version)) ||
 		    (url && !el_export_word(url)) || (vcs && !el_export_word(vcs)) ||
 		    (commit && !el_export_word(commit)) || (hash && !el_export_word(hash)) ||
-		    (el_jget_str(d, "source") && !el_export_word(el_jget_str(d, "source")));
+		    (d->source && !el_export_word(d->source));
 	for (char *p = r->key; *p; p++)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p - 'A' + 'a');
@@ -150,8 +146,8 @@ static void one_req(const cJSON *doc, const cJSON *d, el_pip_req *r)
 	if (hash && el_starts_with(hash, "sha256=") && strlen(hash) == 7 + 64)
 		r->sha256 = el_xstrdup(hash + 7);
 
-	if (el_jget_bool(d, "editable", false)) {
-		const char *source = el_jget_str(d, "source");
+	if (d->editable) {
+		const char *source = d->source;
 		bool dirty = false;
 
 		if (vcs && commit && url) {
@@ -166,7 +162,7 @@ static void one_req(const cJSON *doc, const cJSON *d, el_pip_req *r)
 		}
 		if (!source)
 			source = file_url_path(url);
-		if (source && (r->req = vcs_requirement(doc, source, name, &dirty)) != NULL) {
+		if (source && (r->req = vcs_requirement(v, source, name, &dirty)) != NULL) {
 			if (dirty)
 				r->comment = el_xasprintf("# the checkout had uncommitted changes when the lock was saved");
 			return;
@@ -206,7 +202,7 @@ static int cmp_req(const void *a, const void *b)
 typedef struct {
 	char *norm;
 	size_t order;
-	const cJSON *dist;
+	const el_pip_dist *dist;
 } dist_ref;
 
 static int cmp_ref(const void *a, const void *b)
@@ -217,23 +213,22 @@ static int cmp_ref(const void *a, const void *b)
 	return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
-void el_pip_reqs(const cJSON *doc, el_pip_req **out, size_t *n)
+void el_pip_reqs(const el_view *v, el_pip_req **out, size_t *n)
 {
-	const cJSON *pip = el_jget(doc, "pip"), *dists = el_jget(pip, "distributions"), *d;
-	const char *status = el_jget_str(pip, "status");
 	size_t total = 0, count = 0;
 	el_pip_req *reqs;
 	dist_ref *refs;
 
 	*out = NULL;
 	*n = 0;
-	if ((status && strcmp(status, "present") != 0) || !cJSON_IsArray(dists))
+	if (!v->pip.st.present)
 		return;
-	refs = el_xcalloc((size_t)cJSON_GetArraySize(dists) + 1, sizeof(*refs));
-	cJSON_ArrayForEach(d, dists) {
-		const char *name = el_jget_str(d, "name");
+	refs = el_xcalloc(v->pip.ndists + 1, sizeof(*refs));
+	for (size_t i = 0; i < v->pip.ndists; i++) {
+		const el_pip_dist *d = &v->pip.dists[i];
+		const char *name = d->name;
 
-		if (!cJSON_IsObject(d) || !name || !*name)
+		if (!name || !*name)
 			continue;
 		refs[total].norm = el_pep503_name(name);
 		refs[total].order = total;
@@ -245,7 +240,7 @@ void el_pip_reqs(const cJSON *doc, el_pip_req **out, size_t *n)
 	reqs = el_xcalloc(total + 1, sizeof(*reqs));
 	for (size_t i = 0; i < total; i++)
 		if (i == 0 || strcmp(refs[i].norm, refs[i - 1].norm) != 0)
-			one_req(doc, refs[i].dist, &reqs[count++]);
+			one_req(v, refs[i].dist, &reqs[count++]);
 	for (size_t i = 0; i < total; i++)
 		free(refs[i].norm);
 	free(refs);

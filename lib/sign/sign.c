@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "lock/model.h"
+#include "lock/view.h"
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -191,7 +192,7 @@ int envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *lock, const char *s
 	 * The signature covers the content, not the "id" line, but the id is
 	 * what a paper cites: a lock whose recorded id was edited is refused.
 	 */
-	recorded = el_jget_str(((const envlock_lock *)lock)->doc, "id");
+	recorded = el_lock_view(lock)->id;
 	if (rc == 0 && report->valid && recorded && strcmp(recorded, report->lock_id) != 0)
 		fail(report, "the lock records id %s, but its content is %s", recorded, report->lock_id);
 	el_buf_release(&msg);

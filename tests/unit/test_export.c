@@ -47,6 +47,7 @@ static const el_pip_req *find(const el_pip_req *r, size_t n, const char *name)
 static void pip_lines(void **state)
 {
 	cJSON *doc = el_jnew_obj(), *pip = el_jset_obj(doc, "pip"), *arr, *d, *du, *repo;
+	el_view *view;
 	el_pip_req *r;
 	size_t n;
 
@@ -83,7 +84,8 @@ static void pip_lines(void **state)
 	el_jset_str(el_jpush_obj(el_jset_arr(repo, "remotes")), "url", "git@github.com:org/repo.git");
 	el_jset_bool(repo, "dirty", true);
 
-	el_pip_reqs(doc, &r, &n);
+	view = el_view_new(doc);
+	el_pip_reqs(view, &r, &n);
 	assert_int_equal(n, 8);
 	/* sorted as pip freeze sorts: by the lowercase name */
 	assert_string_equal(r[0].name, "Alpha");
@@ -105,12 +107,14 @@ static void pip_lines(void **state)
 	assert_non_null(strstr(find(r, n, "checkout")->comment, "uncommitted changes"));
 	assert_true(find(r, n, "bad\nname")->unsafe);
 	el_pip_reqs_free(r, n);
+	el_view_free(view);
 	cJSON_Delete(doc);
 }
 
 static char *base_for(const char *cuda, const char *cudnn, const char *os_id, const char *os_ver, char **comment)
 {
 	cJSON *doc = el_jnew_obj(), *tk;
+	el_view *view;
 	el_base_image b;
 	char *tag;
 
@@ -128,10 +132,12 @@ static char *base_for(const char *cuda, const char *cudnn, const char *os_id, co
 		el_jset_str(el_jset_obj(doc, "cudnn"), "version", cudnn);
 	el_jset_str(el_jset_obj(el_jset_obj(doc, "system"), "os"), "id", os_id);
 	el_jset_str(el_jget(el_jget(doc, "system"), "os"), "version_id", os_ver);
-	el_choose_base_image(doc, &b);
+	view = el_view_new(doc);
+	el_choose_base_image(&b, view);
 	tag = el_xstrdup(b.tag ? b.tag : b.os_base);
 	*comment = el_xstrdup(b.comment);
 	el_base_image_release(&b);
+	el_view_free(view);
 	cJSON_Delete(doc);
 	return tag;
 }
@@ -208,7 +214,7 @@ static void importer(void **state)
 	assert_string_equal(unit_str(lock, "pip.distributions.2.direct_url.archive_hash"), "sha256=ab");
 	assert_string_equal(unit_str(lock, "pip.distributions.3.source"), "/src/proj");
 	assert_string_equal(unit_str(lock, "pip.distributions.3.version"), "0.1");
-	assert_int_equal(el_jget_int(el_jget(lock->doc, "pip"), "count", 0), 4);
+	assert_int_equal(el_lock_view(lock)->pip.count, 4);
 	/* its id is the id of its content */
 	assert_string_equal(unit_str(lock, "id"), envlock_lock_id(lock));
 	envlock_lock_free(lock);

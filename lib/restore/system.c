@@ -43,7 +43,7 @@ void el_plan_driver(envlock_restore *r, el_step *s)
 	const char *toolkit = r->lock->cuda.default_tk ? r->lock->cuda.default_tk->version : NULL;
 	envlock_rules *rules = NULL;
 	envlock_findings *findings = NULL;
-	envlock_lock hybrid = { 0 };
+	el_view hybrid;
 	const char *min = NULL;
 	el_item *it;
 
@@ -65,16 +65,14 @@ void el_plan_driver(envlock_restore *r, el_step *s)
 	}
 	/*
 	 * this machine's driver with the locked toolkit and frameworks, through
-	 * the rules: a lock made of the live document with the locked sections
-	 * copied in whole (the rules engine reads it through its own view)
+	 * the rules: the live view with the lock's sections in their place
+	 * (a copy of the struct; both views' strings stay where they are)
 	 */
-	hybrid.doc = cJSON_Duplicate(r->live_obj->doc, 1);
-	hybrid.id_ready = 1;
-	cJSON_ReplaceItemInObjectCaseSensitive(hybrid.doc, "cuda",
-					       cJSON_Duplicate(el_jget(r->lock_obj->doc, "cuda"), 1) ?: cJSON_CreateObject());
-	cJSON_ReplaceItemInObjectCaseSensitive(hybrid.doc, "frameworks",
-					       cJSON_Duplicate(el_jget(r->lock_obj->doc, "frameworks"), 1) ?: cJSON_CreateObject());
-	if (rules && envlock_check(&findings, NULL, rules, &hybrid) == 0) {
+	hybrid = *r->live;
+	hybrid.cuda = r->lock->cuda;
+	memcpy(hybrid.frameworks, r->lock->frameworks, sizeof(hybrid.frameworks));
+	hybrid.arena = NULL; /* the live view's: never freed through the copy */
+	if (rules && (findings = el_check_view(rules, &hybrid)) != NULL) {
 		for (size_t i = 0; i < envlock_findings_count(findings); i++) {
 			const envlock_finding *f = envlock_findings_get(findings, i);
 
@@ -94,8 +92,6 @@ void el_plan_driver(envlock_restore *r, el_step *s)
 	}
 	envlock_findings_free(findings);
 	envlock_rules_free(rules);
-	el_view_free(hybrid.view);
-	cJSON_Delete(hybrid.doc);
 }
 
 /* "cuda_10.2.89_440.33.01_linux.run" -> its toolkit version "10.2.89" (malloc'd), or NULL. */

@@ -89,19 +89,23 @@ void envlock_rules_free(envlock_rules *rules)
 int envlock_check(envlock_findings **out, envlock_ctx *ctx, const envlock_rules *rules,
 		  const envlock_lock *lock)
 {
+	(void)ctx;
+	*out = el_check_view(rules, el_lock_view(lock));
+	return 0;
+}
+
+envlock_findings *el_check_view(const envlock_rules *rules, const el_view *view)
+{
 	const cJSON *r, *tables = el_jget(rules->doc, "tables");
-	const el_view *view = el_lock_view(lock);
 	envlock_findings *f = el_xcalloc(1, sizeof(*f));
 
-	(void)ctx;
 	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
 		const char *table = el_jget_str(r, "table");
 
 		el_rule_kind(el_jget_str(r, "kind"))(f, r, table ? el_jget(tables, table) : NULL, view);
 	}
 	el_findings_sort(f);
-	*out = f;
-	return 0;
+	return f;
 }
 
 int envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx, const envlock_rules *rules)

@@ -50,6 +50,13 @@ void el_findings_sort(envlock_findings *f);
 typedef void (*el_rule_fn)(envlock_findings *f, const cJSON *rule, const cJSON *table,
 			   const el_view *lock);
 
+/*
+ * The rules on a view (envlock_check's work): for a view that is no
+ * loaded lock, such as restore's mix of this machine with a lock's
+ * toolkit and frameworks. Free with envlock_findings_free().
+ */
+envlock_findings *el_check_view(const envlock_rules *rules, const el_view *view);
+
 /* The kind's evaluator, or NULL for a kind this envlock does not know. */
 el_rule_fn el_rule_kind(const char *kind);
 

@@ -185,3 +185,13 @@ for s in cuda cudnn python conda pip frameworks; do
 	check_eq "round trip: section $s as locked" "" \
 		"$("$PYTHON" -c "import json; print(' '.join(e['key'] for e in json.load(open('diff.json'))['differences'] if e['section'] == '$s'))")"
 done
+
+# the driver step judges this machine's driver against the locked toolkit, through the rules
+"$ENVLOCK" restore "$GOLDEN/ubuntu1604-mmdet.lock.json" --root "$FIXTURES/cuda92-cudnn7" --dry-run --only driver >out 2>err
+check_status "an older driver than the locked CUDA needs: manual" 1 $?
+check_grep "the rule names both, with this machine's driver" \
+	"manual  driver 418.56 / CUDA 10.2.89: CUDA 10.2.89 needs NVIDIA driver 440.33 or newer; this machine has 418.56" out
+check_grep "the rule's id is named" "(rule driver-too-old-for-cuda; NVIDIA CUDA Toolkit Release Notes" out
+"$ENVLOCK" restore "$GOLDEN/ubuntu1604-mmdet.lock.json" --root "$FIXTURES/mmpose-container" --dry-run --only driver >out 2>err
+check_status "a newer driver: nothing to do" 0 $?
+check_eq "a newer driver: new enough" "  ok      NVIDIA driver 535.129.03 (locked 450.142.00): new enough for CUDA 10.2.89" "$(sed -n 2p out)"

@@ -235,14 +235,3 @@ void envlock_restore_free(envlock_restore *r)
 	el_strvec_release(&r->created);
 	free(r);
 }
-
-const char *el_restore_option(envlock_restore *r, const char *option)
-{
-	const char *text = r->opts.option_text ? r->opts.option_text(option) : NULL;
-
-	if (text)
-		return text;
-	/* the library names no command line's flags: the option by its name */
-	el_strvec_push_owned(&r->option_texts, el_xasprintf("the '%s' option", option));
-	return r->option_texts.v[r->option_texts.n - 1];
-}

@@ -121,7 +121,8 @@ static void read_members(const cJSON *o, void *dst, const member *table, size_t 
 	}
 }
 
-bool el_present(const cJSON *o)
+/* the one present rule: an object whose "status" is "present", or that has none */
+static bool present(const cJSON *o)
 {
 	const char *st = el_jget_str(o, "status");
 
@@ -130,7 +131,7 @@ bool el_present(const cJSON *o)
 
 static el_state state(const cJSON *o)
 {
-	el_state s = { cJSON_IsObject(o), el_present(o), str(o, "status") };
+	el_state s = { cJSON_IsObject(o), present(o), str(o, "status") };
 
 	return s;
 }
@@ -830,40 +831,3 @@ const el_framework_info *el_framework_find(const char *key)
 	return NULL;
 }
 
-/* The bare-document readers of view.h's last section. */
-const char *el_present_str(const cJSON *o, const char *key)
-{
-	return el_present(o) ? el_jget_str(o, key) : NULL;
-}
-
-const cJSON *el_toolkit_at(const cJSON *doc, const char *path)
-{
-	const cJSON *tk, *a;
-
-	if (!path)
-		return NULL;
-	cJSON_ArrayForEach(tk, el_jget(el_jget(doc, "cuda"), "toolkits")) {
-		const char *home = el_jget_str(tk, "home");
-
-		if (home && strcmp(home, path) == 0)
-			return tk;
-		cJSON_ArrayForEach(a, el_jget(tk, "aliases"))
-			if (cJSON_IsString(a) && strcmp(a->valuestring, path) == 0)
-				return tk;
-	}
-	return NULL;
-}
-
-const cJSON *el_default_toolkit(const cJSON *doc)
-{
-	const cJSON *cuda = el_jget(doc, "cuda");
-
-	return el_present(cuda) ? el_toolkit_at(doc, el_jget_str(cuda, "default")) : NULL;
-}
-
-const char *el_jtoolkit_version(const cJSON *toolkit)
-{
-	const char *v = el_jget_str(toolkit, "version");
-
-	return v ? v : el_jget_str(toolkit, "release");
-}

@@ -47,7 +47,7 @@ typedef struct {
 
 /*
  * Where a section or item stands. "recorded": the lock has it at all;
- * "present": the one rule of when it counts (view.c, el_present):
+ * "present": the one rule of when it counts (view.c, present()):
  * an object whose "status" is "present", or that has no status.
  * status is the text as recorded ("absent", "unknown", ...) or NULL.
  */
@@ -419,21 +419,5 @@ const el_toolkit *el_view_toolkit_at(const el_view *view, const char *path);
 
 /* A toolkit's version: the full one (version.json), else its release ("11.8"), else NULL. */
 const char *el_toolkit_version(const el_toolkit *tk);
-
-/*
- * The one "present" rule, for documents that are not locks (a rules
- * file's rows, a journal): an object whose "status" is "present", or that
- * has no status. Consumers of a lock read el_state.present instead.
- */
-bool el_present(const cJSON *o);
-
-/*
- * Readers of the bare document that the consumers not yet moved to the
- * view still use; they go when the last consumer reads the view.
- */
-const char *el_present_str(const cJSON *o, const char *key);
-const cJSON *el_default_toolkit(const cJSON *doc);
-const cJSON *el_toolkit_at(const cJSON *doc, const char *path);
-const char *el_jtoolkit_version(const cJSON *toolkit);
 
 #endif

@@ -163,10 +163,25 @@ static int utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
+/* el_buf_putc without a call when there is room: the writer puts a byte per comma and quote */
+static inline int put1(el_buf *out, char c)
+{
+	if (out->len + 2 > out->alloc || out->len >= out->limit)
+		return el_buf_putc(out, c);
+	out->data[out->len++] = c;
+	out->data[out->len] = '\0';
+	return 0;
+}
+
+/* the bytes a JSON string holds as they are: printable ASCII but '"' and '\\' (never NUL, the end) */
+static const unsigned char plain[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1, /* 0x22 '"', 0x5c '\\' */
+};
+
 static int write_string(el_buf *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
-	int rc = el_buf_putc(out, '"');
+	int rc = put1(out, '"');
 
 	while (rc == 0 && p < end) {
 		const unsigned char *run = p;
@@ -174,7 +189,7 @@ static int write_string(el_buf *out, const char *s)
 		int n;
 
 		/* copy the longest run that needs no escaping in one go */
-		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		while (plain[*p])
 			p++;
 		if (p > run && (rc = el_buf_put(out, run, (size_t)(p - run))) != 0)
 			break;
@@ -226,7 +241,7 @@ static int write_string(el_buf *out, const char *s)
 			p += n;
 		}
 	}
-	return rc ? rc : el_buf_putc(out, '"');
+	return rc ? rc : put1(out, '"');
 }
 
 static int cmp_keys(const void *a, const void *b)
@@ -302,38 +317,45 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 			if (rc == 0)
 				rc = write_value(c, out, indent, depth + 1);
 			if (rc == 0 && c->next)
-				rc = el_buf_putc(out, ',');
+				rc = put1(out, ',');
 		}
 		if (rc == 0)
 			rc = newline(out, indent, depth);
 		return rc ? rc : el_buf_putc(out, ']');
 	}
 	if (cJSON_IsObject(item)) {
+		const cJSON *small[32], **keys = small;
 		size_t n = 0, i;
-		const cJSON **keys;
+		bool sorted = true;
 		const cJSON *c;
 
-		for (c = item->child; c; c = c->next)
+		for (c = item->child; c; c = c->next) {
+			/* a lock as envlock wrote it is sorted already: no sort, no allocation */
+			sorted = sorted && (!c->next || strcmp(c->string, c->next->string) < 0);
 			n++;
+		}
 		if (!n)
 			return el_buf_puts(out, "{}");
-		keys = el_xmalloc(n * sizeof(*keys));
+		if (n > sizeof(small) / sizeof(small[0]))
+			keys = el_xmalloc(n * sizeof(*keys));
 		for (i = 0, c = item->child; c; c = c->next)
 			keys[i++] = c;
-		qsort(keys, n, sizeof(*keys), cmp_keys);
-		rc = el_buf_putc(out, '{');
+		if (!sorted)
+			qsort(keys, n, sizeof(*keys), cmp_keys);
+		rc = put1(out, '{');
 		for (i = 0; rc == 0 && i < n; i++) {
 			rc = newline(out, indent, depth + 1);
 			if (rc == 0)
 				rc = write_string(out, keys[i]->string);
 			if (rc == 0)
-				rc = el_buf_puts(out, indent ? ": " : ":");
+				rc = indent ? el_buf_put(out, ": ", 2) : put1(out, ':');
 			if (rc == 0)
 				rc = write_value(keys[i], out, indent, depth + 1);
 			if (rc == 0 && i + 1 < n)
-				rc = el_buf_putc(out, ',');
+				rc = put1(out, ',');
 		}
-		free(keys);
+		if (keys != small)
+			free(keys);
 		if (rc == 0)
 			rc = newline(out, indent, depth);
 		return rc ? rc : el_buf_putc(out, '}');

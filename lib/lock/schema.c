@@ -1238,3 +1238,31 @@ const el_schema *el_schema_lock(void)
 	pthread_once(&lock_schema_once, compile_lock_schema);
 	return lock_schema;
 }
+
+static int crosscheck;
+static pthread_once_t crosscheck_once = PTHREAD_ONCE_INIT;
+
+static void read_crosscheck(void)
+{
+	const char *e = getenv("ENVLOCK_SCHEMA_CROSSCHECK");
+
+	crosscheck = e && strcmp(e, "1") == 0;
+}
+
+int el_schema_check_lock(const cJSON *doc, char *why, size_t why_size)
+{
+	int rc = el_schema_check_lock_generated(doc, why, why_size);
+	char ref[512];
+	int ref_rc;
+
+	pthread_once(&crosscheck_once, read_crosscheck);
+	if (!crosscheck)
+		return rc;
+	ref_rc = el_schema_check(el_schema_lock(), doc, ref, sizeof(ref));
+	if ((rc != 0) != (ref_rc != 0) || (rc != 0 && strncmp(why, ref, why_size ? why_size - 1 : 0) != 0)) {
+		fprintf(stderr, "envlock: the generated lockfile validator says \"%s\" (%d), the interpreter \"%s\" (%d)\n",
+			rc ? why : "valid", rc, ref_rc ? ref : "valid", ref_rc);
+		abort();
+	}
+	return rc;
+}

@@ -98,7 +98,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 		char why[512];
 
 		/* the schema is the contract: every command refuses what it does not allow */
-		if (el_schema_check(el_schema_lock(), doc, why, sizeof(why)) != 0) {
+		if (el_schema_check_lock(doc, why, sizeof(why)) != 0) {
 			cJSON_Delete(doc);
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not a valid lockfile: %s", path, why);
 		}

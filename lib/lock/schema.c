@@ -17,11 +17,11 @@
 
 #include "model.h"
 #include "schema.h"
+#include "schema_rt.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
-enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_OBJECT = 8, T_ARRAY = 16, T_BOOLEAN = 32, T_NULL = 64 };
 /* how a pattern is matched: the forms the schemas use in C, anything else by regexec */
 enum { P_NONE, P_REGEX, P_NOSPACE, P_ABSOLUTE, P_HEX32, P_HEX64, P_SHA256_ID, P_DIGITS, P_DOTTED, P_COMMIT };
 
@@ -93,12 +93,6 @@ typedef struct {
 	size_t nnames, capnames;
 } compiler;
 
-/* One step of the path from the document to the value being checked. */
-typedef struct {
-	const char *name; /* a member, or NULL for an array index */
-	long index;
-} step;
-
 /* The ids of an object's member names, in member order, for the object now at one depth. */
 typedef struct {
 	const cJSON *x;
@@ -109,35 +103,26 @@ typedef struct {
 #define ID_UNKNOWN (-2)
 
 typedef struct {
-	char *why;
-	size_t why_size;
-	int quiet;    /* > 0 inside anyOf, oneOf, not and if: a failure there is an answer, not an error */
-	int reported; /* why holds the first error */
-	step path[128];
-	size_t depth;
+	el_sv sv; /* the path and the error (schema_rt.h) */
 	const snames *names;
 	idlist *ids; /* one per depth, grown as the walk goes deeper */
 	size_t nids;
 } vctx;
 
-/*
- * The names of the properties evaluated at one instance location (for
- * unevaluatedProperties): a lock's objects have a few dozen members at
- * most, so they live in the struct and the heap is the exception.
- */
-typedef struct {
-	const char **names; /* inline, or a heap copy once that is full */
-	size_t n, cap;
-	const char *inline_names[48];
-} evaluated;
+typedef el_sv_evaluated evaluated;
 
-#define EVALUATED_INIT(e) ((e).names = (e).inline_names, (e).n = 0, (e).cap = sizeof((e).inline_names) / sizeof((e).inline_names[0]))
-
-static void eval_release(evaluated *e)
-{
-	if (e->names != e->inline_names)
-		free(e->names);
-}
+#define EVALUATED_INIT EL_SV_EVALUATED_INIT
+#define eval_release el_sv_eval_release
+#define eval_add el_sv_eval_add
+#define eval_has el_sv_eval_has
+#define esc el_sv_esc
+#define utf8_length el_sv_utf8_length
+#define type_name el_sv_type_name
+#define type_of el_sv_type_of
+#define has_duplicate el_sv_has_duplicate
+#define fail(v, ...) el_sv_fail(&(v)->sv, __VA_ARGS__)
+#define push(v, name, index) el_sv_push(&(v)->sv, name, index)
+#define pop(v) el_sv_pop(&(v)->sv)
 
 /* keywords that only annotate: ignored (the ones that validate are gather()'s table) */
 static const char *const annotations[] = {
@@ -242,7 +227,7 @@ static int pattern_kind(const char *p, int *min, int *max)
 }
 
 /* ECMA regular expressions as envlock's schemas write them (\S, \s, \d, a leading (?i)), as POSIX ERE. */
-static int compile_regex(regex_t *re, const char *pattern)
+int el_sv_regcomp(regex_t *re, const char *pattern)
 {
 	char buf[512];
 	size_t o = 0;
@@ -529,7 +514,7 @@ static snode *compile(compiler *c, const cJSON *s)
 	if ((k = kw.pattern) && cJSON_IsString(k)) {
 		n->pattern = k->valuestring;
 		n->pat_kind = pattern_kind(k->valuestring, &n->pat_min, &n->pat_max);
-		if (n->pat_kind == P_REGEX && compile_regex(&n->re, k->valuestring) != 0)
+		if (n->pat_kind == P_REGEX && el_sv_regcomp(&n->re, k->valuestring) != 0)
 			c->error = "a pattern it cannot compile";
 	}
 	n->has = (n->const_v || n->enum_v ? HAS_VALUE : 0) |
@@ -543,26 +528,14 @@ static snode *compile(compiler *c, const cJSON *s)
 
 /* ---- validating ----------------------------------------------------------- */
 
-/* cJSON's own type tests are calls into the library: on every value of a lock, that shows */
-#define J_TYPE(x) ((x)->type & 0xff)
-#define J_STRING(x) (J_TYPE(x) == cJSON_String)
-#define J_NUMBER(x) (J_TYPE(x) == cJSON_Number)
-#define J_OBJECT(x) (J_TYPE(x) == cJSON_Object)
-#define J_ARRAY(x) (J_TYPE(x) == cJSON_Array)
-
-static void eval_add(evaluated *e, const char *name)
+void el_sv_eval_grow(el_sv_evaluated *e)
 {
-	if (!e)
-		return; /* nothing at this value asks what was evaluated */
-	if (e->n == e->cap) {
-		const char **grown = el_xcalloc(e->cap * 2, sizeof(*grown));
+	const char **grown = el_xcalloc(e->cap * 2, sizeof(*grown));
 
-		memcpy(grown, e->names, e->n * sizeof(*grown));
-		eval_release(e);
-		e->names = grown;
-		e->cap *= 2;
-	}
-	e->names[e->n++] = name; /* twice is harmless: only membership is asked */
+	memcpy(grown, e->names, e->n * sizeof(*grown));
+	el_sv_eval_release(e);
+	e->names = grown;
+	e->cap *= 2;
 }
 
 static int cmp_ptr(const void *a, const void *b)
@@ -577,7 +550,7 @@ static int cmp_ptr(const void *a, const void *b)
  * one; a long list (a hostile object of many members) is sorted once and
  * searched, so the check stays n log n.
  */
-static int eval_has(evaluated *e, const char *name, int *sorted)
+int el_sv_eval_has(el_sv_evaluated *e, const char *name, int *sorted)
 {
 	if (e->n > 32) {
 		if (!*sorted) {
@@ -596,7 +569,7 @@ static int eval_has(evaluated *e, const char *name, int *sorted)
  * s as a terminal may show it (control, bidi and non-UTF-8 bytes escaped:
  * the message names values from an untrusted lock), cut to fit out.
  */
-static const char *esc(char *out, size_t n, const char *s)
+const char *el_sv_esc(char *out, size_t n, const char *s)
 {
 	el_buf b = EL_BUF_INIT(4096);
 
@@ -608,21 +581,7 @@ static const char *esc(char *out, size_t n, const char *s)
 	return out;
 }
 
-static void push(vctx *v, const char *name, long index)
-{
-	if (v->depth < sizeof(v->path) / sizeof(v->path[0]))
-		v->path[v->depth] = (step){ name, index };
-	v->depth++;
-}
-
-static void pop(vctx *v)
-{
-	v->depth--;
-}
-
-static int fail(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(vctx *v, const char *fmt, ...)
+int el_sv_fail(el_sv *v, const char *fmt, ...)
 {
 	va_list ap;
 	size_t o = 0, max = sizeof(v->path) / sizeof(v->path[0]);
@@ -650,36 +609,6 @@ static int fail(vctx *v, const char *fmt, ...)
 	return -1;
 }
 
-static const char *type_name(const cJSON *x)
-{
-	if (J_STRING(x))
-		return "a string";
-	if (J_NUMBER(x))
-		return "a number";
-	if (J_OBJECT(x))
-		return "an object";
-	if (J_ARRAY(x))
-		return "an array";
-	if (cJSON_IsBool(x))
-		return "a boolean";
-	return "null";
-}
-
-static unsigned type_of(const cJSON *x)
-{
-	if (J_STRING(x))
-		return T_STRING;
-	if (J_NUMBER(x))
-		return isfinite(x->valuedouble) && floor(x->valuedouble) == x->valuedouble ? T_NUMBER | T_INTEGER : T_NUMBER;
-	if (J_OBJECT(x))
-		return T_OBJECT;
-	if (J_ARRAY(x))
-		return T_ARRAY;
-	if (cJSON_IsBool(x))
-		return T_BOOLEAN;
-	return T_NULL;
-}
-
 /* "a string or null" from a type keyword */
 static void type_words(const cJSON *t, char *out, size_t n)
 {
@@ -700,76 +629,25 @@ static void type_words(const cJSON *t, char *out, size_t n)
 	}
 }
 
-/* Code points of a UTF-8 string (continuation bytes are not counted), up to enough. */
-static size_t utf8_length(const char *s, size_t enough)
-{
-	size_t n = 0;
-
-	for (; *s && n <= enough; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
-static int all_hex(const char *s, size_t n)
-{
-	static const unsigned char hex[256] = {
-		['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-		['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
-	};
-	unsigned ok = 1;
-
-	for (size_t i = 0; i < n; i++)
-		ok &= hex[(unsigned char)s[i]];
-	return ok && s[n] == '\0';
-}
-
 static int pattern_matches(const snode *n, const char *s)
 {
 	switch (n->pat_kind) {
 	case P_NOSPACE:
-		if (!*s)
-			return 0;
-		for (; *s; s++)
-			if (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-				return 0;
-		return 1;
+		return el_sv_nospace(s);
 	case P_ABSOLUTE:
 		return s[0] == '/';
 	case P_HEX32:
-		return strnlen(s, 33) == 32 && all_hex(s, 32);
+		return el_sv_hex(s, 32);
 	case P_HEX64:
-		return strnlen(s, 65) == 64 && all_hex(s, 64);
+		return el_sv_hex(s, 64);
 	case P_SHA256_ID:
-		return strncmp(s, "sha256:", 7) == 0 && strnlen(s + 7, 65) == 64 && all_hex(s + 7, 64);
+		return el_sv_sha256_id(s);
 	case P_DIGITS:
-		if (!*s)
-			return 0;
-		for (; *s; s++)
-			if (*s < '0' || *s > '9')
-				return 0;
-		return 1;
-	case P_DOTTED: {
-		int parts = 0;
-
-		for (;;) {
-			const char *start = s;
-
-			while (*s >= '0' && *s <= '9')
-				s++;
-			if (s == start)
-				return 0;
-			parts++;
-			if (*s != '.')
-				break;
-			s++;
-		}
-		return !*s && parts >= n->pat_min && parts <= n->pat_max;
-	}
-	case P_COMMIT: {
-		size_t len = strnlen(s, 65);
-
-		return (len == 40 || len == 64) && all_hex(s, len);
-	}
+		return el_sv_digits(s);
+	case P_DOTTED:
+		return el_sv_dotted(s, n->pat_min, n->pat_max);
+	case P_COMMIT:
+		return el_sv_commit(s);
 	default:
 		return regexec(&n->re, s, 0, NULL, 0) == 0;
 	}
@@ -803,14 +681,14 @@ static int *member_ids(vctx *v, const cJSON *x)
 	idlist *l;
 	size_t n = 0, i = 0;
 
-	if (v->depth >= v->nids) {
-		size_t grown = v->depth + 16;
+	if (v->sv.depth >= v->nids) {
+		size_t grown = v->sv.depth + 16;
 
 		v->ids = el_xrealloc(v->ids, grown * sizeof(*v->ids));
 		memset(v->ids + v->nids, 0, (grown - v->nids) * sizeof(*v->ids));
 		v->nids = grown;
 	}
-	l = &v->ids[v->depth];
+	l = &v->ids[v->sv.depth];
 	if (l->x == x)
 		return l->ids;
 	for (const cJSON *m = x->child; m; m = m->next)
@@ -886,9 +764,9 @@ static int matches(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
 	size_t n0 = ev ? ev->n : 0;
 	int rc;
 
-	v->quiet++;
+	v->sv.quiet++;
 	rc = validate(v, s, x, ev);
-	v->quiet--;
+	v->sv.quiet--;
 	if (rc != 0 && ev)
 		ev->n = n0;
 	return rc;
@@ -1023,7 +901,7 @@ static int cmp_str(const void *a, const void *b)
  * ask this of) are sorted, so a hostile lock's 100,000 names cost
  * n log n, not n squared; anything else is compared pair by pair.
  */
-static int has_duplicate(const cJSON *x)
+int el_sv_has_duplicate(const cJSON *x)
 {
 	size_t n = 0, strings = 0;
 	const char **all;
@@ -1103,7 +981,7 @@ static int validate(vctx *v, const snode *s, const cJSON *x, evaluated *ev)
 {
 	if (s->is_bool)
 		return s->bool_value ? 0 : fail(v, "not allowed here");
-	if (v->depth > 512)
+	if (v->sv.depth > EL_SV_MAX_DEPTH)
 		return fail(v, "nested too deeply");
 	if (s->types && !(s->types & (J_NUMBER(x) && (s->types & T_NUMBER) ? T_NUMBER : type_of(x)))) {
 		char want[96];
@@ -1311,7 +1189,7 @@ void el_schema_free(el_schema *sc)
 
 int el_schema_check(const el_schema *sc, const cJSON *instance, char *why, size_t why_size)
 {
-	vctx v = { .why = why, .why_size = why_size, .names = &sc->names };
+	vctx v = { .sv = { .why = why, .why_size = why_size }, .names = &sc->names };
 	evaluated ev;
 	int rc;
 
@@ -1359,4 +1237,32 @@ const el_schema *el_schema_lock(void)
 {
 	pthread_once(&lock_schema_once, compile_lock_schema);
 	return lock_schema;
+}
+
+static int crosscheck;
+static pthread_once_t crosscheck_once = PTHREAD_ONCE_INIT;
+
+static void read_crosscheck(void)
+{
+	const char *e = getenv("ENVLOCK_SCHEMA_CROSSCHECK");
+
+	crosscheck = e && strcmp(e, "1") == 0;
+}
+
+int el_schema_check_lock(const cJSON *doc, char *why, size_t why_size)
+{
+	int rc = el_schema_check_lock_generated(doc, why, why_size);
+	char ref[512];
+	int ref_rc;
+
+	pthread_once(&crosscheck_once, read_crosscheck);
+	if (!crosscheck)
+		return rc;
+	ref_rc = el_schema_check(el_schema_lock(), doc, ref, sizeof(ref));
+	if ((rc != 0) != (ref_rc != 0) || (rc != 0 && strncmp(why, ref, why_size ? why_size - 1 : 0) != 0)) {
+		fprintf(stderr, "envlock: the generated lockfile validator says \"%s\" (%d), the interpreter \"%s\" (%d)\n",
+			rc ? why : "valid", rc, ref_rc ? ref : "valid", ref_rc);
+		abort();
+	}
+	return rc;
 }

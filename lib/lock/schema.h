@@ -41,4 +41,18 @@ int el_schema_check(const el_schema *schema, const cJSON *instance, char *why, s
 /* The lockfile schema (schemas/envlock.lock.schema.json, compiled in), compiled once; never NULL. */
 const el_schema *el_schema_lock(void);
 
+/*
+ * el_schema_check(el_schema_lock(), doc, …) without the schema: the same
+ * verdict and the same words from C generated out of the lockfile schema
+ * at build time (tools/schema-gen.py, $(BUILD)/gen/lock_schema.c), so a
+ * process that loads a lock neither parses nor interprets the schema.
+ * With ENVLOCK_SCHEMA_CROSSCHECK=1 in the environment (the test suites
+ * set it) the interpreter checks the document too, and a difference in
+ * verdict or words aborts, naming both.
+ */
+int el_schema_check_lock(const cJSON *doc, char *why, size_t why_size);
+
+/* The generated validator itself (el_schema_check_lock adds the cross-check below). */
+int el_schema_check_lock_generated(const cJSON *doc, char *why, size_t why_size);
+
 #endif

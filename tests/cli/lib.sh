@@ -17,6 +17,10 @@ trap 'chmod -R u+rwX "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
 HOME=$scratch/home
 XDG_CACHE_HOME=$scratch/cache
 export HOME XDG_CACHE_HOME
+# every lock a command loads is checked by the generated validator and by the
+# interpreter as well; a difference in verdict or words aborts (lib/lock/schema.h)
+ENVLOCK_SCHEMA_CROSSCHECK=1
+export ENVLOCK_SCHEMA_CROSSCHECK
 mkdir -p "$HOME"
 # paths given relative to where the test was started still work from $scratch
 case $ENVLOCK in /*) ;; */*) ENVLOCK=$PWD/$ENVLOCK ;; esac

@@ -423,3 +423,244 @@ void el_lock_settle(envlock_lock *lock)
 		lock->doc_id_stale = 0;
 	}
 }
+
+/*
+ * The canonical form read straight from a lock's text, when the text is
+ * in the form el_json_write gives each value: then the canonical form is
+ * the text without its whitespace and without the top-level "id",
+ * "created" and "verify" members, and no document needs writing. Each
+ * token is checked to be exactly what the writer would write for it
+ * (strings escaped as write_string does, whole numbers in plain digits,
+ * keys strictly in order); anything else returns -1, and the caller
+ * writes the document instead. The text is rewritten as it is read;
+ * text[len] must be a NUL.
+ */
+typedef struct {
+	const unsigned char *p, *end;
+	unsigned char *w;
+} canon;
+
+static const unsigned char json_space[256] = { [' '] = 1, ['\n'] = 1, ['\t'] = 1, ['\r'] = 1 };
+
+/* the text ends in a NUL (el_buf keeps one), which is neither space nor plain: no end test per byte */
+static void canon_space(canon *c)
+{
+	while (json_space[*c->p])
+		c->p++;
+}
+
+/* a string token as write_string writes its value; *s, *n: its content, as written out */
+static int canon_string(canon *c, const unsigned char **s, size_t *n, bool *plain_only)
+{
+	const unsigned char *p = c->p + 1;
+
+	*plain_only = true;
+	if (c->p >= c->end || *c->p != '"')
+		return -1;
+	for (;;) {
+		while (plain[*p])
+			p++;
+		if (p >= c->end)
+			return -1;
+		if (*p == '"')
+			break;
+		if (*p == '\\') {
+			unsigned x;
+
+			*plain_only = false;
+			if (c->end - p < 2)
+				return -1;
+			if (strchr("\"\\nrtbf", p[1]) && p[1]) {
+				p += 2;
+				continue;
+			}
+			/* only the writer's \u00XX for a control byte with no short form; never \u0000 */
+			if (p[1] != 'u' || c->end - p < 6 || p[2] != '0' || p[3] != '0' || !strchr("01", p[4]) ||
+			    !p[4] || !strchr("0123456789abcdef", p[5]) || !p[5])
+				return -1;
+			x = (unsigned)(p[4] - '0') * 16 + (unsigned)(p[5] <= '9' ? p[5] - '0' : p[5] - 'a' + 10);
+			if (x == 0 || x == '\b' || x == '\f' || x == '\n' || x == '\r' || x == '\t')
+				return -1;
+			p += 6;
+			continue;
+		}
+		if (*p < 0x80)
+			return -1; /* a raw control byte: the writer escapes it */
+		{
+			int k = utf8_len(p, c->end);
+
+			if (k == 0)
+				return -1; /* not UTF-8: the writer writes U+FFFD */
+			*plain_only = false;
+			p += k;
+		}
+	}
+	*s = c->w + 1;
+	*n = (size_t)(p - (c->p + 1));
+	memmove(c->w, c->p, (size_t)(p + 1 - c->p));
+	c->w += p + 1 - c->p;
+	c->p = p + 1;
+	return 0;
+}
+
+static int canon_value(canon *c, int depth, bool top);
+
+/* a whole number in plain digits below 2^53, as write_value writes it; nothing else */
+static int canon_number(canon *c)
+{
+	const unsigned char *p = c->p, *digits;
+
+	if (p < c->end && *p == '-')
+		p++;
+	digits = p;
+	while (p < c->end && *p >= '0' && *p <= '9')
+		p++;
+	if (p == digits || p - digits > 15 || (*digits == '0' && p - digits > 1) ||
+	    (*digits == '0' && digits > c->p))
+		return -1; /* none, too long to be sure, a leading zero, or -0 */
+	if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E'))
+		return -1;
+	memmove(c->w, c->p, (size_t)(p - c->p));
+	c->w += p - c->p;
+	c->p = p;
+	return 0;
+}
+
+static int canon_word(canon *c, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0)
+		return -1;
+	memmove(c->w, word, n);
+	c->w += n;
+	c->p += n;
+	return 0;
+}
+
+/* the members a lock's id leaves out (el_lock_canonical) */
+static bool canon_skipped(const unsigned char *key, size_t n)
+{
+	return (n == 2 && memcmp(key, "id", 2) == 0) || (n == 7 && memcmp(key, "created", 7) == 0) ||
+	       (n == 6 && memcmp(key, "verify", 6) == 0);
+}
+
+static int canon_object(canon *c, int depth, bool top)
+{
+	const unsigned char *prev = NULL;
+	size_t prev_n = 0;
+	bool first = true;
+
+	*c->w++ = *c->p++;
+	canon_space(c);
+	if (c->p < c->end && *c->p == '}') {
+		*c->w++ = *c->p++;
+		return 0;
+	}
+	for (;;) {
+		unsigned char *mark = c->w;
+		const unsigned char *key;
+		size_t n;
+		bool plain_key;
+		int cmp;
+
+		if (!first)
+			*c->w++ = ',';
+		if (canon_string(c, &key, &n, &plain_key) != 0 || !plain_key)
+			return -1;
+		/* keys in strictly increasing order, as the writer sorts them */
+		cmp = prev ? memcmp(prev, key, prev_n < n ? prev_n : n) : -1;
+		if (prev && (cmp > 0 || (cmp == 0 && prev_n >= n)))
+			return -1;
+		canon_space(c);
+		if (c->p >= c->end || *c->p != ':')
+			return -1;
+		*c->w++ = *c->p++;
+		if (canon_value(c, depth + 1, false) != 0)
+			return -1;
+		if (top && canon_skipped(key, n)) {
+			c->w = mark; /* not part of what the id names: the next member is written over it */
+		} else {
+			first = false;
+			prev = key; /* in the output, which only a skipped member rewrites */
+			prev_n = n;
+		}
+		canon_space(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			canon_space(c);
+			continue;
+		}
+		if (c->p < c->end && *c->p == '}') {
+			*c->w++ = *c->p++;
+			return 0;
+		}
+		return -1;
+	}
+}
+
+static int canon_array(canon *c, int depth)
+{
+	*c->w++ = *c->p++;
+	canon_space(c);
+	if (c->p < c->end && *c->p == ']') {
+		*c->w++ = *c->p++;
+		return 0;
+	}
+	for (;;) {
+		if (canon_value(c, depth + 1, false) != 0)
+			return -1;
+		canon_space(c);
+		if (c->p < c->end && *c->p == ',') {
+			*c->w++ = *c->p++;
+			continue;
+		}
+		if (c->p < c->end && *c->p == ']') {
+			*c->w++ = *c->p++;
+			return 0;
+		}
+		return -1;
+	}
+}
+
+static int canon_value(canon *c, int depth, bool top)
+{
+	const unsigned char *s;
+	size_t n;
+	bool plain_only;
+
+	canon_space(c);
+	if (c->p >= c->end || depth > 64)
+		return -1;
+	switch (*c->p) {
+	case '{':
+		return canon_object(c, depth, top);
+	case '[':
+		return canon_array(c, depth);
+	case '"':
+		return canon_string(c, &s, &n, &plain_only);
+	case 't':
+		return canon_word(c, "true");
+	case 'f':
+		return canon_word(c, "false");
+	case 'n':
+		return canon_word(c, "null");
+	default:
+		return canon_number(c);
+	}
+}
+
+int el_lock_canonical_text(char *text, size_t *len)
+{
+	canon c;
+
+	/* in place: the canonical form only leaves bytes out, so the writer never passes the reader */
+	c.p = (const unsigned char *)text;
+	c.end = c.p + *len;
+	c.w = (unsigned char *)text;
+	canon_space(&c);
+	if (c.p >= c.end || *c.p != '{' || canon_value(&c, 0, true) != 0)
+		return -1;
+	*len = (size_t)((char *)c.w - text);
+	return 0;
+}

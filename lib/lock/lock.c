@@ -1,5 +1,6 @@
 /* envlock_lock: load a lock, write one (envlock_lock_probe is in lib/probe). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,8 +44,10 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 {
 	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
 	const char *end = NULL;
+	char hex[EL_SHA256_HEX];
 	envlock_lock *lock;
 	cJSON *doc, *ver;
+	bool canonical;
 	int rc;
 
 	*out = NULL;
@@ -80,6 +83,10 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 					    path, CJSON_NESTING_LIMIT);
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not valid JSON (line %zu)", path, line);
 	}
+	/* every command says when a lock's id is not its content's: the id from the text, when it can be */
+	canonical = el_lock_canonical_text(b.data, &b.len) == 0;
+	if (canonical)
+		el_sha256_buf(b.data, b.len, hex);
 	el_buf_release(&b);
 	ver = el_jget(doc, "envlock");
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
@@ -104,7 +111,11 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 		}
 	}
 	lock = el_xcalloc(1, sizeof(*lock));
-	lock->doc = doc;	/* its id is computed when someone asks (envlock_lock_id) */
+	lock->doc = doc;	/* else its id is computed when someone asks (envlock_lock_id) */
+	if (canonical) {
+		snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);
+		lock->id_ready = 1;
+	}
 	*out = lock;
 	return 0;
 }

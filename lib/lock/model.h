@@ -79,6 +79,15 @@ int el_json_write(const cJSON *item, el_buf *out, int indent);
  */
 void el_lock_canonical(envlock_lock *lock, el_buf *out);
 
+/*
+ * Rewrite a lock file's text, in place, into its canonical form (the
+ * bytes el_lock_canonical appends) when the text is as el_json_write
+ * writes each value (every lock envlock wrote), and set *len to its
+ * length: no document is written. -1 when the text is in any other form
+ * (then the text is garbage, and the id is computed from the document).
+ */
+int el_lock_canonical_text(char *text, size_t *len);
+
 /* Compute lock->id from the document (without "id", "created" and "verify"); the document is unchanged. */
 void el_lock_compute_id(envlock_lock *lock);
 

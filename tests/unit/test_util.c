@@ -158,6 +158,115 @@ static void lock_id_ignores_created_and_id(void **state)
 	cJSON_Delete(b.doc);
 }
 
+/*
+ * The canonical form read from a lock's text (the id every load computes)
+ * against the one written from its document: the same bytes whenever the
+ * text path says yes, and a no for every form it cannot prove the same.
+ */
+static int text_and_document(const char *text, char *why, size_t whylen)
+{
+	el_buf fromdoc = EL_BUF_INIT((size_t)1 << 30);
+	envlock_lock l = { 0 };
+	size_t n = strlen(text);
+	char *copy = strdup(text);
+	int rc;
+
+	l.doc = cJSON_Parse(text);
+	assert_non_null(l.doc);
+	el_lock_canonical(&l, &fromdoc);
+	rc = el_lock_canonical_text(copy, &n);
+	if (rc == 0 && (n != fromdoc.len || memcmp(copy, fromdoc.data, n) != 0))
+		snprintf(why, whylen, "text gives %.*s, document %s", (int)n, copy, fromdoc.data);
+	else
+		why[0] = '\0';
+	free(copy);
+	el_buf_release(&fromdoc);
+	cJSON_Delete(l.doc);
+	return rc;
+}
+
+static void canonical_text_is_the_writers(void **state)
+{
+	const char *same[] = {
+		"{}",
+		"{\"a\":1}",
+		"{\n  \"created\": \"2020-01-01T00:00:00Z\",\n  \"envlock\": 1,\n  \"id\": \"sha256:x\",\n  \"verify\": {\"steps\": 3}\n}\n",
+		"{\"id\":\"x\",\"z\":[1, -2, 0, true, false, null, [], {}, \"q\\\"\\\\\\n\\t\\u001f\"]}",
+		"{\"a\":{\"b\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d\",\"c\":123456789012345}}",
+		"{\"aa\":1,\"ab\":2,\"b\":{\"a\":1,\"ab\":2,\"b\":3}}",
+		"{ \"x\" : [ 1 , 2 ] , \"y\" :{ } }",
+	};
+	const char *other[] = {
+		"{\"b\":1,\"a\":2}",              /* keys out of order: the writer sorts them */
+		"{\"a\":1,\"a\":2}",              /* a repeated key */
+		"{\"a\":1.5}",                    /* not a whole number */
+		"{\"a\":1e3}",
+		"{\"a\":-0}",
+		"{\"a\":01}",
+		"{\"a\":1234567890123456}",       /* 16 digits: past what the text path proves */
+		"{\"a\":\"\\/\"}",                /* an escape the writer does not write */
+		"{\"a\":\"\\u00e9\"}",
+		"{\"a\":\"\\u0041\"}",
+		"{\"a\":\"\\u000a\"}",            /* \n has a short form */
+		"{\"a\":\"\\u001F\"}",            /* upper-case hex */
+		"{\"a\":\"\xff\"}",               /* not UTF-8: the writer writes U+FFFD */
+		"{\"a\":\"\xc0\xaf\"}",           /* overlong */
+		"{\"a\\u0062\":1}",               /* an escape in a key */
+		"{\"a\":\"\\u0000\"}",
+		"[1]",
+		"\xef\xbb\xbf{}",                 /* a byte order mark */
+	};
+	char why[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		if (text_and_document(same[i], why, sizeof(why)) != 0)
+			fail_msg("the text path refused %s", same[i]);
+		if (why[0])
+			fail_msg("%s", why);
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		char *copy = strdup(other[i]);
+		size_t n = strlen(copy);
+
+		if (el_lock_canonical_text(copy, &n) == 0)
+			fail_msg("the text path took %s", other[i]);
+		free(copy);
+	}
+	/* every golden lock, and its id as envlock_lock_load gives it */
+	const char *golden[] = { "broken", "cuda92-cudnn7", "mmpose-container", "no-nvidia", "ubuntu1604-mmdet" };
+	for (size_t i = 0; i < sizeof(golden) / sizeof(golden[0]); i++) {
+		char path[256], *text;
+		envlock_ctx *ctx;
+		envlock_lock *lock;
+		FILE *f;
+		long len;
+
+		snprintf(path, sizeof(path), "tests/golden/%s.lock.json", golden[i]);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		rewind(f);
+		text = calloc(1, (size_t)len + 1);
+		assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+		fclose(f);
+		assert_int_equal(text_and_document(text, why, sizeof(why)), 0);
+		if (why[0])
+			fail_msg("%s: %s", path, why);
+		free(text);
+		assert_int_equal(envlock_ctx_new(&ctx), 0);
+		assert_int_equal(envlock_lock_load(&lock, ctx, path), 0);
+		assert_true(lock->id_ready); /* from the text, at load */
+		char fromtext[sizeof(lock->id)];
+		memcpy(fromtext, lock->id, sizeof(fromtext));
+		el_lock_compute_id(lock);
+		assert_string_equal(fromtext, lock->id);
+		envlock_lock_free(lock);
+		envlock_ctx_free(ctx);
+	}
+}
+
 static void root_resolves_like_a_chroot(void **state)
 {
 	char *dir = unit_tmpdir(), *out = NULL;
@@ -498,6 +607,7 @@ int main(void)
 		cmocka_unit_test(py_assign_and_headers),
 		cmocka_unit_test(json_writer_sorts_and_escapes),
 		cmocka_unit_test(lock_id_ignores_created_and_id),
+		cmocka_unit_test(canonical_text_is_the_writers),
 		cmocka_unit_test(root_resolves_like_a_chroot),
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),

@@ -329,6 +329,7 @@ int el_elf_read(int fd, el_elf_info *out)
 	rc = 0;
 	if (!dynph)
 		goto done;
+	out->dynamic = 1;
 	t = el_xcalloc(1, sizeof(*t));
 	t->soname = t->rpath = t->runpath = t->verneed = t->verdef = DYN_NONE;
 	if ((rc = read_dynamic(&f, dynph, t, out)) == 0)

@@ -25,6 +25,7 @@ typedef struct {
 	int machine;         /* e_machine */
 	int big_endian;
 	int type;            /* e_type: ET_DYN, ET_EXEC, ... */
+	int dynamic;         /* has a PT_DYNAMIC segment (not statically linked) */
 	unsigned long flags_1; /* DT_FLAGS_1 (DF_1_NODEFLIB, ...) */
 	char *soname;        /* malloc'd, NULL when the file has none */
 	char **needed;       /* DT_NEEDED names, malloc'd, NULL-terminated (NULL when none) */

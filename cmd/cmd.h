@@ -50,6 +50,7 @@ int cmd_import(int argc, char **argv, envlock_ctx *ctx);
 int cmd_restore(int argc, char **argv, envlock_ctx *ctx);
 int cmd_report(int argc, char **argv, envlock_ctx *ctx);
 int cmd_verify(int argc, char **argv, envlock_ctx *ctx);
+int cmd_ldd(int argc, char **argv, envlock_ctx *ctx);
 
 /*
  * The exit status for a library code a command returned: every

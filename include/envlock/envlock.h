@@ -16,5 +16,6 @@
 #include "report.h"
 #include "verify.h"
 #include "save.h"
+#include "ldd.h"
 
 #endif

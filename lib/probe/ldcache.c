@@ -1,13 +1,9 @@
 /*
- * /etc/ld.so.cache as glibc's ldconfig writes it (sysdeps/generic/dl-cache.h):
- * the "glibc-ld.so.cache1.1" format (glibc >= 2.32 writes only this), or
- * the older "ld.so-1.7.0" table followed by the new one, 8-byte aligned
- * (Ubuntu 16.04). String offsets in both tables count from the new
- * header, which doubles as string[0] of the old table. Also the loader's
- * configured directories from /etc/ld.so.conf and its includes.
+ * The loader's cache as the lock records it: /etc/ld.so.cache, parsed by
+ * util/ldcache.c for the next probes, and the loader's configured
+ * directories from /etc/ld.so.conf and its includes.
  */
 #include <fnmatch.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,118 +11,6 @@
 #include "probe.h"
 #include "util/text.h"
 #include "util/xalloc.h"
-
-#define EL_LIMIT_LDCACHE (64u << 20)
-#define OLD_MAGIC "ld.so-1.7.0"
-#define NEW_MAGIC "glibc-ld.so.cache1.1"
-#define NEW_HEADER 48
-#define NEW_ENTRY 24
-#define OLD_ENTRY 12
-
-typedef struct {
-	char *soname;
-	char *path;
-} ld_entry;
-
-struct el_ldcache {
-	ld_entry *entries;
-	size_t count;
-	int format_old;
-};
-
-static uint32_t u32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4); /* the cache is written in the host's byte order */
-	return v;
-}
-
-/* NUL-terminated string at offset off of [base, end), or NULL. */
-static const char *str_at(const unsigned char *base, const unsigned char *end, uint32_t off)
-{
-	const unsigned char *s = base + off;
-
-	if (off >= (size_t)(end - base) || !memchr(s, '\0', (size_t)(end - s)))
-		return NULL;
-	return (const char *)s;
-}
-
-int el_ldcache_parse(el_ldcache **out, const char *data, size_t len)
-{
-	const unsigned char *d = (const unsigned char *)data, *end = d + len, *hdr = d;
-	uint32_t nlibs;
-	el_ldcache *c;
-	int old = 0;
-
-	*out = NULL;
-	if (len >= sizeof(OLD_MAGIC) - 1 + 5 && memcmp(d, OLD_MAGIC, sizeof(OLD_MAGIC) - 1) == 0) {
-		uint32_t nold = u32(d + 12);
-		size_t off = 16 + (size_t)nold * OLD_ENTRY;
-
-		if (nold > len / OLD_ENTRY)
-			return ENVLOCK_EPARSE;
-		off = (off + 7) & ~(size_t)7;
-		if (off > len)
-			return ENVLOCK_EPARSE;
-		hdr = d + off;
-		old = 1;
-	}
-	if ((size_t)(end - hdr) < NEW_HEADER || memcmp(hdr, NEW_MAGIC, sizeof(NEW_MAGIC) - 1) != 0)
-		return ENVLOCK_EPARSE;
-	nlibs = u32(hdr + 20);
-	if (nlibs > (size_t)(end - hdr - NEW_HEADER) / NEW_ENTRY)
-		return ENVLOCK_EPARSE;
-	c = el_xcalloc(1, sizeof(*c));
-	c->entries = el_xcalloc(nlibs ? nlibs : 1, sizeof(*c->entries));
-	c->format_old = old;
-	for (uint32_t i = 0; i < nlibs; i++) {
-		const unsigned char *e = hdr + NEW_HEADER + (size_t)i * NEW_ENTRY;
-		const char *key = str_at(hdr, end, u32(e + 4)), *val = str_at(hdr, end, u32(e + 8));
-
-		if (!key || !val) {
-			el_ldcache_free(c);
-			return ENVLOCK_EPARSE;
-		}
-		c->entries[c->count].soname = el_xstrdup(key);
-		c->entries[c->count].path = el_xstrdup(val);
-		c->count++;
-	}
-	*out = c;
-	return 0;
-}
-
-const char *el_ldcache_lookup(const el_ldcache *c, const char *soname)
-{
-	/* first match wins, as in the loader (entries for other ABIs come later) */
-	for (size_t i = 0; c && i < c->count; i++)
-		if (strcmp(c->entries[i].soname, soname) == 0)
-			return c->entries[i].path;
-	return NULL;
-}
-
-size_t el_ldcache_count(const el_ldcache *c)
-{
-	return c ? c->count : 0;
-}
-
-void el_ldcache_entry(const el_ldcache *c, size_t i, const char **soname, const char **path)
-{
-	*soname = c->entries[i].soname;
-	*path = c->entries[i].path;
-}
-
-void el_ldcache_free(el_ldcache *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->count; i++) {
-		free(c->entries[i].soname);
-		free(c->entries[i].path);
-	}
-	free(c->entries);
-	free(c);
-}
 
 /* Read an ld.so.conf file: directories, and "include GLOB" lines (depth-limited). */
 static void read_conf(el_probe *p, const char *path, cJSON *dirs, int depth)
@@ -182,7 +66,7 @@ void el_probe_ldconfig(el_probe *p)
 	static const char path[] = "/etc/ld.so.cache";
 	cJSON *system = el_probe_section(p, "system");
 	cJSON *ld = el_jset_obj(system, "ld_cache");
-	el_buf b = EL_BUF_INIT(EL_LIMIT_LDCACHE);
+	el_buf b = EL_BUF_INIT(EL_LDCACHE_LIMIT);
 	int rc = el_probe_read(p, path, &b);
 
 	if (rc == ENVLOCK_ENOTFOUND) {
@@ -194,8 +78,8 @@ void el_probe_ldconfig(el_probe *p)
 		el_jset_str(ld, "status", "unreadable");
 	} else {
 		el_jset_str(ld, "status", "present");
-		el_jset_str(ld, "format", p->ldcache->format_old ? "old+new" : "new");
-		el_jset_int(ld, "entries", (long long)p->ldcache->count);
+		el_jset_str(ld, "format", el_ldcache_format_old(p->ldcache) ? "old+new" : "new");
+		el_jset_int(ld, "entries", (long long)el_ldcache_count(p->ldcache));
 	}
 	el_jset_str(ld, "path", path);
 	read_conf(p, "/etc/ld.so.conf", el_jset_arr(system, "ld_so_conf"), 0);

@@ -13,14 +13,13 @@
 #include "envlock/lock.h"
 #include "util/buf.h"
 #include "util/hashcache.h"
+#include "util/ldcache.h"
 #include "util/root.h"
 
 /* Read limits for the files probes read. */
 #define EL_LIMIT_SMALL (64u << 10)  /* os-release, version files, /proc entries */
 #define EL_LIMIT_TEXT (1u << 20)    /* headers, METADATA, conda-meta records */
 #define EL_LIMIT_RECORD (8u << 20)  /* one conda-meta record with its file list */
-
-typedef struct el_ldcache el_ldcache;
 
 /* The Python environment chosen for pip and frameworks (python.c). */
 typedef struct {
@@ -90,15 +89,6 @@ int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *
  */
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		       const char *const prefixes[]);
-
-/* ld.so.cache (ldcache.c). */
-int el_ldcache_parse(el_ldcache **out, const char *data, size_t len);
-/* The path the cache maps soname to, or NULL (borrowed). */
-const char *el_ldcache_lookup(const el_ldcache *c, const char *soname);
-size_t el_ldcache_count(const el_ldcache *c);
-/* Entry i's soname and path (borrowed). */
-void el_ldcache_entry(const el_ldcache *c, size_t i, const char **soname, const char **path);
-void el_ldcache_free(el_ldcache *c);
 
 /* The probes, in the order envlock_lock_probe (lock.c) runs them. */
 void el_probe_environ(el_probe *p);   /* environ.c: reads proc/self/environ, writes "env" */

@@ -1,0 +1,209 @@
+/*
+ * lib/util/elf.c: what it reads from libraries the real gcc builds
+ * (checked against readelf), and that hostile files (truncated, bytes
+ * flipped, tables pointing anywhere) are refused or read without any
+ * read outside the file (make asan runs this under the sanitizers).
+ */
+#include <fcntl.h>
+
+#include "unit.h"
+#include "util/buf.h"
+#include "util/elf.h"
+#include "util/spawn.h"
+
+static bool run(const char *const *argv)
+{
+	el_buf b = EL_BUF_INIT(1 << 16);
+	int status = -1, rc = el_spawn(argv, 60000, &b, &status);
+
+	if (rc != 0 || status != 0)
+		print_message("%s failed: %s\n", argv[0], el_buf_cstr(&b));
+	el_buf_release(&b);
+	return rc == 0 && status == 0;
+}
+
+/*
+ * dir/libv.so.1: soname libv.so.1, DT_RUNPATH "$ORIGIN/../lib:/opt/x",
+ * DT_VERDEF V_1 and V_2 (a version script), and a DT_VERNEED on libc's
+ * GLIBC_2.2.5 (every x86_64 program needs it through its libc calls).
+ */
+static bool build_versioned(const char *dir)
+{
+	char src[4200], map[4200], out[4200];
+	const char *argv[] = { "cc", "-shared", "-fPIC", "-o", out, src, "-Wl,-soname,libv.so.1",
+			       "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib:/opt/x", NULL, NULL };
+	char vs[4300];
+
+	snprintf(src, sizeof(src), "%s/v.c", dir);
+	snprintf(map, sizeof(map), "%s/v.map", dir);
+	snprintf(out, sizeof(out), "%s/libv.so.1", dir);
+	snprintf(vs, sizeof(vs), "-Wl,--version-script=%s", map);
+	argv[8] = vs;
+	unit_write(dir, "v.c", "#include <stdio.h>\nint v1(void) { return puts(\"1\"); }\nint v2(void) { return 2; }\n", -1);
+	unit_write(dir, "v.map", "V_1 { global: v1; local: *; };\nV_2 { global: v2; } V_1;\n", -1);
+	return run(argv);
+}
+
+static el_elf_info read_path(const char *path, int *rc)
+{
+	el_elf_info info;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	*rc = el_elf_read(fd, &info);
+	close(fd);
+	return info;
+}
+
+static void reads_what_gcc_wrote(void **state)
+{
+	char *dir = unit_tmpdir(), path[4200];
+	el_elf_info info;
+	int rc, glibc = 0;
+
+	(void)state;
+	if (!build_versioned(dir)) {
+		print_message("skipped: no working cc to build an ELF library\n");
+		unit_rmtree(dir);
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/libv.so.1", dir);
+	info = read_path(path, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(info.soname, "libv.so.1");
+	assert_null(info.rpath);
+	assert_string_equal(info.runpath, "$ORIGIN/../lib:/opt/x");
+	assert_null(info.interp);
+	assert_non_null(info.verdef);
+	assert_string_equal(info.verdef[0], "V_1");
+	assert_string_equal(info.verdef[1], "V_2");
+	assert_null(info.verdef[2]);
+	for (size_t i = 0; i < info.nverneed; i++)
+		if (strcmp(info.verneed[i].file, "libc.so.6") == 0 &&
+		    strcmp(info.verneed[i].version, "GLIBC_2.2.5") == 0)
+			glibc = !info.verneed[i].weak;
+	if (info.machine == 62) /* EM_X86_64: the only ABI whose oldest version name is known here */
+		assert_true(glibc);
+	el_elf_info_release(&info);
+	unit_rmtree(dir);
+}
+
+static void reads_a_program(void **state)
+{
+	el_elf_info info;
+	int rc;
+
+	(void)state;
+	/* /bin/sh: PT_INTERP, DT_NEEDED libc, no soname */
+	info = read_path("/bin/sh", &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(info.interp);
+	assert_true(info.interp[0] == '/');
+	assert_non_null(info.needed);
+	assert_null(info.soname);
+	el_elf_info_release(&info);
+}
+
+static void write_bytes(const char *path, const unsigned char *d, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(d, 1, n, f), n);
+	fclose(f);
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *d;
+	long len;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	d = malloc((size_t)len);
+	assert_non_null(d);
+	assert_int_equal(fread(d, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return d;
+}
+
+/*
+ * Truncated at every length up to the end of its tables, and with bytes
+ * flipped at fixed pseudo-random places: each is read or refused, never
+ * read past (asan), never crashes.
+ */
+static void hostile_files(void **state)
+{
+	char *dir = unit_tmpdir(), src[4200], bad[4200];
+	unsigned char *d, *m;
+	size_t n, refused = 0;
+	uint32_t seed = 14;
+	el_elf_info info;
+	int rc;
+
+	(void)state;
+	if (!build_versioned(dir)) {
+		print_message("skipped: no working cc to build an ELF library\n");
+		unit_rmtree(dir);
+		skip();
+	}
+	snprintf(src, sizeof(src), "%s/libv.so.1", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.so", dir);
+	d = slurp(src, &n);
+	for (size_t len = 0; len < n; len += len < 2048 ? 1 : 397) {
+		write_bytes(bad, d, len);
+		info = read_path(bad, &rc);
+		refused += rc != 0;
+		el_elf_info_release(&info);
+	}
+	assert_true(refused > 0);
+	m = malloc(n);
+	assert_non_null(m);
+	for (int round = 0; round < 400; round++) {
+		memcpy(m, d, n);
+		for (int k = 0; k < 8; k++) {
+			size_t at;
+
+			seed = seed * 1103515245u + 12345u;
+			/* most flips land in the headers and the dynamic tables, where the offsets are */
+			at = (seed >> 8) % (n < 8192 ? n : 8192);
+			m[at] = (unsigned char)(seed >> 3);
+		}
+		write_bytes(bad, m, n);
+		info = read_path(bad, &rc);
+		el_elf_info_release(&info);
+	}
+	/* a 64-bit file that says it is 32-bit: read as ELF32 or refused, never past the end */
+	memcpy(m, d, n);
+	m[4] = 1;
+	write_bytes(bad, m, n);
+	info = read_path(bad, &rc);
+	if (rc == 0)
+		assert_int_equal(info.bits, 32);
+	el_elf_info_release(&info);
+	/* garbage and an empty file */
+	write_bytes(bad, (const unsigned char *)"\177ELF\002\001\001garbage", 14);
+	info = read_path(bad, &rc);
+	assert_int_equal(rc, ENVLOCK_EPARSE);
+	write_bytes(bad, (const unsigned char *)"", 0);
+	info = read_path(bad, &rc);
+	assert_int_equal(rc, ENVLOCK_EPARSE);
+	free(m);
+	free(d);
+	unit_rmtree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(reads_what_gcc_wrote),
+		cmocka_unit_test(reads_a_program),
+		cmocka_unit_test(hostile_files),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

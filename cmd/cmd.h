@@ -107,8 +107,8 @@ void cmd_push_arg(const char ***list, size_t *n, const char *arg);
  * <why>" for too many files or --root with a file; or the library's code
  * of a failed load or probe (for the command to return).
  */
-int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
-		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out);
+int cmd_lock_arg(envlock_lock **out, envlock_ctx *ctx, const char *name, int argc,
+		 char **argv, int optind_, const envlock_probe_opts *opts);
 
 /*
  * ENVLOCK_PRINT_COLOR for stdout on a terminal, unless NO_COLOR is set

@@ -172,7 +172,7 @@ static int bundle_verify(int argc, char **argv, envlock_ctx *ctx)
 
 	if ((rc = verb_options("bundle verify", argc, argv, NULL)) >= 0)
 		return rc;
-	rc = envlock_bundle_verify(ctx, argv[optind], stdout, &rep);
+	rc = envlock_bundle_verify(&rep, ctx, argv[optind], stdout);
 	if (rc != 0) {
 		cmd_error("bundle verify: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;

@@ -45,7 +45,7 @@ int cmd_check(int argc, char **argv, envlock_ctx *ctx)
 		default: return cmd_bad_option("check", argv, usage);
 		}
 	}
-	if ((rc = cmd_lock_arg("check", argc, argv, optind, &opts, ctx, &lock)) != 0 ||
+	if ((rc = cmd_lock_arg(&lock, ctx, "check", argc, argv, optind, &opts)) != 0 ||
 	    (rc = rules_path ? envlock_rules_load(&rules, ctx, rules_path) : envlock_rules_load_default(&rules, ctx)) != 0 ||
 	    (rc = envlock_check(&found, ctx, rules, lock)) != 0 ||
 	    (rc = json ? envlock_show_findings_json(found, ctx, stdout)

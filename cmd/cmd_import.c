@@ -40,7 +40,7 @@ int cmd_import(int argc, char **argv, envlock_ctx *ctx)
 		usage(stderr);
 		return CMD_USAGE;
 	}
-	if ((c = envlock_import(&lock, ctx, argv[optind], &kind)) != 0) {
+	if ((c = envlock_import(&lock, &kind, ctx, argv[optind])) != 0) {
 		/* a file that cannot be read is refused as every command refuses an unreadable lockfile */
 		if (c == ENVLOCK_ENOTFOUND || c == ENVLOCK_EIO || c == ENVLOCK_EINVAL)
 			return c;

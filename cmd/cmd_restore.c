@@ -217,7 +217,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		goto out;
 	}
 	/* with --json, stdout holds only the JSON: the comparison goes to stderr */
-	if (envlock_restore_remaining(plan, ctx, lock, json ? stderr : stdout, json ? 0 : flags, &breaking) != 0) {
+	if (envlock_restore_remaining(&breaking, plan, ctx, lock, json ? stderr : stdout, json ? 0 : flags) != 0) {
 		cmd_error("restore: checking the result: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto out;

@@ -32,7 +32,7 @@ int cmd_show(int argc, char **argv, envlock_ctx *ctx)
 		default: return cmd_bad_option("show", argv, usage);
 		}
 	}
-	if ((rc = cmd_lock_arg("show", argc, argv, optind, &opts, ctx, &lock)) == 0)
+	if ((rc = cmd_lock_arg(&lock, ctx, "show", argc, argv, optind, &opts)) == 0)
 		rc = envlock_show_print(lock, ctx, stdout);
 	envlock_lock_free(lock);
 	return rc;

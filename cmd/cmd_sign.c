@@ -93,7 +93,7 @@ int cmd_sign(int argc, char **argv, envlock_ctx *ctx)
 	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, file, usage_sign, ctx, &lock,
 			      &path)) != CMD_OK)
 		goto done;
-	if ((file ? envlock_sign_file(ctx, argv[optind], key, path, &res) : envlock_sign(ctx, lock, key, path, &res)) != 0) {
+	if ((file ? envlock_sign_file(&res, ctx, argv[optind], key, path) : envlock_sign(&res, ctx, lock, key, path)) != 0) {
 		cmd_error("sign: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto done;
@@ -135,8 +135,8 @@ int cmd_verify_sig(int argc, char **argv, envlock_ctx *ctx)
 			      &path)) != CMD_OK)
 		goto done;
 	/* an input that cannot be read is an error (2), not a signature that fails (1) */
-	if ((rc = file ? envlock_verify_sig_file(ctx, argv[optind], path, pub, &rep)
-		       : envlock_verify_sig(ctx, lock, path, pub, &rep)) != 0)
+	if ((rc = file ? envlock_verify_sig_file(&rep, ctx, argv[optind], path, pub)
+		       : envlock_verify_sig(&rep, ctx, lock, path, pub)) != 0)
 		goto done;
 	if (rep.valid) {
 		if (file)
@@ -179,7 +179,7 @@ int cmd_keygen(int argc, char **argv, envlock_ctx *ctx)
 		usage_keygen(stderr);
 		return CMD_USAGE;
 	}
-	if ((rc = envlock_keygen(ctx, prefix, force, &res)) != 0) {
+	if ((rc = envlock_keygen(&res, ctx, prefix, force)) != 0) {
 		cmd_error("keygen: %s%s", envlock_error_last(ctx),
 			  rc == ENVLOCK_EEXISTS ? "; --force replaces the key pair" : "");
 		rc = CMD_FAIL;

@@ -143,8 +143,8 @@ int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 	return 0;
 }
 
-int cmd_lock_arg(const char *name, int argc, char **argv, int optind_,
-		 const envlock_probe_opts *opts, envlock_ctx *ctx, envlock_lock **out)
+int cmd_lock_arg(envlock_lock **out, envlock_ctx *ctx, const char *name, int argc,
+		 char **argv, int optind_, const envlock_probe_opts *opts)
 {
 	*out = NULL;
 	if (argc - optind_ > 1) {

@@ -50,12 +50,12 @@ typedef struct {
 
 /**
  * Stream through the archive, recompute every digest and compare with its
- * manifest and the lock id. Each problem is printed to out as one line
+ * manifest and the lock id. Each problem is printed to stream as one line
  * ("<path>: <what>"); returns 0 when the archive could be read (check
  * report->problems), or an error code for an unreadable archive.
  */
-ENVLOCK_EXTERN(int) envlock_bundle_verify(envlock_ctx *ctx, const char *archive,
-					  FILE *out, envlock_bundle_report *report);
+ENVLOCK_EXTERN(int) envlock_bundle_verify(envlock_bundle_report *report, envlock_ctx *ctx,
+					  const char *archive, FILE *stream);
 
 /** Print the manifest's entries (path, type, size, digest), or as JSON. */
 ENVLOCK_EXTERN(int) envlock_bundle_list(envlock_ctx *ctx, const char *archive, FILE *out, int json);

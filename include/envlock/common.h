@@ -5,6 +5,14 @@
  * negative ENVLOCK_E* code for an expected failure; the one-line detail
  * (lowercase, no final period, naming the file) is then available from
  * envlock_error_last(ctx) until the next failing call.
+ *
+ * Arguments come in one order everywhere: out-parameters first, then
+ * ctx, then the inputs (envlock_lock_load(&lock, ctx, path)). A call that
+ * acts on an object of its own module and has no out-parameter takes that
+ * object first (envlock_lock_write(lock, ctx, path)); a FILE * to print
+ * to is an input. What comes back through an out-parameter belongs to
+ * the caller, who frees it with the matching envlock_<thing>_free() or
+ * _release() (NULL is fine).
  */
 #ifndef ENVLOCK_COMMON_H
 #define ENVLOCK_COMMON_H

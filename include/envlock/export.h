@@ -75,7 +75,7 @@ typedef enum {
  * with ENVLOCK_ENOTFOUND, ENVLOCK_EIO or ENVLOCK_EINVAL (not a regular
  * file) and "'<path>': <why>". kind may be NULL.
  */
-ENVLOCK_EXTERN(int) envlock_import(envlock_lock **out, envlock_ctx *ctx, const char *path,
-				   envlock_import_kind *kind);
+ENVLOCK_EXTERN(int) envlock_import(envlock_lock **out, envlock_import_kind *kind,
+				   envlock_ctx *ctx, const char *path);
 
 #endif

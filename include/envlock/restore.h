@@ -112,11 +112,12 @@ ENVLOCK_EXTERN(int) envlock_restore_apply(envlock_restore *r, envlock_ctx *ctx, 
  * After apply: probe this machine again, compare it with lock (the one
  * planned from) over the sections restore works on — gpu, cuda, cudnn,
  * python, conda, pip, frameworks — and print the risky and breaking
- * differences left, then the verdict. *breaking gets their count.
+ * differences left to stream, then the verdict. *breaking gets their
+ * count.
  */
-ENVLOCK_EXTERN(int) envlock_restore_remaining(envlock_restore *r, envlock_ctx *ctx,
-					      const envlock_lock *lock, FILE *out, unsigned flags,
-					      size_t *breaking);
+ENVLOCK_EXTERN(int) envlock_restore_remaining(size_t *breaking, envlock_restore *r,
+					      envlock_ctx *ctx, const envlock_lock *lock,
+					      FILE *stream, unsigned flags);
 
 /** The log file apply writes (valid after envlock_restore_plan). Borrowed. */
 ENVLOCK_EXTERN(const char *) envlock_restore_log_path(const envlock_restore *r);

@@ -42,8 +42,8 @@ typedef struct {
  * are kept unless force is set (ENVLOCK_EEXISTS, naming the file). Free
  * *out's strings with envlock_keygen_result_release().
  */
-ENVLOCK_EXTERN(int) envlock_keygen(envlock_ctx *ctx, const char *prefix, int force,
-				   envlock_keygen_result *out);
+ENVLOCK_EXTERN(int) envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx,
+				   const char *prefix, int force);
 
 ENVLOCK_EXTERN(void) envlock_keygen_result_release(envlock_keygen_result *r);
 
@@ -60,9 +60,9 @@ typedef struct {
  * key or not an Ed25519 key (the message says which), ENVLOCK_ENOTFOUND,
  * ENVLOCK_EIO.
  */
-ENVLOCK_EXTERN(int) envlock_sign(envlock_ctx *ctx, const envlock_lock *lock,
-				 const char *key_path, const char *sig_path,
-				 envlock_sign_result *out);
+ENVLOCK_EXTERN(int) envlock_sign(envlock_sign_result *out, envlock_ctx *ctx,
+				 const envlock_lock *lock, const char *key_path,
+				 const char *sig_path);
 
 /** The outcome of envlock_verify_sig. */
 typedef struct {
@@ -80,9 +80,9 @@ typedef struct {
  * Unreadable or malformed inputs fail with ENVLOCK_EPARSE,
  * ENVLOCK_ENOTFOUND, ENVLOCK_ELIMIT or ENVLOCK_EIO and a one-line message.
  */
-ENVLOCK_EXTERN(int) envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *lock,
-				       const char *sig_path, const char *pub_path,
-				       envlock_sig_report *report);
+ENVLOCK_EXTERN(int) envlock_verify_sig(envlock_sig_report *report, envlock_ctx *ctx,
+				       const envlock_lock *lock, const char *sig_path,
+				       const char *pub_path);
 
 /**
  * Sign the bytes of the file at path as they are (a release's SHA256SUMS,
@@ -91,15 +91,16 @@ ENVLOCK_EXTERN(int) envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *loc
  * ("sha256:<hex>" of the bytes, in out->lock_id) instead of "lock_id".
  * Files up to 64 MiB (ENVLOCK_ELIMIT beyond); other errors as envlock_sign.
  */
-ENVLOCK_EXTERN(int) envlock_sign_file(envlock_ctx *ctx, const char *path, const char *key_path,
-				      const char *sig_path, envlock_sign_result *out);
+ENVLOCK_EXTERN(int) envlock_sign_file(envlock_sign_result *out, envlock_ctx *ctx,
+				      const char *path, const char *key_path, const char *sig_path);
 
 /**
  * Check a signature envlock_sign_file made: as envlock_verify_sig, with
  * report->lock_id the "sha256:<hex>" of the file's bytes. A signature of
  * a lock is not valid for a file, nor the other way round.
  */
-ENVLOCK_EXTERN(int) envlock_verify_sig_file(envlock_ctx *ctx, const char *path, const char *sig_path,
-					    const char *pub_path, envlock_sig_report *report);
+ENVLOCK_EXTERN(int) envlock_verify_sig_file(envlock_sig_report *report, envlock_ctx *ctx,
+					    const char *path, const char *sig_path,
+					    const char *pub_path);
 
 #endif

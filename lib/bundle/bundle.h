@@ -49,7 +49,7 @@ typedef struct el_bstream el_bstream;
  * file), ENVLOCK_EIO, or ENVLOCK_EPARSE (not a tar archive), the error
  * naming path.
  */
-int el_bstream_open(envlock_ctx *ctx, const char *path, el_bstream **out);
+int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path);
 /* The tar reader: archive_read_next_header(), archive_read_data*(). Borrowed. */
 struct archive *el_bstream_archive(el_bstream *s);
 /* Compressed bytes decoded into what the tar reader has been given so far (for ratio limits). */

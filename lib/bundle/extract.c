@@ -699,7 +699,7 @@ static int check_missing(extractor *x, const cJSON *manifest)
 
 static int open_archive(extractor *x)
 {
-	int rc = el_bstream_open(x->ctx, x->archive, &x->in);
+	int rc = el_bstream_open(&x->in, x->ctx, x->archive);
 
 	if (rc == 0)
 		x->a = el_bstream_archive(x->in);

@@ -12,7 +12,7 @@
 #include "util/xalloc.h"
 
 /* The next entry, which must be the regular file name, read whole (capped). */
-static int read_meta(envlock_ctx *ctx, struct archive *a, const char *archive, const char *name, el_buf *out)
+static int read_meta(el_buf *out, envlock_ctx *ctx, struct archive *a, const char *archive, const char *name)
 {
 	struct archive_entry *e;
 	const void *p;
@@ -37,16 +37,16 @@ static int read_meta(envlock_ctx *ctx, struct archive *a, const char *archive, c
 }
 
 /* Open an archive and read its lock and manifest. */
-static int open_bundle(envlock_ctx *ctx, el_bstream **s, const char *path, el_buf *lock, cJSON **manifest)
+static int open_bundle(el_bstream **s, el_buf *lock, cJSON **manifest, envlock_ctx *ctx, const char *path)
 {
 	el_buf m = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 	int rc;
 
 	*manifest = NULL;
-	if ((rc = el_bstream_open(ctx, path, s)) != 0)
+	if ((rc = el_bstream_open(s, ctx, path)) != 0)
 		return rc;
-	if ((rc = read_meta(ctx, el_bstream_archive(*s), path, EL_BUNDLE_LOCK, lock)) == 0 &&
-	    (rc = read_meta(ctx, el_bstream_archive(*s), path, EL_BUNDLE_MANIFEST, &m)) == 0) {
+	if ((rc = read_meta(lock, ctx, el_bstream_archive(*s), path, EL_BUNDLE_LOCK)) == 0 &&
+	    (rc = read_meta(&m, ctx, el_bstream_archive(*s), path, EL_BUNDLE_MANIFEST)) == 0) {
 		*manifest = cJSON_ParseWithLength(m.data ? m.data : "", m.len);
 		if (!cJSON_IsObject(*manifest) || el_jget_int(*manifest, "envlock_manifest", 0) != 1 ||
 		    !cJSON_IsArray(el_jget(*manifest, "files"))) {
@@ -124,8 +124,8 @@ static int hash_entry(struct archive *a, char hex[EL_SHA256_HEX], long long *siz
 }
 
 /* One entry after the head: compare it with its manifest record. Returns -1 when the archive cannot be read on. */
-static int verify_entry(envlock_ctx *ctx, struct archive *a, struct archive_entry *e, const char *archive,
-			el_bindex *idx, FILE *out, envlock_bundle_report *rep)
+static int verify_entry(envlock_bundle_report *rep, envlock_ctx *ctx, struct archive *a, struct archive_entry *e,
+			const char *archive, el_bindex *idx, FILE *stream)
 {
 	const char *raw = archive_entry_pathname(e), *type;
 	char path[4096];
@@ -137,11 +137,11 @@ static int verify_entry(envlock_ctx *ctx, struct archive *a, struct archive_entr
 	rep->entries++;
 	nd = el_bindex_find(idx, path, strlen(path), 0);
 	if (!nd || !nd->want) {
-		problem(out, rep, path, "in the archive but not in the manifest");
+		problem(stream, rep, path, "in the archive but not in the manifest");
 		return 0;
 	}
 	if (nd->made) {
-		problem(out, rep, path, "appears twice");
+		problem(stream, rep, path, "appears twice");
 		return 0;
 	}
 	nd->made = ft == AE_IFDIR ? EL_MADE_DIR : ft == AE_IFLNK ? EL_MADE_LINK : EL_MADE_FILE;
@@ -157,24 +157,24 @@ static int verify_entry(envlock_ctx *ctx, struct archive *a, struct archive_entr
 			return -1;
 		}
 		if (!el_jget_bool(want, "stored", true))
-			problem(out, rep, path, "stored, but the manifest says it was left out");
+			problem(stream, rep, path, "stored, but the manifest says it was left out");
 		else if (sparse)
-			problem(out, rep, path, "stored as a sparse file, which envlock never writes");
+			problem(stream, rep, path, "stored as a sparse file, which envlock never writes");
 		else if (size != el_jget_int(want, "size", -1) || !el_jget_str(want, "sha256") ||
 			 strcmp(hex, el_jget_str(want, "sha256")) != 0)
-			problem(out, rep, path, "content does not match its sha256 in the manifest");
+			problem(stream, rep, path, "content does not match its sha256 in the manifest");
 	} else if (ft == AE_IFLNK && type && strcmp(type, "symlink") == 0) {
 		const char *t = archive_entry_symlink(e), *wt = el_jget_str(want, "target");
 
 		if (!t || !wt || strcmp(t, wt) != 0)
-			problem(out, rep, path, "symlink target does not match the manifest");
+			problem(stream, rep, path, "symlink target does not match the manifest");
 	} else if (!(ft == AE_IFDIR && type && strcmp(type, "dir") == 0)) {
-		problem(out, rep, path, "entry type does not match the manifest");
+		problem(stream, rep, path, "entry type does not match the manifest");
 	}
 	return 0;
 }
 
-int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envlock_bundle_report *rep)
+int envlock_bundle_verify(envlock_bundle_report *rep, envlock_ctx *ctx, const char *archive, FILE *stream)
 {
 	el_buf lockbuf = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 	cJSON *manifest = NULL;
@@ -187,7 +187,7 @@ int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envl
 
 	memset(rep, 0, sizeof(*rep));
 	memset(&idx, 0, sizeof(idx));
-	if ((rc = open_bundle(ctx, &s, archive, &lockbuf, &manifest)) != 0)
+	if ((rc = open_bundle(&s, &lockbuf, &manifest, ctx, archive)) != 0)
 		goto done;
 	a = el_bstream_archive(s);
 	/* the lock in the bundle is the one the manifest names */
@@ -196,17 +196,17 @@ int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envl
 
 		lock.doc = cJSON_ParseWithLength(lockbuf.data ? lockbuf.data : "", lockbuf.len);
 		if (!cJSON_IsObject(lock.doc)) {
-			problem(out, rep, EL_BUNDLE_LOCK, "not valid JSON");
+			problem(stream, rep, EL_BUNDLE_LOCK, "not valid JSON");
 		} else {
 			el_lock_compute_id(&lock);
 			if (!el_jget_str(manifest, "lock_id") || strcmp(lock.id, el_jget_str(manifest, "lock_id")) != 0)
-				problem(out, rep, EL_BUNDLE_LOCK, "its id does not match the manifest's lock_id");
+				problem(stream, rep, EL_BUNDLE_LOCK, "its id does not match the manifest's lock_id");
 		}
 		cJSON_Delete(lock.doc);
 	}
-	index_manifest(manifest, &idx, out, rep);
+	index_manifest(manifest, &idx, stream, rep);
 	while ((st = archive_read_next_header(a, &e)) == ARCHIVE_OK)
-		if (verify_entry(ctx, a, e, archive, &idx, out, rep) != 0) {
+		if (verify_entry(rep, ctx, a, e, archive, &idx, stream) != 0) {
 			rc = ENVLOCK_EIO;
 			goto done;
 		}
@@ -219,7 +219,7 @@ int envlock_bundle_verify(envlock_ctx *ctx, const char *archive, FILE *out, envl
 		const el_bnode *nd = path && *path ? el_bindex_find(&idx, path, plain_len(path), 0) : NULL;
 
 		if (nd && nd->want == f && !nd->made && el_jget_bool(f, "stored", true))
-			problem(out, rep, nd->path, "in the manifest but missing from the archive");
+			problem(stream, rep, nd->path, "in the manifest but missing from the archive");
 	}
 done:
 	el_bindex_release(&idx);
@@ -236,7 +236,7 @@ int envlock_bundle_list(envlock_ctx *ctx, const char *archive, FILE *out, int js
 	el_bstream *s = NULL;
 	int rc;
 
-	if ((rc = open_bundle(ctx, &s, archive, &lockbuf, &manifest)) == 0) {
+	if ((rc = open_bundle(&s, &lockbuf, &manifest, ctx, archive)) == 0) {
 		if (json) {
 			el_buf b = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 

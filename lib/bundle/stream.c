@@ -218,7 +218,7 @@ static int open_fail(envlock_ctx *ctx, el_bstream *s, int code, const char *why)
 	return rc;
 }
 
-int el_bstream_open(envlock_ctx *ctx, const char *path, el_bstream **out)
+int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 {
 	el_bstream *s = el_xcalloc(1, sizeof(*s));
 	struct stat st;

@@ -222,7 +222,7 @@ static void collect(walk *w, const char *rel)
 }
 
 /* The lock to bundle, as the text of its canonical file. */
-static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, size_t idlen)
+static int lock_text(el_buf *out, char *id, size_t idlen, envlock_ctx *ctx, const walk *w)
 {
 	envlock_lock *lock = NULL;
 	int rc;
@@ -264,7 +264,7 @@ static int lock_text(envlock_ctx *ctx, const walk *w, el_buf *out, char *id, siz
 }
 
 /* MANIFEST.json's text (malloc'd into *out); ENVLOCK_ELIMIT past 64 MiB. */
-static int manifest_text(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, char **out)
+static int manifest_text(char **out, envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id)
 {
 	cJSON *m = el_jnew_obj(), *files;
 	el_buf b = EL_BUF_INIT(EL_BUNDLE_MAX_META);
@@ -354,7 +354,7 @@ static la_ssize_t blob_write(struct archive *a, void *data, const void *buf, siz
 }
 
 /* One regular file's tar entry (header, data, padding) without the archive's end, into out. */
-static int tar_blob(envlock_ctx *ctx, const char *name, const char *data, size_t len, time_t t, el_buf *out)
+static int tar_blob(el_buf *out, envlock_ctx *ctx, const char *name, const char *data, size_t len, time_t t)
 {
 	blob_sink sink = { out, 0 };
 	struct archive *a = tar_writer(&sink, blob_write);
@@ -730,8 +730,8 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 }
 
 /* A tar entry as one compressed frame written at at; its length into *len. */
-static int write_compressed(envlock_ctx *ctx, int fd, off_t at, const el_buf *tar, int level, const char *name,
-			    size_t *len)
+static int write_compressed(size_t *len, envlock_ctx *ctx, int fd, off_t at, const el_buf *tar, int level,
+			    const char *name)
 {
 	size_t cap = ZSTD_compressBound(tar->len), n;
 	char *frame = el_xmalloc(cap);
@@ -748,29 +748,29 @@ static int write_compressed(envlock_ctx *ctx, int fd, off_t at, const el_buf *ta
 }
 
 /* Run A: the lockfile's entry as one compressed frame at the start of fd. */
-static int write_lock_frame(envlock_ctx *ctx, int fd, const el_buf *lock, time_t clamp, int level, off_t *end)
+static int write_lock_frame(off_t *end, envlock_ctx *ctx, int fd, const el_buf *lock, time_t clamp, int level)
 {
 	el_buf tar = EL_BUF_INIT(EL_BUNDLE_MAX_META + (1u << 20));
 	size_t n = 0;
-	int rc = tar_blob(ctx, EL_BUNDLE_LOCK, lock->data, lock->len, clamp, &tar);
+	int rc = tar_blob(&tar, ctx, EL_BUNDLE_LOCK, lock->data, lock->len, clamp);
 
 	if (rc == 0)
-		rc = write_compressed(ctx, fd, 0, &tar, level, EL_BUNDLE_LOCK, &n);
+		rc = write_compressed(&n, ctx, fd, 0, &tar, level, EL_BUNDLE_LOCK);
 	*end = (off_t)n;
 	el_buf_release(&tar);
 	return rc;
 }
 
 /* MANIFEST.json's tar entry, from the digests the walk holds (stand-ins until the files are read). */
-static int manifest_tar(envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id, time_t clamp,
-			el_buf *tar)
+static int manifest_tar(el_buf *tar, envlock_ctx *ctx, const walk *w, const char *name, const char *lock_id,
+			time_t clamp)
 {
 	char *manifest = NULL;
-	int rc = manifest_text(ctx, w, name, lock_id, &manifest);
+	int rc = manifest_text(&manifest, ctx, w, name, lock_id);
 
 	el_buf_reset(tar);
 	if (rc == 0)
-		rc = tar_blob(ctx, EL_BUNDLE_MANIFEST, manifest, strlen(manifest), clamp, tar);
+		rc = tar_blob(tar, ctx, EL_BUNDLE_MANIFEST, manifest, strlen(manifest), clamp);
 	free(manifest);
 	return rc;
 }
@@ -812,7 +812,7 @@ static int copy_body(envlock_ctx *ctx, int src, int dst, off_t off, uint64_t n, 
 	return 0;
 }
 
-static int zout_open(envlock_ctx *ctx, zout *z, int fd, off_t at, const envlock_bundle_opts *opts)
+static int zout_open(zout *z, envlock_ctx *ctx, int fd, off_t at, const envlock_bundle_opts *opts)
 {
 	size_t r;
 
@@ -887,8 +887,8 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 	}
 	if (sde && *sde)
 		clamp = (time_t)strtoll(sde, NULL, 10);
-	if ((rc = write_lock_frame(ctx, fd, lock, clamp, level, &lock_end)) != 0 ||
-	    (rc = manifest_tar(ctx, w, name, lock_id, clamp, &mtar)) != 0)
+	if ((rc = write_lock_frame(&lock_end, ctx, fd, lock, clamp, level)) != 0 ||
+	    (rc = manifest_tar(&mtar, ctx, w, name, lock_id, clamp)) != 0)
 		goto done;
 	room = raw_frame(NULL, mtar.len, NULL);
 	spill = spill_body(&mtar, total);
@@ -904,7 +904,7 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 			goto done;
 		}
 	}
-	if ((rc = zout_open(ctx, &z, body_fd, spill ? 0 : lock_end + (off_t)room, w->opts)) != 0)
+	if ((rc = zout_open(&z, ctx, body_fd, spill ? 0 : lock_end + (off_t)room, w->opts)) != 0)
 		goto done;
 
 	f.w = w;
@@ -934,10 +934,10 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 	if (started == 0 && f.failed)
 		rc = feed_error(ctx, &f);
 	if (rc == 0)
-		rc = manifest_tar(ctx, w, name, lock_id, clamp, &mtar);
+		rc = manifest_tar(&mtar, ctx, w, name, lock_id, clamp);
 	if (rc == 0 && !spill)
 		rc = write_manifest_raw(ctx, fd, lock_end, &mtar, room);
-	if (rc == 0 && spill && (rc = write_compressed(ctx, fd, lock_end, &mtar, level, EL_BUNDLE_MANIFEST, &mlen)) == 0)
+	if (rc == 0 && spill && (rc = write_compressed(&mlen, ctx, fd, lock_end, &mtar, level, EL_BUNDLE_MANIFEST)) == 0)
 		rc = copy_body(ctx, body_fd, fd, lock_end + (off_t)mlen, (uint64_t)z.at, f.slot[0].data);
 	if (f.hashes)
 		el_hashcache_save(f.hashes);
@@ -980,7 +980,7 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 		rc = ENVLOCK_EIO;
 		goto done;
 	}
-	if ((rc = lock_text(ctx, &w, &lock, id, sizeof(id))) != 0)
+	if ((rc = lock_text(&lock, id, sizeof(id), ctx, &w)) != 0)
 		goto done;
 
 	/* write next to the output, fsync, then rename: a failed bundle leaves nothing behind */

@@ -61,7 +61,7 @@ static int unknown_section(envlock_ctx *ctx, const char *what, const char *name)
 	return el_error_set(ctx, ENVLOCK_EINVAL, "the section '%s' to %s does not exist (sections: %s)", name, what, list);
 }
 
-int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32_t *mask)
+int el_diff_section_mask(uint32_t *mask, envlock_ctx *ctx, const envlock_diff_opts *opts)
 {
 	uint32_t m = opts && opts->only_count ? 0 : (1u << EL_SEC_COUNT) - 1;
 	int s;

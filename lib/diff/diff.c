@@ -242,7 +242,7 @@ int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
 	int rc;
 
 	*out = NULL;
-	if ((rc = el_diff_section_mask(ctx, opts, &mask)) != 0)
+	if ((rc = el_diff_section_mask(&mask, ctx, opts)) != 0)
 		return rc;
 	va = el_lock_view(a);
 	vb = el_lock_view(b);

@@ -27,7 +27,7 @@ extern const char *const el_diff_sections[EL_SEC_COUNT];
 int el_diff_section_index(const char *name);
 
 /* The sections kept by opts (a bit per section), or ENVLOCK_EINVAL for an unknown name. */
-int el_diff_section_mask(envlock_ctx *ctx, const envlock_diff_opts *opts, uint32_t *mask);
+int el_diff_section_mask(uint32_t *mask, envlock_ctx *ctx, const envlock_diff_opts *opts);
 
 /* Called once per item of a lock; key and value are borrowed for the call. */
 typedef void (*el_item_fn)(void *data, int section, const char *key, const char *value);

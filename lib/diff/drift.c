@@ -19,7 +19,7 @@ int envlock_drift_new(envlock_drift **out, envlock_ctx *ctx, const envlock_diff_
 	int rc;
 
 	*out = NULL;
-	if ((rc = el_diff_section_mask(ctx, opts, &mask)) != 0)
+	if ((rc = el_diff_section_mask(&mask, ctx, opts)) != 0)
 		return rc;
 	d = el_xcalloc(1, sizeof(*d));
 	el_itab_init(&d->tab, mask);

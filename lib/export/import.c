@@ -377,7 +377,7 @@ static int sort_items(importer *im, bool pip)
 	return rc;
 }
 
-int envlock_import(envlock_lock **out, envlock_ctx *ctx, const char *path, envlock_import_kind *kind)
+int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *ctx, const char *path)
 {
 	el_buf b = EL_BUF_INIT(IMPORT_MAX_BYTES);
 	importer im = { ctx, path, 0, NULL, 0, NULL, NULL };
@@ -389,7 +389,7 @@ int envlock_import(envlock_lock **out, envlock_ctx *ctx, const char *path, envlo
 	int rc;
 
 	*out = NULL;
-	if ((rc = el_userpath_read(ctx, path, &b, "conda or pip list")) != 0)
+	if ((rc = el_userpath_read(&b, ctx, path, "conda or pip list")) != 0)
 		goto done;
 	pos = b.data ? b.data : "";
 	end = pos + b.len;

@@ -51,7 +51,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	int rc;
 
 	*out = NULL;
-	if ((rc = el_userpath_read(ctx, path, &b, "lockfile")) != 0) {
+	if ((rc = el_userpath_read(&b, ctx, path, "lockfile")) != 0) {
 		el_buf_release(&b);
 		return rc;
 	}

@@ -132,7 +132,7 @@ static const char *bad_commit(const char *v)
 	return strlen(v) == 64 ? el_bad_hex(v, 64) : el_bad_hex(v, 40);
 }
 
-const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const char *key,
+const char *el_lock_str(int *failed, envlock_ctx *ctx, const cJSON *obj, const char *key,
 			el_check_fn bad, const char *fmt, ...)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -176,55 +176,55 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 
 	/* CUDA: where the toolkit goes */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "cuda");
-	el_lock_str(ctx, &failed, sec, "default", el_bad_abs_path, "cuda");
+	el_lock_str(&failed, ctx, sec, "default", el_bad_abs_path, "cuda");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "toolkits");
 	EL_EACH(arr, i, el) {
-		el_lock_str(ctx, &failed, el, "home", el_bad_abs_path, "cuda.toolkits[%d]", i);
-		el_lock_str(ctx, &failed, el, "version", el_bad_version, "cuda.toolkits[%d]", i);
+		el_lock_str(&failed, ctx, el, "home", el_bad_abs_path, "cuda.toolkits[%d]", i);
+		el_lock_str(&failed, ctx, el, "version", el_bad_version, "cuda.toolkits[%d]", i);
 	}
 	/* conda: the explicit spec and the prefix */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "conda");
-	el_lock_str(ctx, &failed, sec, "prefix", el_bad_abs_path, "conda");
-	el_lock_str(ctx, &failed, sec, "root_prefix", el_bad_abs_path, "conda");
+	el_lock_str(&failed, ctx, sec, "prefix", el_bad_abs_path, "conda");
+	el_lock_str(&failed, ctx, sec, "root_prefix", el_bad_abs_path, "conda");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "packages");
 	EL_EACH(arr, i, el) {
-		el_lock_str(ctx, &failed, el, "name", el_bad_name, "conda.packages[%d]", i);
-		el_lock_str(ctx, &failed, el, "version", el_bad_version, "conda.packages[%d]", i);
-		el_lock_str(ctx, &failed, el, "build", el_bad_name, "conda.packages[%d]", i);
-		el_lock_str(ctx, &failed, el, "url", el_bad_url, "conda.packages[%d]", i);
-		el_lock_str(ctx, &failed, el, "md5", bad_md5, "conda.packages[%d]", i);
-		el_lock_str(ctx, &failed, el, "sha256", el_bad_sha256, "conda.packages[%d]", i);
+		el_lock_str(&failed, ctx, el, "name", el_bad_name, "conda.packages[%d]", i);
+		el_lock_str(&failed, ctx, el, "version", el_bad_version, "conda.packages[%d]", i);
+		el_lock_str(&failed, ctx, el, "build", el_bad_name, "conda.packages[%d]", i);
+		el_lock_str(&failed, ctx, el, "url", el_bad_url, "conda.packages[%d]", i);
+		el_lock_str(&failed, ctx, el, "md5", bad_md5, "conda.packages[%d]", i);
+		el_lock_str(&failed, ctx, el, "sha256", el_bad_sha256, "conda.packages[%d]", i);
 	}
 	/* pip: requirement lines */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "python");
-	el_lock_str(ctx, &failed, sec, "executable", el_bad_abs_path, "python");
+	el_lock_str(&failed, ctx, sec, "executable", el_bad_abs_path, "python");
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "pip");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "distributions");
 	EL_EACH(arr, i, el) {
-		el_lock_str(ctx, &failed, el, "name", el_bad_name, "pip.distributions[%d]", i);
-		el_lock_str(ctx, &failed, el, "version", el_bad_version, "pip.distributions[%d]", i);
-		el_lock_str(ctx, &failed, el, "source", el_bad_abs_path, "pip.distributions[%d]", i);
+		el_lock_str(&failed, ctx, el, "name", el_bad_name, "pip.distributions[%d]", i);
+		el_lock_str(&failed, ctx, el, "version", el_bad_version, "pip.distributions[%d]", i);
+		el_lock_str(&failed, ctx, el, "source", el_bad_abs_path, "pip.distributions[%d]", i);
 		sub = cJSON_GetObjectItemCaseSensitive(el, "direct_url");
-		el_lock_str(ctx, &failed, sub, "url", el_bad_url, "pip.distributions[%d].direct_url", i);
-		el_lock_str(ctx, &failed, sub, "vcs", el_bad_name, "pip.distributions[%d].direct_url", i);
-		el_lock_str(ctx, &failed, sub, "commit_id", el_bad_name, "pip.distributions[%d].direct_url", i);
+		el_lock_str(&failed, ctx, sub, "url", el_bad_url, "pip.distributions[%d].direct_url", i);
+		el_lock_str(&failed, ctx, sub, "vcs", el_bad_name, "pip.distributions[%d].direct_url", i);
+		el_lock_str(&failed, ctx, sub, "commit_id", el_bad_name, "pip.distributions[%d].direct_url", i);
 	}
 	/* repositories: where they go, where from, which commit */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "repos");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "repositories");
 	EL_EACH(arr, i, el) {
-		const char *path = el_lock_str(ctx, &failed, el, "path", NULL, "repos.repositories[%d]", i);
+		const char *path = el_lock_str(&failed, ctx, el, "path", NULL, "repos.repositories[%d]", i);
 
 		if (path)
-			el_lock_str(ctx, &failed, el, "path", path[0] == '/' ? el_bad_abs_path : el_bad_rel_path,
+			el_lock_str(&failed, ctx, el, "path", path[0] == '/' ? el_bad_abs_path : el_bad_rel_path,
 				    "repos.repositories[%d]", i);
 		sub = cJSON_GetObjectItemCaseSensitive(el, "head");
-		el_lock_str(ctx, &failed, sub, "commit", bad_commit, "repos.repositories[%d].head", i);
-		el_lock_str(ctx, &failed, sub, "branch", el_bad_rel_path, "repos.repositories[%d].head", i);
+		el_lock_str(&failed, ctx, sub, "commit", bad_commit, "repos.repositories[%d].head", i);
+		el_lock_str(&failed, ctx, sub, "branch", el_bad_rel_path, "repos.repositories[%d].head", i);
 		sub = cJSON_GetObjectItemCaseSensitive(el, "remotes");
 		EL_EACH(sub, j, sub_el) {
-			el_lock_str(ctx, &failed, sub_el, "name", el_bad_name, "repos.repositories[%d].remotes[%d]", i, j);
-			el_lock_str(ctx, &failed, sub_el, "url", el_bad_url, "repos.repositories[%d].remotes[%d]", i, j);
+			el_lock_str(&failed, ctx, sub_el, "name", el_bad_name, "repos.repositories[%d].remotes[%d]", i, j);
+			el_lock_str(&failed, ctx, sub_el, "url", el_bad_url, "repos.repositories[%d].remotes[%d]", i, j);
 		}
 	}
 	/* configs and checkpoints: where they go */
@@ -233,14 +233,14 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 		sec = cJSON_GetObjectItemCaseSensitive(lock, file_sections[s]);
 		arr = cJSON_GetObjectItemCaseSensitive(sec, "files");
 		EL_EACH(arr, i, el) {
-			const char *path = el_lock_str(ctx, &failed, el, "path", NULL, "%s.files[%d]",
+			const char *path = el_lock_str(&failed, ctx, el, "path", NULL, "%s.files[%d]",
 						       file_sections[s], i);
 
 			if (path)
-				el_lock_str(ctx, &failed, el, "path",
+				el_lock_str(&failed, ctx, el, "path",
 					    path[0] == '/' ? el_bad_abs_path : el_bad_rel_path,
 					    "%s.files[%d]", file_sections[s], i);
-			el_lock_str(ctx, &failed, el, "sha256", el_bad_sha256, "%s.files[%d]", file_sections[s], i);
+			el_lock_str(&failed, ctx, el, "sha256", el_bad_sha256, "%s.files[%d]", file_sections[s], i);
 		}
 	}
 	return failed ? ENVLOCK_EPARSE : 0;

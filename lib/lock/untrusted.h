@@ -35,7 +35,7 @@ const char *el_bad_sha256(const char *v);       /* 64 lowercase hex digits */
  * set) and return NULL. field is printf-formatted like "pip.distributions[3].name".
  */
 typedef const char *(*el_check_fn)(const char *v);
-const char *el_lock_str(envlock_ctx *ctx, int *failed, const cJSON *obj, const char *key,
+const char *el_lock_str(int *failed, envlock_ctx *ctx, const cJSON *obj, const char *key,
 			el_check_fn bad, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /*

@@ -209,7 +209,7 @@ static void pip_list(const el_report *r, el_out *o)
 	el_out_puts(o, "</tbody>\n</table>\n</section>\n");
 }
 
-int el_report_html(const el_report *r, el_out *o, envlock_ctx *ctx)
+int el_report_html(const el_report *r, envlock_ctx *ctx, el_out *o)
 {
 	char hash[64];
 	int rc;

@@ -97,7 +97,7 @@ int envlock_report_render(char **out, size_t *len, envlock_ctx *ctx, const envlo
 		switch (opts->format) {
 		case ENVLOCK_REPORT_MARKDOWN: el_report_markdown(&r, &o); break;
 		case ENVLOCK_REPORT_LATEX: el_report_latex(&r, &o); break;
-		case ENVLOCK_REPORT_HTML: rc = el_report_html(&r, &o, ctx); break;
+		case ENVLOCK_REPORT_HTML: rc = el_report_html(&r, ctx, &o); break;
 		case ENVLOCK_REPORT_JSON: el_report_json(&r, &o); break;
 		case ENVLOCK_REPORT_TEXT:
 		default: el_report_text(&r, &o); break;

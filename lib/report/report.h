@@ -99,7 +99,7 @@ void el_esc_html(el_out *o, const char *s);
 void el_report_text(const el_report *r, el_out *o);
 void el_report_markdown(const el_report *r, el_out *o);
 void el_report_latex(const el_report *r, el_out *o);
-int el_report_html(const el_report *r, el_out *o, envlock_ctx *ctx);
+int el_report_html(const el_report *r, envlock_ctx *ctx, el_out *o);
 void el_report_json(const el_report *r, el_out *o);
 
 #endif

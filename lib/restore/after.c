@@ -10,8 +10,8 @@
 #include "plan.h"
 #include "util/text.h"
 
-int envlock_restore_remaining(envlock_restore *r, envlock_ctx *ctx, const envlock_lock *lock,
-			      FILE *out, unsigned flags, size_t *breaking)
+int envlock_restore_remaining(size_t *breaking, envlock_restore *r, envlock_ctx *ctx,
+			      const envlock_lock *lock, FILE *stream, unsigned flags)
 {
 	static const char *const sections[] = { "gpu", "cuda", "cudnn", "python", "conda", "pip", "frameworks" };
 	envlock_probe_opts popts = r->opts.probe;
@@ -44,23 +44,23 @@ int envlock_restore_remaining(envlock_restore *r, envlock_ctx *ctx, const envloc
 		if (e->change == ENVLOCK_DIFF_SAME || e->severity < ENVLOCK_SEV_RISKY)
 			continue;
 		if (!shown++)
-			fputs("\nStill different from the lock:\n", out);
-		fprintf(out, "  %s%-8s%s %s ",
+			fputs("\nStill different from the lock:\n", stream);
+		fprintf(stream, "  %s%-8s%s %s ",
 			(flags & ENVLOCK_PRINT_COLOR) ? (e->severity == ENVLOCK_SEV_BREAKING ? "\033[31m" : "\033[33m") : "",
 			envlock_severity_name(e->severity), (flags & ENVLOCK_PRINT_COLOR) ? "\033[0m" : "", e->section);
 		/* keys and values come from the lock and the machine: escaped for the terminal */
-		el_term_put(out, e->key);
-		fputs(": ", out);
-		el_term_put(out, e->a ? e->a : "(none)");
-		fputs(" -> ", out);
-		el_term_put(out, e->b ? e->b : "(none)");
+		el_term_put(stream, e->key);
+		fputs(": ", stream);
+		el_term_put(stream, e->a ? e->a : "(none)");
+		fputs(" -> ", stream);
+		el_term_put(stream, e->b ? e->b : "(none)");
 		if (e->reason) {
-			fputs(" — ", out);
-			el_term_put(out, e->reason);
+			fputs(" — ", stream);
+			el_term_put(stream, e->reason);
 		}
-		fputc('\n', out);
+		fputc('\n', stream);
 	}
-	fprintf(out, "%sthis machine against the lock: %s\n", shown ? "" : "\n", envlock_diff_verdict(d));
+	fprintf(stream, "%sthis machine against the lock: %s\n", shown ? "" : "\n", envlock_diff_verdict(d));
 done:
 	envlock_diff_free(d);
 	envlock_lock_free(live);

@@ -599,10 +599,10 @@ done:
 }
 
 /* value (at the field named by fmt) checked with bad: on a problem, el_lock_str's one line on ctx, the first only */
-static void check_value(envlock_ctx *ctx, int *failed, const char *value, el_check_fn bad, const char *fmt, ...)
+static void check_value(int *failed, envlock_ctx *ctx, const char *value, el_check_fn bad, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static void check_value(envlock_ctx *ctx, int *failed, const char *value, el_check_fn bad, const char *fmt, ...)
+static void check_value(int *failed, envlock_ctx *ctx, const char *value, el_check_fn bad, const char *fmt, ...)
 {
 	const char *why = value ? bad(value) : NULL;
 	char field[256], *cut;
@@ -636,17 +636,17 @@ int el_restore_check_cudnn(envlock_ctx *ctx, const el_view *lock)
 	const el_cudnn *c = &lock->cudnn;
 	int failed = 0;
 
-	check_value(ctx, &failed, c->header, el_bad_abs_path, "cudnn.header");
+	check_value(&failed, ctx, c->header, el_bad_abs_path, "cudnn.header");
 	for (size_t i = 0; i < c->nlibraries; i++) {
 		const el_library *l = &c->libraries[i];
 
-		check_value(ctx, &failed, l->path, el_bad_abs_path, "cudnn.libraries[%zu].path", i);
-		check_value(ctx, &failed, l->name, el_bad_name, "cudnn.libraries[%zu].name", i);
-		check_value(ctx, &failed, l->soname, el_bad_name, "cudnn.libraries[%zu].soname", i);
-		check_value(ctx, &failed, l->sha256, el_bad_sha256, "cudnn.libraries[%zu].sha256", i);
+		check_value(&failed, ctx, l->path, el_bad_abs_path, "cudnn.libraries[%zu].path", i);
+		check_value(&failed, ctx, l->name, el_bad_name, "cudnn.libraries[%zu].name", i);
+		check_value(&failed, ctx, l->soname, el_bad_name, "cudnn.libraries[%zu].soname", i);
+		check_value(&failed, ctx, l->sha256, el_bad_sha256, "cudnn.libraries[%zu].sha256", i);
 		for (size_t k = 0; k < l->nlinks; k++) {
-			check_value(ctx, &failed, l->links[k].name, el_bad_name, "cudnn.libraries[%zu].links[%zu].name", i, k);
-			check_value(ctx, &failed, l->links[k].target, el_bad_name, "cudnn.libraries[%zu].links[%zu].target", i, k);
+			check_value(&failed, ctx, l->links[k].name, el_bad_name, "cudnn.libraries[%zu].links[%zu].name", i, k);
+			check_value(&failed, ctx, l->links[k].target, el_bad_name, "cudnn.libraries[%zu].links[%zu].target", i, k);
 		}
 	}
 	return failed ? ENVLOCK_EPARSE : 0;

@@ -71,7 +71,7 @@ int envlock_rules_load(envlock_rules **out, envlock_ctx *ctx, const char *path)
 	int rc;
 
 	*out = NULL;
-	rc = el_userpath_read(ctx, path, &b, "rules file");
+	rc = el_userpath_read(&b, ctx, path, "rules file");
 	if (rc == 0)
 		rc = load_text(out, ctx, path, b.data, b.len);
 	el_buf_release(&b);

@@ -17,10 +17,10 @@
 const char *el_ssl_reason(void);
 
 /* Read an Ed25519 private key (want_private) or public key from a PEM file the user named. */
-int el_key_read(envlock_ctx *ctx, const char *path, int want_private, EVP_PKEY **out);
+int el_key_read(EVP_PKEY **out, envlock_ctx *ctx, const char *path, int want_private);
 
 /* "sha256:<hex>" of the raw 32-byte public key of pkey. */
-int el_key_fingerprint(envlock_ctx *ctx, EVP_PKEY *pkey, char out[ENVLOCK_SIGN_ID_SIZE]);
+int el_key_fingerprint(char out[ENVLOCK_SIGN_ID_SIZE], envlock_ctx *ctx, EVP_PKEY *pkey);
 
 /* A parsed signature file: of a lock (lock_id) or of a file's bytes (file_sha256), never both. */
 typedef struct {
@@ -31,7 +31,7 @@ typedef struct {
 } el_sigfile;
 
 /* Read and check a signature file the user named. */
-int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out);
+int el_sigfile_read(el_sigfile *out, envlock_ctx *ctx, const char *path);
 
 /* Serialise a signature file (2-space JSON, final newline); malloc'd. */
 char *el_sigfile_format(const el_sigfile *s, size_t *len);

@@ -76,7 +76,7 @@ static int not_a_key(envlock_ctx *ctx, const char *path, const el_buf *b, int wa
 			    want_private ? "private" : "public", why);
 }
 
-int el_key_read(envlock_ctx *ctx, const char *path, int want_private, EVP_PKEY **out)
+int el_key_read(EVP_PKEY **out, envlock_ctx *ctx, const char *path, int want_private)
 {
 	el_buf b = EL_BUF_INIT(EL_SIGN_FILE_MAX);
 	EVP_PKEY *pkey = NULL;
@@ -84,7 +84,7 @@ int el_key_read(envlock_ctx *ctx, const char *path, int want_private, EVP_PKEY *
 	int rc;
 
 	*out = NULL;
-	if ((rc = el_userpath_read(ctx, path, &b, "key file")) != 0)
+	if ((rc = el_userpath_read(&b, ctx, path, "key file")) != 0)
 		goto done;
 	ERR_clear_error();
 	bio = BIO_new_mem_buf(b.data ? b.data : "", (int)b.len);
@@ -112,7 +112,7 @@ done:
 	return rc;
 }
 
-int el_key_fingerprint(envlock_ctx *ctx, EVP_PKEY *pkey, char out[ENVLOCK_SIGN_ID_SIZE])
+int el_key_fingerprint(char out[ENVLOCK_SIGN_ID_SIZE], envlock_ctx *ctx, EVP_PKEY *pkey)
 {
 	unsigned char raw[EL_ED25519_KEY_LEN];
 	size_t len = sizeof(raw);
@@ -151,7 +151,7 @@ static char *pem_of(EVP_PKEY *pkey, int private_half, size_t *len)
 	return copy;
 }
 
-int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keygen_result *out)
+int envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx, const char *prefix, int force)
 {
 	EVP_PKEY_CTX *kctx = NULL;
 	EVP_PKEY *pkey = NULL;
@@ -192,7 +192,7 @@ int envlock_keygen(envlock_ctx *ctx, const char *prefix, int force, envlock_keyg
 		rc = el_error_set(ctx, ENVLOCK_ERROR, "cannot write the key as PEM: %s", el_ssl_reason());
 		goto done;
 	}
-	if ((rc = el_key_fingerprint(ctx, pkey, out->fingerprint)) != 0)
+	if ((rc = el_key_fingerprint(out->fingerprint, ctx, pkey)) != 0)
 		goto done;
 	/* both files or neither: a failure must never leave a private key beside another's public key */
 	if (!force) {

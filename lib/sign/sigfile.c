@@ -53,7 +53,7 @@ static int bad(envlock_ctx *ctx, const char *path, const char *what)
 	return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock signature file: %s", path, what);
 }
 
-int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out)
+int el_sigfile_read(el_sigfile *out, envlock_ctx *ctx, const char *path)
 {
 	el_buf b = EL_BUF_INIT(EL_SIGN_FILE_MAX);
 	const char *alg, *id, *file, *key, *sig;
@@ -61,7 +61,7 @@ int el_sigfile_read(envlock_ctx *ctx, const char *path, el_sigfile *out)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = el_userpath_read(ctx, path, &b, "signature file")) != 0)
+	if ((rc = el_userpath_read(&b, ctx, path, "signature file")) != 0)
 		goto done;
 	doc = cJSON_ParseWithLength(b.data ? b.data : "", b.len);
 	if (!doc || !cJSON_IsObject(doc)) {

@@ -24,17 +24,17 @@ static void canonical(const envlock_lock *lock, el_buf *out)
 }
 
 /* Sign msg with the private key in key_path into s->sig; the key's fingerprint in fingerprint. */
-static int sign_message(envlock_ctx *ctx, const char *key_path, const el_buf *msg, el_sigfile *s,
-			char fingerprint[ENVLOCK_SIGN_ID_SIZE])
+static int sign_message(el_sigfile *s, char fingerprint[ENVLOCK_SIGN_ID_SIZE], envlock_ctx *ctx,
+			const char *key_path, const el_buf *msg)
 {
 	EVP_MD_CTX *md = NULL;
 	EVP_PKEY *pkey = NULL;
 	size_t siglen = sizeof(s->sig);
 	int rc;
 
-	if ((rc = el_key_read(ctx, key_path, 1, &pkey)) != 0)
+	if ((rc = el_key_read(&pkey, ctx, key_path, 1)) != 0)
 		return rc;
-	if ((rc = el_key_fingerprint(ctx, pkey, fingerprint)) != 0)
+	if ((rc = el_key_fingerprint(fingerprint, ctx, pkey)) != 0)
 		goto done;
 	ERR_clear_error();
 	md = EVP_MD_CTX_new();
@@ -63,8 +63,8 @@ static int write_sigfile(envlock_ctx *ctx, const el_sigfile *s, const char *sig_
 	return rc;
 }
 
-int envlock_sign(envlock_ctx *ctx, const envlock_lock *lock, const char *key_path,
-		 const char *sig_path, envlock_sign_result *out)
+int envlock_sign(envlock_sign_result *out, envlock_ctx *ctx, const envlock_lock *lock,
+		 const char *key_path, const char *sig_path)
 {
 	el_buf msg = EL_BUF_INIT(EL_LOCK_CANONICAL_MAX);
 	el_sigfile s;
@@ -73,7 +73,7 @@ int envlock_sign(envlock_ctx *ctx, const envlock_lock *lock, const char *key_pat
 	memset(out, 0, sizeof(*out));
 	memset(&s, 0, sizeof(s));
 	canonical(lock, &msg);
-	if ((rc = sign_message(ctx, key_path, &msg, &s, out->fingerprint)) == 0) {
+	if ((rc = sign_message(&s, out->fingerprint, ctx, key_path, &msg)) == 0) {
 		snprintf(s.lock_id, sizeof(s.lock_id), "%s", envlock_lock_id(lock));
 		snprintf(out->lock_id, sizeof(out->lock_id), "%s", s.lock_id);
 		rc = write_sigfile(ctx, &s, sig_path);
@@ -83,10 +83,10 @@ int envlock_sign(envlock_ctx *ctx, const envlock_lock *lock, const char *key_pat
 }
 
 /* A file signed whole: its bytes, and "sha256:<hex>" of them. */
-static int read_message(envlock_ctx *ctx, const char *path, el_buf *msg, char id[ENVLOCK_SIGN_ID_SIZE])
+static int read_message(el_buf *msg, char id[ENVLOCK_SIGN_ID_SIZE], envlock_ctx *ctx, const char *path)
 {
 	char hex[EL_SHA256_HEX];
-	int rc = el_userpath_read(ctx, path, msg, "file envlock signs");
+	int rc = el_userpath_read(msg, ctx, path, "file envlock signs");
 
 	if (rc == 0) {
 		el_sha256_buf(msg->data ? msg->data : "", msg->len, hex);
@@ -95,8 +95,8 @@ static int read_message(envlock_ctx *ctx, const char *path, el_buf *msg, char id
 	return rc;
 }
 
-int envlock_sign_file(envlock_ctx *ctx, const char *path, const char *key_path, const char *sig_path,
-		      envlock_sign_result *out)
+int envlock_sign_file(envlock_sign_result *out, envlock_ctx *ctx, const char *path, const char *key_path,
+		      const char *sig_path)
 {
 	el_buf msg = EL_BUF_INIT(EL_SIGN_MESSAGE_MAX);
 	el_sigfile s;
@@ -104,8 +104,8 @@ int envlock_sign_file(envlock_ctx *ctx, const char *path, const char *key_path, 
 
 	memset(out, 0, sizeof(*out));
 	memset(&s, 0, sizeof(s));
-	if ((rc = read_message(ctx, path, &msg, s.file_sha256)) == 0 &&
-	    (rc = sign_message(ctx, key_path, &msg, &s, out->fingerprint)) == 0) {
+	if ((rc = read_message(&msg, s.file_sha256, ctx, path)) == 0 &&
+	    (rc = sign_message(&s, out->fingerprint, ctx, key_path, &msg)) == 0) {
 		snprintf(out->lock_id, sizeof(out->lock_id), "%s", s.file_sha256);
 		rc = write_sigfile(ctx, &s, sig_path);
 	}
@@ -129,16 +129,16 @@ static void fail(envlock_sig_report *r, const char *fmt, ...)
  * Check s against msg, whose id is id (a lock's or a file's), and the public key in
  * pub_path; what differs goes into report. kind is "lock" or "file" for the messages.
  */
-static int verify_message(envlock_ctx *ctx, const el_sigfile *s, const char *signed_id, const el_buf *msg,
-			  const char *pub_path, const char *kind, envlock_sig_report *report)
+static int verify_message(envlock_sig_report *report, envlock_ctx *ctx, const el_sigfile *s, const char *signed_id,
+			  const el_buf *msg, const char *pub_path, const char *kind)
 {
 	EVP_MD_CTX *md = NULL;
 	EVP_PKEY *pkey = NULL;
 	int rc, ok;
 
-	if ((rc = el_key_read(ctx, pub_path, 0, &pkey)) != 0)
+	if ((rc = el_key_read(&pkey, ctx, pub_path, 0)) != 0)
 		return rc;
-	if ((rc = el_key_fingerprint(ctx, pkey, report->fingerprint)) != 0)
+	if ((rc = el_key_fingerprint(report->fingerprint, ctx, pkey)) != 0)
 		goto done;
 	/* the plainest reason first: another key, another lock or file, then the maths */
 	if (strcmp(s->key_sha256, report->fingerprint + 7) != 0) {
@@ -174,8 +174,8 @@ done:
 	return rc;
 }
 
-int envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *lock, const char *sig_path,
-		       const char *pub_path, envlock_sig_report *report)
+int envlock_verify_sig(envlock_sig_report *report, envlock_ctx *ctx, const envlock_lock *lock,
+		       const char *sig_path, const char *pub_path)
 {
 	el_buf msg = EL_BUF_INIT(EL_LOCK_CANONICAL_MAX);
 	const char *recorded;
@@ -183,11 +183,11 @@ int envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *lock, const char *s
 	int rc;
 
 	memset(report, 0, sizeof(*report));
-	if ((rc = el_sigfile_read(ctx, sig_path, &s)) != 0)
+	if ((rc = el_sigfile_read(&s, ctx, sig_path)) != 0)
 		return rc;
 	snprintf(report->lock_id, sizeof(report->lock_id), "%s", envlock_lock_id(lock));
 	canonical(lock, &msg);
-	rc = verify_message(ctx, &s, s.lock_id, &msg, pub_path, "lock", report);
+	rc = verify_message(report, ctx, &s, s.lock_id, &msg, pub_path, "lock");
 	/*
 	 * The signature covers the content, not the "id" line, but the id is
 	 * what a paper cites: a lock whose recorded id was edited is refused.
@@ -199,18 +199,18 @@ int envlock_verify_sig(envlock_ctx *ctx, const envlock_lock *lock, const char *s
 	return rc;
 }
 
-int envlock_verify_sig_file(envlock_ctx *ctx, const char *path, const char *sig_path, const char *pub_path,
-			    envlock_sig_report *report)
+int envlock_verify_sig_file(envlock_sig_report *report, envlock_ctx *ctx, const char *path, const char *sig_path,
+			    const char *pub_path)
 {
 	el_buf msg = EL_BUF_INIT(EL_SIGN_MESSAGE_MAX);
 	el_sigfile s;
 	int rc;
 
 	memset(report, 0, sizeof(*report));
-	if ((rc = el_sigfile_read(ctx, sig_path, &s)) != 0)
+	if ((rc = el_sigfile_read(&s, ctx, sig_path)) != 0)
 		return rc;
-	if ((rc = read_message(ctx, path, &msg, report->lock_id)) == 0)
-		rc = verify_message(ctx, &s, s.file_sha256, &msg, pub_path, "file", report);
+	if ((rc = read_message(&msg, report->lock_id, ctx, path)) == 0)
+		rc = verify_message(report, ctx, &s, s.file_sha256, &msg, pub_path, "file");
 	el_buf_release(&msg);
 	return rc;
 }

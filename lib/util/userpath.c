@@ -33,7 +33,7 @@ char *el_userpath_display(const char *abs)
 	return el_xstrdup(abs);
 }
 
-int el_userpath_read(envlock_ctx *ctx, const char *path, el_buf *b, const char *what)
+int el_userpath_read(el_buf *b, envlock_ctx *ctx, const char *path, const char *what)
 {
 	el_root live = { (char *)"", 1 };
 	char *abs = NULL;

@@ -21,6 +21,6 @@ char *el_userpath_display(const char *abs);
  * file and why, e.g. "'x.json': larger than 64 MiB, not a lockfile"
  * (what = "lockfile").
  */
-int el_userpath_read(envlock_ctx *ctx, const char *path, el_buf *b, const char *what);
+int el_userpath_read(el_buf *b, envlock_ctx *ctx, const char *path, const char *what);
 
 #endif

@@ -187,7 +187,7 @@ static int import_text(const char *text, envlock_lock **lock, envlock_import_kin
 	unit_write(dir, "in.txt", text, -1);
 	snprintf(path, sizeof(path), "%s/in.txt", dir);
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
-	rc = envlock_import(lock, ctx, path, kind);
+	rc = envlock_import(lock, kind, ctx, path);
 	/* the message without the scratch directory */
 	snprintf(err, errlen, "%s", rc ? strstr(envlock_error_last(ctx), "in.txt") : "");
 	envlock_ctx_free(ctx);

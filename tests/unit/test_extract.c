@@ -880,7 +880,7 @@ static void created_bundle_read_by_libarchive(void **state)
 	memset(&opts, 0, sizeof(opts));
 	opts.lock_path = lock;
 	assert_int_equal(envlock_bundle_create(ctx, work, out, &opts), 0);
-	assert_int_equal(envlock_bundle_verify(ctx, out, NULL, &rep), 0);
+	assert_int_equal(envlock_bundle_verify(&rep, ctx, out, NULL), 0);
 	assert_int_equal(rep.problems, 0);
 	assert_int_equal(rep.entries, 5);
 

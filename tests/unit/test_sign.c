@@ -101,39 +101,39 @@ static void keygen_and_sign(void **state)
 	(void)state;
 	assert_int_equal(envlock_ctx_new(&ctx), 0);
 	snprintf(prefix, sizeof(prefix), "%s/k", dir);
-	assert_int_equal(envlock_keygen(ctx, prefix, 0, &kr), 0);
+	assert_int_equal(envlock_keygen(&kr, ctx, prefix, 0), 0);
 	umask(old);
 	assert_int_equal(stat(kr.private_path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	assert_int_equal(stat(kr.public_path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 	/* the fingerprint printed is the one of the key read back */
-	assert_int_equal(el_key_read(ctx, kr.public_path, 0, &pkey), 0);
-	assert_int_equal(el_key_fingerprint(ctx, pkey, fp), 0);
+	assert_int_equal(el_key_read(&pkey, ctx, kr.public_path, 0), 0);
+	assert_int_equal(el_key_fingerprint(fp, ctx, pkey), 0);
 	assert_string_equal(fp, kr.fingerprint);
 	EVP_PKEY_free(pkey);
 	/* an existing pair is kept */
-	assert_int_equal(envlock_keygen(ctx, prefix, 0, &kr2), ENVLOCK_EEXISTS);
+	assert_int_equal(envlock_keygen(&kr2, ctx, prefix, 0), ENVLOCK_EEXISTS);
 	assert_non_null(strstr(envlock_error_last(ctx), "already exists"));
 
 	snprintf(sig, sizeof(sig), "%s/lock.sig", dir);
-	assert_int_equal(envlock_sign(ctx, lock, kr.private_path, sig, &sr), 0);
+	assert_int_equal(envlock_sign(&sr, ctx, lock, kr.private_path, sig), 0);
 	assert_string_equal(sr.lock_id, envlock_lock_id(lock));
 	assert_string_equal(sr.fingerprint, kr.fingerprint);
-	assert_int_equal(envlock_verify_sig(ctx, lock, sig, kr.public_path, &rep), 0);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
 	assert_int_equal(rep.valid, 1);
 	assert_string_equal(rep.reason, "");
 
 	/* another key */
 	snprintf(other, sizeof(other), "%s/other", dir);
-	assert_int_equal(envlock_keygen(ctx, other, 0, &kr2), 0);
-	assert_int_equal(envlock_verify_sig(ctx, lock, sig, kr2.public_path, &rep), 0);
+	assert_int_equal(envlock_keygen(&kr2, ctx, other, 0), 0);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr2.public_path), 0);
 	assert_int_equal(rep.valid, 0);
 	assert_non_null(strstr(rep.reason, "signed by another key"));
 	/* a changed lock */
 	el_jset_str(el_jget(lock->doc, "python"), "version", "3.7.17");
 	el_lock_touch(lock);
-	assert_int_equal(envlock_verify_sig(ctx, lock, sig, kr.public_path, &rep), 0);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
 	assert_int_equal(rep.valid, 0);
 	assert_non_null(strstr(rep.reason, "the signature is for lock"));
 
@@ -166,7 +166,7 @@ static void signature_files(void **state)
 	snprintf(path, sizeof(path), "%s/x.sig", dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		unit_write(dir, "x.sig", cases[i].text, -1);
-		assert_int_equal(el_sigfile_read(ctx, path, &s), cases[i].code);
+		assert_int_equal(el_sigfile_read(&s, ctx, path), cases[i].code);
 		assert_non_null(strstr(envlock_error_last(ctx), cases[i].says));
 	}
 	/* a formatted file reads back to the same values */
@@ -182,7 +182,7 @@ static void signature_files(void **state)
 
 		unit_write(dir, "x.sig", text, (long)len);
 		free(text);
-		assert_int_equal(el_sigfile_read(ctx, path, &back), 0);
+		assert_int_equal(el_sigfile_read(&back, ctx, path), 0);
 		assert_string_equal(back.lock_id, s.lock_id);
 		assert_memory_equal(back.sig, s.sig, EL_ED25519_SIG_LEN);
 	}

@@ -147,7 +147,7 @@ static int verify_message(envlock_sig_report *report, envlock_ctx *ctx, const el
 	}
 	if (!*signed_id) {
 		fail(report, "the signature is not of a %s: %s", kind,
-		     *s->lock_id ? "it signs a lock (verify-sig LOCK)" : "it signs a file's bytes (verify-sig --file)");
+		     *s->lock_id ? "it signs a lock's content, not a file's bytes" : "it signs a file's bytes, not a lock's content");
 		goto done;
 	}
 	if (strcmp(signed_id, report->lock_id) != 0) {

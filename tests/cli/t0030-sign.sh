@@ -192,10 +192,10 @@ check_grep "says the content differs" "the signature is for file sha256:" err
 cp sums.orig SHA256SUMS
 "$ENVLOCK" verify-sig --file lock.json --sig lock.json.sig --pub alice.pub.pem >out 2>err
 check_status "a lock's signature is not a file's" 1 $?
-check_grep "and says so" "the signature is not of a file: it signs a lock (verify-sig LOCK)" err
+check_grep "and says so" "the signature is not of a file: it signs a lock's content, not a file's bytes" err
 "$ENVLOCK" verify-sig lock.json --sig SHA256SUMS.sig --pub alice.pub.pem >out 2>err
 check_status "a file's signature is not a lock's" 1 $?
-check_grep "and says so" "the signature is not of a lock: it signs a file's bytes (verify-sig --file)" err
+check_grep "and says so" "the signature is not of a lock: it signs a file's bytes, not a lock's content" err
 "$ENVLOCK" sign --file no-such-file --key alice.key.pem >out 2>err
 check_status "sign --file of a missing file" 1 $?
 check_grep "one line naming it" "envlock: sign: 'no-such-file'" err

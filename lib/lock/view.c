@@ -49,6 +49,15 @@ static const char *str(const cJSON *o, const char *key)
 	return el_jget_str(o, key);
 }
 
+/* The package a recorded file came from. */
+static el_deb deb(const cJSON *o)
+{
+	const cJSON *d = el_jget(o, "deb");
+	el_deb out = { cJSON_IsObject(d), str(d, "package"), str(d, "version"), str(d, "arch") };
+
+	return out;
+}
+
 static long long num(const cJSON *o, const char *key)
 {
 	return el_jget_int(o, key, -1);
@@ -260,6 +269,7 @@ static void build_system(el_view *v, const cJSON *o)
 	s->glibc.path = str(g, "path");
 	s->glibc.file = str(g, "file");
 	s->glibc.banner = str(g, "banner");
+	s->glibc.deb = deb(g);
 	s->container.recorded = cJSON_IsObject(c);
 	s->container.detected = yes(c, "detected");
 	s->container.kind = str(c, "kind");
@@ -374,6 +384,7 @@ static void fill_gcc(el_view *v, const cJSON *o, el_gcc *g)
 	g->version_source = str(o, "version_source");
 	g->driver = str(o, "driver");
 	g->gxx = yes(o, "gxx");
+	g->deb = deb(o);
 }
 
 static void build_compilers(el_view *v, const cJSON *o)
@@ -409,6 +420,7 @@ static void build_python(el_view *v, const cJSON *o)
 	p->version = str(o, "version");
 	p->version_source = str(o, "version_source");
 	p->selected_by = str(o, "selected_by");
+	p->deb = deb(o);
 	p->site_packages = strlist(v, o, "site_packages");
 	OBJECTS(v, o, "candidates", el_python_candidate, p->candidates, p->ncandidates, fill_candidate);
 }
@@ -504,6 +516,7 @@ static void build_frameworks(el_view *v, const cJSON *sec)
 		f->version_source = str(o, "version_source");
 		f->path = str(o, "path");
 		f->dist_version = str(o, "dist_version");
+		f->deb = deb(o);
 		f->cuda = str_or_none(o, "cuda", &f->cuda_none);
 		f->hip = str_or_none(o, "hip", &f->hip_none);
 		f->cpu_only = tri(o, "cpu_only");

@@ -71,6 +71,12 @@ typedef struct {
 	const char *ld_cache_path; /* what ld.so.cache maps the soname to */
 } el_library;
 
+/* The Debian/Ubuntu package that installed a recorded file ("deb"). */
+typedef struct {
+	bool recorded;
+	const char *package, *version, *arch;
+} el_deb;
+
 /* system */
 typedef struct {
 	bool recorded;
@@ -83,6 +89,7 @@ typedef struct {
 	struct {
 		el_state st;
 		const char *version, *path, *file, *banner;
+		el_deb deb;
 	} glibc;
 	struct {
 		bool recorded, detected;
@@ -164,6 +171,7 @@ typedef struct {
 typedef struct {
 	const char *dir, *triplet, *major, *version, *version_source, *driver;
 	bool gxx;
+	el_deb deb;
 } el_gcc;
 
 typedef struct {
@@ -184,6 +192,7 @@ typedef struct {
 typedef struct {
 	el_state st;
 	const char *kind, *prefix, *executable, *version, *version_source, *selected_by;
+	el_deb deb; /* the package of the executable */
 	el_strlist site_packages;
 	const el_python_candidate *candidates;
 	size_t ncandidates;
@@ -257,6 +266,7 @@ typedef struct {
 	const el_framework_info *info;
 	el_state st;
 	const char *version, *version_source, *path, *dist_version;
+	el_deb deb; /* the package of path (Debian's python3-torch) */
 	/* torch and torchvision: the CUDA (or HIP) they were built for; *_none: recorded as None */
 	const char *cuda, *hip;
 	bool cuda_none, hip_none;

@@ -1,7 +1,8 @@
 /*
  * Host compilers: each gcc under /usr/lib/gcc/<triplet>/<version>/ (Ubuntu
  * 16.04 names the folder 5.4.0 with a "5" link; newer releases name it
- * just "12", so the full version then comes from dpkg's status file),
+ * just "12", so the full version then comes from dpkg's status file or
+ * from cc1's own version string),
  * its /usr/bin/gcc-N driver, and the default gcc (/usr/bin/gcc's link;
  * on the live machine `gcc -dumpfullversion -dumpversion`).
  */
@@ -14,38 +15,16 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
-#define EL_LIMIT_DPKG (64u << 20)
 #define EL_GCC_TIMEOUT_MS 10000
 
-/* Upstream version of package pkg in dpkg's status file: "4:12.2.0-14" -> "12.2.0". */
-static char *dpkg_version(const el_buf *status, const char *pkg)
+/* The upstream part of a Debian version: "4:12.2.0-14+deb12u1" -> "12.2.0". */
+static char *upstream_version(const char *v)
 {
-	const char *pos = status->data, *end = status->data + status->len, *line;
-	size_t len, pl = strlen(pkg);
-	bool in = false;
+	const char *colon = strchr(v, ':');
 
-	if (!status->data)
-		return NULL;
-	while (el_next_line(&pos, end, &line, &len)) {
-		if (len == 0) {
-			in = false;
-			continue;
-		}
-		if (len > 9 && strncmp(line, "Package: ", 9) == 0)
-			in = len - 9 == pl && strncmp(line + 9, pkg, pl) == 0;
-		else if (in && len > 9 && strncmp(line, "Version: ", 9) == 0) {
-			const char *v = line + 9, *colon = memchr(v, ':', len - 9);
-			size_t vl;
-
-			if (colon)
-				v = colon + 1;
-			vl = strcspn(v, "-+~\n");
-			if (v + vl > line + len)
-				vl = (size_t)(line + len - v);
-			return el_xstrndup(v, vl);
-		}
-	}
-	return NULL;
+	if (colon)
+		v = colon + 1;
+	return el_xstrndup(v, strcspn(v, "-+~"));
 }
 
 static bool is_version_name(const char *n)
@@ -90,8 +69,6 @@ static char *default_major(el_probe *p)
 void el_probe_compilers(el_probe *p)
 {
 	cJSON *comp = el_probe_section(p, "compilers"), *list = el_jset_arr(comp, "gcc"), *g;
-	el_buf status = EL_BUF_INIT(EL_LIMIT_DPKG);
-	bool status_read = false;
 	char **triplets = NULL, *dmajor;
 
 	if (el_root_list(&p->root, "/usr/lib/gcc", &triplets, NULL) == 0) {
@@ -121,15 +98,23 @@ void el_probe_compilers(el_probe *p)
 					el_jset_str(g, "version", *v);
 					el_jset_str(g, "version_source", vdir);
 				} else {
-					char *pkg = el_xasprintf("gcc-%s", major);
+					char *pkg = el_xasprintf("gcc-%s", major), *cc1 = el_path_join(vdir, "cc1");
+					char *prefix = el_xasprintf("%s.", major);
+					const el_dpkg_pkg *deb = el_dpkg_package(p, pkg);
 
-					if (!status_read) {
-						el_probe_read_text(p, "/var/lib/dpkg/status", &status);
-						status_read = true;
+					if (deb) {
+						full = upstream_version(deb->version);
+						el_jset_str(g, "version", full);
+						el_jset_str(g, "version_source", "/var/lib/dpkg/status");
+					} else if ((full = el_probe_file_version(p, cc1, prefix, 1)) != NULL) {
+						el_jset_str(g, "version", full);
+						el_jset_str(g, "version_source", cc1);
+					} else {
+						el_jset_str(g, "version", *v);
+						el_jset_str(g, "version_source", vdir);
 					}
-					full = dpkg_version(&status, pkg);
-					el_jset_str(g, "version", full ? full : *v);
-					el_jset_str(g, "version_source", full ? "/var/lib/dpkg/status" : vdir);
+					free(prefix);
+					free(cc1);
 					free(pkg);
 					free(full);
 				}
@@ -177,5 +162,4 @@ void el_probe_compilers(el_probe *p)
 	}
 	free(dmajor);
 	el_jset_str(comp, "status", cJSON_GetArraySize(list) || el_jget(comp, "default") ? "present" : "absent");
-	el_buf_release(&status);
 }

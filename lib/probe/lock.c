@@ -69,11 +69,13 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_checkpoints(&p);
 	el_probe_configs(&p);
 	el_probe_repos(&p);
+	el_probe_dpkg(&p);
 
 	el_hashcache_stats(p.hashes, &lock->stats);
 	el_hashcache_save(p.hashes);
 	el_hashcache_free(p.hashes);
 	el_ldcache_free(p.ldcache);
+	el_dpkg_free(p.dpkg);
 	free(p.ldcache_status);
 	el_strv_free(p.environ);
 	free(p.py.prefix);

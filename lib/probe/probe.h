@@ -29,6 +29,14 @@ typedef struct {
 	char *version;           /* "3.7.16" or NULL */
 } el_pyenv;
 
+/* A package of dpkg's status file (dpkg.c); borrowed from the probe. */
+typedef struct {
+	const char *package, *arch, *version; /* arch NULL when the stanza has none */
+	bool installed; /* Status "... installed"; else removed with its config files left, or half-done */
+} el_dpkg_pkg;
+
+typedef struct el_dpkg el_dpkg;
+
 typedef struct {
 	envlock_ctx *ctx;
 	const envlock_probe_opts *opts;
@@ -40,6 +48,8 @@ typedef struct {
 	el_ldcache *ldcache;   /* NULL when the root has no readable ld.so.cache */
 	char *ldcache_status;  /* "present", "absent", "unreadable" */
 	el_pyenv py;
+	el_dpkg *dpkg;         /* dpkg's status and file lists, read on first use (dpkg.c) */
+	bool dpkg_read;        /* read already (dpkg NULL: the root has no status file) */
 	cJSON *errors;         /* request errors: see envlock_lock_error_count */
 } el_probe;
 
@@ -90,6 +100,32 @@ int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		       const char *const prefixes[]);
 
+/*
+ * The package named name in dpkg's status file: the first installed one of
+ * its architectures, else one removed with files left behind (what those
+ * files came from), or NULL.
+ */
+const el_dpkg_pkg *el_dpkg_package(el_probe *p, const char *name);
+
+/*
+ * The installed package whose file list holds the file at abs (an in-root
+ * path, also tried as resolved and through the merged-/usr links), or NULL.
+ */
+const el_dpkg_pkg *el_dpkg_owner(el_probe *p, const char *abs);
+
+/* Set obj's "deb" ({package, version, arch}) to the package owning abs, if one does. */
+void el_probe_set_deb(el_probe *p, cJSON *obj, const char *abs);
+
+void el_dpkg_free(el_dpkg *d);
+
+/*
+ * The first NUL-terminated string in the file at abs (in-root) that is
+ * prefix followed by the rest of a version with at least dots more dots
+ * ("3.11." + "2"; "12." + "2.0"), read in pieces so large binaries cost
+ * no memory; the version alone, malloc'd, or NULL (verstr.c).
+ */
+char *el_probe_file_version(el_probe *p, const char *abs, const char *prefix, int dots);
+
 /* The probes, in the order envlock_lock_probe (lock.c) runs them. */
 void el_probe_environ(el_probe *p);   /* environ.c: reads proc/self/environ, writes "env" */
 void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
@@ -109,6 +145,7 @@ void el_probe_frameworks(el_probe *p);/* frameworks.c */
 void el_probe_checkpoints(el_probe *p);/* checkpoints.c: opts->checkpoints */
 void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains */
 void el_probe_repos(el_probe *p);     /* git.c: opts->repos, or the current directory's */
+void el_probe_dpkg(el_probe *p);      /* dpkg.c: "deb" of the recorded files dpkg installed */
 
 /* rel resolved under base (an already-resolved in-root directory) if it is a directory; malloc'd or NULL. */
 char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel);

@@ -1,8 +1,10 @@
 /*
  * The Python probe: find the Python environments under the root, choose
  * the one pip and frameworks describe (p->py) and write "python".
- * Everything comes from files: patchlevel.h, conda-meta, pyvenv.cfg and
- * the lib/pythonX.Y directory names; no interpreter is ever run.
+ * Everything comes from files: patchlevel.h, conda-meta, pyvenv.cfg or
+ * the version string the interpreter (or libpython) carries, and the
+ * lib/pythonX.Y directory names say only where to look; no interpreter is
+ * ever run, and no version is taken from a folder's name.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -223,6 +225,55 @@ static char *trim_version_info(char *v)
 	return v;
 }
 
+/* PY_VERSION as the file at abs carries it, for pyname ("python3.11"). */
+static bool version_from_file(el_probe *p, py_cand *c, const char *abs, const char *pyname)
+{
+	char *prefix = el_xasprintf("%s.", pyname + 6), *real = NULL, *v = NULL;
+
+	if (el_root_realpath(&p->root, abs, &real, NULL) == 0 &&
+	    (v = el_probe_file_version(p, real, prefix, 0)) != NULL) {
+		c->version = v;
+		c->version_source = real;
+		real = NULL;
+	}
+	free(real);
+	free(prefix);
+	return v != NULL;
+}
+
+/*
+ * The version the interpreter itself carries, else its libpython's
+ * (lib/libpython3.11.so.1.0; Debian's is in the multiarch folder).
+ */
+static bool version_from_binaries(el_probe *p, py_cand *c, const char *libdir, const char *pyname)
+{
+	static const char *const suffixes[] = { ".so.1.0", "m.so.1.0", NULL };
+	char **names = NULL;
+	bool found = false;
+
+	if (c->executable && version_from_file(p, c, c->executable, pyname))
+		return true;
+	for (const char *const *s = suffixes; *s && !found; s++) {
+		char *path = el_xasprintf("%s/lib%s%s", libdir, pyname, *s);
+
+		found = version_from_file(p, c, path, pyname);
+		free(path);
+	}
+	if (!found && el_root_list(&p->root, libdir, &names, NULL) == 0) {
+		for (char **n = names; *n && !found; n++) {
+			char *path;
+
+			if (!strstr(*n, "-linux-gnu"))
+				continue;
+			path = el_xasprintf("%s/%s/lib%s.so.1.0", libdir, *n, pyname);
+			found = version_from_file(p, c, path, pyname);
+			free(path);
+		}
+	}
+	el_strv_free(names);
+	return found;
+}
+
 /* Version, executable and site dirs of a Python installed under c->prefix. */
 static void describe_prefix(el_probe *p, py_cand *c)
 {
@@ -274,11 +325,6 @@ static void describe_prefix(el_probe *p, py_cand *c)
 			free(rbase);
 		}
 	}
-	if (!c->version && best) {
-		c->version = el_xstrdup(best + 6);
-		c->version_source = el_path_join(lib, best);
-	}
-
 	bin = el_probe_resolve_dir(p, c->prefix, "bin");
 	if (bin) {
 		const char *names[] = { best, "python3", "python", NULL };
@@ -294,6 +340,8 @@ static void describe_prefix(el_probe *p, py_cand *c)
 		}
 		free(bin);
 	}
+	if (!c->version && best)
+		version_from_binaries(p, c, lib, best);
 	el_buf_release(&cfg);
 	free(cfg_path);
 	free(lib);
@@ -338,16 +386,7 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 				free(site);
 			free(sites[i]);
 		}
-		if (!version_from_patchlevel(p, c, "/usr", best)) {
-			char *dir = el_path_join("/usr/lib", best);
-
-			if (dir_in(p, "/", dir)) {
-				c->version = el_xstrdup(best + 6);
-				c->version_source = dir;
-			} else {
-				free(dir);
-			}
-		}
+		version_from_patchlevel(p, c, "/usr", best);
 	}
 	if ((bin = el_probe_resolve_dir(p, "/", "/usr/bin")) != NULL) {
 		if (best && exists_in(p, bin, best, NULL))
@@ -356,11 +395,8 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 			c->executable = el_xstrdup("/usr/bin/python3");
 		free(bin);
 	}
-	/* no headers, no lib dir: the interpreter's own name, major.minor */
-	if (!c->version && best && c->executable && strcmp(el_path_base(c->executable), best) == 0) {
-		c->version = el_xstrdup(best + 6);
-		c->version_source = el_xstrdup(c->executable);
-	}
+	if (!c->version && best)
+		version_from_binaries(p, c, "/usr/lib", best);
 	free(best);
 	el_strvec_release(&libs);
 }

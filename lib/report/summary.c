@@ -202,6 +202,8 @@ static void python_rows(el_report *r)
 			part(&p, "%s", v->python.kind);
 		if (v->python.prefix)
 			part(&p, "%s", v->python.prefix);
+		if (v->python.deb.recorded && v->python.deb.package && v->python.deb.version)
+			part(&p, "package %s %s", v->python.deb.package, v->python.deb.version);
 		add_row(r, EL_RG_PYTHON, "Python", or(v->python.version, "version unknown"), parts_take(&p));
 	} else {
 		add_row(r, EL_RG_PYTHON, "Python", "not found", NULL);

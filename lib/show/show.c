@@ -159,7 +159,11 @@ static void show_python(shower *sh)
 	const el_facts *f = &sh->facts;
 	const el_view *v = sh->view;
 
-	if (f->python)
+	if (f->python && v->python.deb.package && v->python.deb.version)
+		row(sh, "Python", "%s (%s, %s, package %s %s)", T(sh, str_or(v->python.version, "unknown version")),
+		    T(sh, v->python.kind), T(sh, v->python.prefix), T(sh, v->python.deb.package),
+		    T(sh, v->python.deb.version));
+	else if (f->python)
 		row(sh, "Python", "%s (%s, %s)", T(sh, str_or(v->python.version, "unknown version")),
 		    T(sh, v->python.kind), T(sh, v->python.prefix));
 	else if (!sh->partial)

@@ -134,7 +134,7 @@ static void python_version_sources(void **state)
 	envlock_lock_free(lock);
 	unit_rmtree(root);
 
-	/* a venv: pyvenv.cfg's version, then only the lib directory's name */
+	/* a venv: pyvenv.cfg's version, then what its interpreter carries, never a folder's name */
 	root = unit_tmpdir();
 	python_at(root, "opt/venv", "3.10", "", NULL);
 	unit_write(root, "opt/venv/pyvenv.cfg",
@@ -146,9 +146,17 @@ static void python_version_sources(void **state)
 	envlock_lock_free(lock);
 	unit_write(root, "opt/venv/pyvenv.cfg", "home = /usr/bin\n", -1);
 	lock = unit_probe(root);
-	assert_string_equal(unit_str(lock, "python.version"), "3.10");
-	assert_string_equal(unit_str(lock, "python.version_source"), "/opt/venv/lib/python3.10");
+	assert_string_equal(unit_str(lock, "python.status"), "present");
+	assert_null(unit_get(lock, "python.version"));
+	assert_null(unit_get(lock, "python.version_source"));
 	envlock_lock_free(lock);
+	/* CPython's PY_VERSION, a C string among others ("3.10" alone is not one) */
+	unit_write(root, "opt/venv/bin/python3.10", "\x7f" "ELF\0" "3.10\0" "3.10.12 (main)\0" "3.10.12\0" "%s\0", 36);
+	lock = unit_probe(root);
+	assert_string_equal(unit_str(lock, "python.version"), "3.10.12");
+	assert_string_equal(unit_str(lock, "python.version_source"), "/opt/venv/bin/python3.10");
+	envlock_lock_free(lock);
+	unit_write(root, "opt/venv/bin/python3.10", "#!/bin/sh\n", -1);
 	/* ...unless the base named by home has its headers */
 	unit_write(root, "usr/include/python3.10/patchlevel.h", PATCHLEVEL("3.10.12"), -1);
 	lock = unit_probe(root);

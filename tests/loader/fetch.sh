@@ -1,0 +1,25 @@
+#!/bin/sh
+# Fetch Debian 12 packages into the test cache with apt-get download (once:
+# later runs reuse what is there), for the trees the tests lay out with
+# dpkg -x (mktree.sh, tests/cli/t0072-cuda-layouts.sh).
+#   fetch.sh CACHE PACKAGE...
+# Exits 0 with every PACKAGE_*.deb in CACHE; 3 (and one line saying why)
+# when they cannot be fetched here: no apt-get, no network, or no package
+# list naming them (the NVIDIA ones need non-free: tools/non-free.sh).
+set -u
+cache=$1
+shift
+command -v apt-get >/dev/null 2>&1 || { echo "fetch: no apt-get on this machine"; exit 3; }
+mkdir -p "$cache" || exit 1
+missing=""
+for p in "$@"; do
+	ls "$cache/${p}_"*.deb >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+# apt's sandbox user cannot write into a folder only root can: download as root
+# shellcheck disable=SC2086
+if ! (cd "$cache" && timeout 300 apt-get download -q $missing >download.log 2>&1); then
+	echo "fetch: apt-get download$missing failed (no network or no package lists?): $(tail -n 1 "$cache/download.log")"
+	exit 3
+fi
+exit 0

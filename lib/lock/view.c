@@ -320,6 +320,7 @@ static void fill_toolkit(el_view *v, const cJSON *o, el_toolkit *t)
 	const cJSON *nvcc = el_jget(o, "nvcc");
 
 	t->home = str(o, "home");
+	t->layout = str(o, "layout");
 	t->st = state(o);
 	t->aliases = strlist(v, o, "aliases");
 	t->version = str(o, "version");
@@ -332,7 +333,17 @@ static void fill_toolkit(el_view *v, const cJSON *o, el_toolkit *t)
 	t->nvcc.path = str(nvcc, "path");
 	t->nvcc.version = str(nvcc, "version");
 	t->nvcc.release = str(nvcc, "release");
+	t->nvcc.binary = str(nvcc, "binary");
+	t->nvcc.version_source = str(nvcc, "version_source");
 	OBJECTS(v, o, "libraries", el_library, t->libraries, t->nlibraries, fill_library);
+}
+
+static void fill_lookup(el_view *v, const cJSON *o, el_cuda_lookup *l)
+{
+	(void)v;
+	l->rule = str(o, "rule");
+	l->value = str(o, "value");
+	l->toolkit = str(o, "toolkit");
 }
 
 static void build_cuda(el_view *v, const cJSON *o)
@@ -341,6 +352,8 @@ static void build_cuda(el_view *v, const cJSON *o)
 
 	c->st = state(o);
 	c->default_home = str(o, "default");
+	c->default_by = str(o, "default_by");
+	OBJECTS(v, o, "lookups", el_cuda_lookup, c->lookups, c->nlookups, fill_lookup);
 	OBJECTS(v, o, "toolkits", el_toolkit, c->toolkits, c->ntoolkits, fill_toolkit);
 	/* the default is the toolkit cuda.default names, by home or alias: nothing is guessed */
 	c->default_tk = c->st.present ? el_view_toolkit_at(v, c->default_home) : NULL;

@@ -125,6 +125,7 @@ typedef struct {
 /* cuda */
 typedef struct {
 	const char *home;
+	const char *layout; /* "vendor", "debian"; NULL in older locks */
 	el_state st;
 	el_strlist aliases;
 	const char *version, *version_source, *sdk_version, *release;
@@ -133,14 +134,25 @@ typedef struct {
 	struct {
 		bool recorded;
 		const char *path, *version, *release;
+		const char *binary;         /* what path runs when it is a wrapper (Debian's /usr/bin/nvcc) */
+		const char *version_source; /* the file version was read from; NULL: nvcc --version */
 	} nvcc;
 	const el_library *libraries;
 	size_t nlibraries;
 } el_toolkit;
 
+/* A rule a user meets that names a toolkit: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda. */
+typedef struct {
+	const char *rule, *value;
+	const char *toolkit; /* the recorded toolkit's home, or NULL */
+} el_cuda_lookup;
+
 typedef struct {
 	el_state st;
 	const char *default_home;       /* cuda.default as recorded */
+	const char *default_by;         /* the rule that chose it (cuda.default_by), or NULL */
+	const el_cuda_lookup *lookups;  /* in the order the rules are tried */
+	size_t nlookups;
 	const el_toolkit *default_tk;   /* the one definition of "the default toolkit" (el_default_toolkit) */
 	const el_toolkit *toolkits;
 	size_t ntoolkits;

@@ -295,6 +295,15 @@ static void fill_device(el_view *v, const cJSON *o, el_gpu_device *d)
 	d->extra = pairs(v, o, device_named);
 }
 
+static void fill_driver_file(el_view *v, const cJSON *o, el_driver_file *f)
+{
+	(void)v;
+	f->kind = str(o, "kind");
+	f->path = str(o, "path");
+	f->version = str(o, "version");
+	f->version_source = str(o, "version_source");
+}
+
 static void build_gpu(el_view *v, const cJSON *o)
 {
 	el_gpu *g = &v->gpu;
@@ -312,6 +321,14 @@ static void build_gpu(el_view *v, const cJSON *o)
 	g->driver.max_cuda = str(d, "max_cuda");
 	g->driver.max_cuda_source = str(d, "max_cuda_source");
 	g->driver.major = num(d, "major");
+	{
+		const cJSON *us = el_jget(d, "user_space");
+
+		g->driver.user_space.st = state(us);
+		g->driver.user_space.version = str(us, "version");
+		OBJECTS(v, us, "files", el_driver_file, g->driver.user_space.files, g->driver.user_space.nfiles,
+			fill_driver_file);
+	}
 	OBJECTS(v, o, "devices", el_gpu_device, g->devices, g->ndevices, fill_device);
 }
 

@@ -110,13 +110,24 @@ typedef struct {
 	el_pairs extra; /* the string members not named above */
 } el_gpu_device;
 
+/* One file of the driver's user-space: kind "libcuda", "libnvidia-ml", "nvidia-smi". */
+typedef struct {
+	const char *kind, *path, *version, *version_source;
+} el_driver_file;
+
 typedef struct {
 	el_state st;
 	long long count;
 	struct {
-		el_state st;
+		el_state st; /* the kernel module's (/proc/driver/nvidia/version) */
 		const char *source, *raw, *version, *flavour, *arch, *built_with, *max_cuda, *max_cuda_source;
 		long long major;
+		struct {
+			el_state st;
+			const char *version; /* libcuda's, else libnvidia-ml's, else nvidia-smi's */
+			const el_driver_file *files;
+			size_t nfiles;
+		} user_space;
 	} driver;
 	const el_gpu_device *devices;
 	size_t ndevices;

@@ -45,9 +45,10 @@ all: $(BUILD)/envlock
 # Install the Debian packages the build and tests need; quiet when all are there.
 deps:
 	@$(MAKE) --no-print-directory deps-install PKGS_WANTED="$(DEBS) $(STATIC_DEBS) $(TOOL_DEBS)"
-	@if [ "$$(id -u)" = 0 ]; then sh tools/deb-src.sh && \
-	  { apt-cache showsrc zlib 2>/dev/null | grep -q '^Package:' || apt-get update -qq; }; \
-	else echo "make deps: not root; make static needs a deb-src entry (tools/deb-src.sh as root)"; fi
+	@if [ "$$(id -u)" = 0 ]; then sh tools/deb-src.sh && sh tools/non-free.sh && \
+	  { apt-cache showsrc zlib 2>/dev/null | grep -q '^Package:' || apt-get update -qq; } && \
+	  { apt-cache show nvidia-smi >/dev/null 2>&1 || apt-get update -qq; }; \
+	else echo "make deps: not root; make static needs a deb-src entry (tools/deb-src.sh as root), t0072 non-free (tools/non-free.sh)"; fi
 	@$(MAKE) --no-print-directory deps-install PKGS_WANTED="$(REPORT_DEBS)" || \
 	  echo "make deps: could not install $(REPORT_DEBS); the report tests that need them will skip"
 

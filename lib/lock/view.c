@@ -305,6 +305,15 @@ static void fill_device(el_view *v, const cJSON *o, el_gpu_device *d)
 	d->extra = pairs(v, o, device_named);
 }
 
+static void fill_driver_file(el_view *v, const cJSON *o, el_driver_file *f)
+{
+	(void)v;
+	f->kind = str(o, "kind");
+	f->path = str(o, "path");
+	f->version = str(o, "version");
+	f->version_source = str(o, "version_source");
+}
+
 static void build_gpu(el_view *v, const cJSON *o)
 {
 	el_gpu *g = &v->gpu;
@@ -322,6 +331,14 @@ static void build_gpu(el_view *v, const cJSON *o)
 	g->driver.max_cuda = str(d, "max_cuda");
 	g->driver.max_cuda_source = str(d, "max_cuda_source");
 	g->driver.major = num(d, "major");
+	{
+		const cJSON *us = el_jget(d, "user_space");
+
+		g->driver.user_space.st = state(us);
+		g->driver.user_space.version = str(us, "version");
+		OBJECTS(v, us, "files", el_driver_file, g->driver.user_space.files, g->driver.user_space.nfiles,
+			fill_driver_file);
+	}
 	OBJECTS(v, o, "devices", el_gpu_device, g->devices, g->ndevices, fill_device);
 }
 
@@ -330,6 +347,7 @@ static void fill_toolkit(el_view *v, const cJSON *o, el_toolkit *t)
 	const cJSON *nvcc = el_jget(o, "nvcc");
 
 	t->home = str(o, "home");
+	t->layout = str(o, "layout");
 	t->st = state(o);
 	t->aliases = strlist(v, o, "aliases");
 	t->version = str(o, "version");
@@ -342,7 +360,17 @@ static void fill_toolkit(el_view *v, const cJSON *o, el_toolkit *t)
 	t->nvcc.path = str(nvcc, "path");
 	t->nvcc.version = str(nvcc, "version");
 	t->nvcc.release = str(nvcc, "release");
+	t->nvcc.binary = str(nvcc, "binary");
+	t->nvcc.version_source = str(nvcc, "version_source");
 	OBJECTS(v, o, "libraries", el_library, t->libraries, t->nlibraries, fill_library);
+}
+
+static void fill_lookup(el_view *v, const cJSON *o, el_cuda_lookup *l)
+{
+	(void)v;
+	l->rule = str(o, "rule");
+	l->value = str(o, "value");
+	l->toolkit = str(o, "toolkit");
 }
 
 static void build_cuda(el_view *v, const cJSON *o)
@@ -351,6 +379,8 @@ static void build_cuda(el_view *v, const cJSON *o)
 
 	c->st = state(o);
 	c->default_home = str(o, "default");
+	c->default_by = str(o, "default_by");
+	OBJECTS(v, o, "lookups", el_cuda_lookup, c->lookups, c->nlookups, fill_lookup);
 	OBJECTS(v, o, "toolkits", el_toolkit, c->toolkits, c->ntoolkits, fill_toolkit);
 	/* the default is the toolkit cuda.default names, by home or alias: nothing is guessed */
 	c->default_tk = c->st.present ? el_view_toolkit_at(v, c->default_home) : NULL;

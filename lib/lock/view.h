@@ -117,13 +117,24 @@ typedef struct {
 	el_pairs extra; /* the string members not named above */
 } el_gpu_device;
 
+/* One file of the driver's user-space: kind "libcuda", "libnvidia-ml", "nvidia-smi". */
+typedef struct {
+	const char *kind, *path, *version, *version_source;
+} el_driver_file;
+
 typedef struct {
 	el_state st;
 	long long count;
 	struct {
-		el_state st;
+		el_state st; /* the kernel module's (/proc/driver/nvidia/version) */
 		const char *source, *raw, *version, *flavour, *arch, *built_with, *max_cuda, *max_cuda_source;
 		long long major;
+		struct {
+			el_state st;
+			const char *version; /* libcuda's, else libnvidia-ml's, else nvidia-smi's */
+			const el_driver_file *files;
+			size_t nfiles;
+		} user_space;
 	} driver;
 	const el_gpu_device *devices;
 	size_t ndevices;
@@ -132,6 +143,7 @@ typedef struct {
 /* cuda */
 typedef struct {
 	const char *home;
+	const char *layout; /* "vendor", "debian"; NULL in older locks */
 	el_state st;
 	el_strlist aliases;
 	const char *version, *version_source, *sdk_version, *release;
@@ -140,14 +152,25 @@ typedef struct {
 	struct {
 		bool recorded;
 		const char *path, *version, *release;
+		const char *binary;         /* what path runs when it is a wrapper (Debian's /usr/bin/nvcc) */
+		const char *version_source; /* the file version was read from; NULL: nvcc --version */
 	} nvcc;
 	const el_library *libraries;
 	size_t nlibraries;
 } el_toolkit;
 
+/* A rule a user meets that names a toolkit: CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda. */
+typedef struct {
+	const char *rule, *value;
+	const char *toolkit; /* the recorded toolkit's home, or NULL */
+} el_cuda_lookup;
+
 typedef struct {
 	el_state st;
 	const char *default_home;       /* cuda.default as recorded */
+	const char *default_by;         /* the rule that chose it (cuda.default_by), or NULL */
+	const el_cuda_lookup *lookups;  /* in the order the rules are tried */
+	size_t nlookups;
 	const el_toolkit *default_tk;   /* the one definition of "the default toolkit" (el_default_toolkit) */
 	const el_toolkit *toolkits;
 	size_t ntoolkits;

@@ -5,7 +5,12 @@
  * version.json (11.1+), version.txt (<= 11.0, whose "CUDA Patch Version"
  * lines are patches, not the version), the dist-info folders of a toolkit
  * assembled from NVIDIA's wheels, or cuda.h's CUDA_VERSION; nvcc; and the
- * runtime libraries with their sonames and links.
+ * runtime libraries with their sonames and links. Debian's nvidia-cuda-toolkit
+ * package is a toolkit too, laid out its own way: the real nvcc in
+ * /usr/lib/nvidia-cuda-toolkit/bin (with /usr/bin/nvcc a wrapper script
+ * into it), the libraries in the multiarch folder, headers in /usr/include,
+ * and /usr/lib/cuda a folder of links for CUDA_HOME. Which toolkit is the
+ * default is decided by the rules a user meets, each recorded in lookups.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +24,19 @@
 
 #define EL_NVCC_TIMEOUT_MS 10000
 #define EL_LIMIT_CUDA_H (16u << 20) /* CUDA 13's cuda.h is over 1 MiB */
+#define EL_LIMIT_NVCC (64u << 20)   /* nvcc is 15 MB in CUDA 11.8 */
+
+/* Debian's nvidia-cuda-toolkit (11.8.89~11.8.0-5): where its files are */
+#define DEB_TK_HOME "/usr/lib/nvidia-cuda-toolkit"
+#define DEB_TK_NVCC DEB_TK_HOME "/bin/nvcc"
+#define DEB_TK_WRAPPER "/usr/bin/nvcc"
+#define DEB_TK_LINKS "/usr/lib/cuda"
+
+/* glibc's execvp without PATH searches confstr(_CS_PATH): "/bin:/usr/bin" */
+#define EL_DEFAULT_PATH "/bin:/usr/bin"
+
+static const char *const multiarch_dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+	"/usr/lib/powerpc64le-linux-gnu", NULL };
 
 static const char *const cuda_libs[] = {
 	"libcudart", "libcublas", "libcublasLt", "libcufft", "libcurand", "libcusolver",
@@ -194,19 +212,62 @@ static bool version_header(el_probe *p, const char *home, cJSON *tk)
 	return ok;
 }
 
+/*
+ * nvcc carries the text --version prints, "Cuda compilation tools,
+ * release 11.8, V11.8.89", as one string in its binary: the version read
+ * from the file, for a root where nothing runs.
+ */
+static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
+{
+	static const char mark[] = "Cuda compilation tools, release ";
+	el_buf b = EL_BUF_INIT(EL_LIMIT_NVCC);
+	const char *hit, *v;
+	size_t n;
+	bool ok = false;
+
+	if (el_probe_read(p, binary, &b) != 0)
+		goto done;
+	hit = memmem(b.data, b.len, mark, sizeof(mark) - 1);
+	if (!hit)
+		goto done;
+	hit += sizeof(mark) - 1;
+	n = strnlen(hit, (size_t)(b.data + b.len - hit));
+	el_jset_strn(nvcc, "release", hit, strspn(hit, "0123456789."));
+	v = memmem(hit, n, ", V", 3);
+	if (v && strspn(v + 3, "0123456789.") > 0) {
+		el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
+		el_jset_str(nvcc, "version_source", binary);
+		ok = true;
+	}
+done:
+	el_buf_release(&b);
+	return ok;
+}
+
 /* "Cuda compilation tools, release 10.2, V10.2.89" */
 static void probe_nvcc(el_probe *p, const char *home, cJSON *tk)
 {
-	char *path = el_path_join(home, "bin/nvcc");
+	bool debian = el_jget_str(tk, "layout") && strcmp(el_jget_str(tk, "layout"), "debian") == 0;
+	char *path = debian ? el_xstrdup(DEB_TK_WRAPPER) : el_path_join(home, "bin/nvcc");
+	const char *binary = debian ? DEB_TK_NVCC : path;
 	struct stat st;
 	cJSON *nvcc;
 
+	if (debian && (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode))) {
+		free(path);
+		path = el_xstrdup(DEB_TK_NVCC);
+		binary = path;
+	}
 	if (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
 		free(path);
 		return;
 	}
 	nvcc = el_jset_obj(tk, "nvcc");
 	el_jset_str(nvcc, "path", path);
+	if (binary != path)
+		el_jset_str(nvcc, "binary", binary);
+	if (!p->root.live || debian)
+		nvcc_file_version(p, binary, nvcc);
 	if (p->root.live) {
 		const char *argv[] = { path, "--version", NULL };
 		el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
@@ -224,6 +285,15 @@ static void probe_nvcc(el_probe *p, const char *home, cJSON *tk)
 		el_buf_release(&out);
 	}
 	free(path);
+}
+
+/* Debian's toolkit libraries are in the multiarch folder, with every other library. */
+static void probe_multiarch_libs(el_probe *p, cJSON *tk)
+{
+	cJSON *libs = el_jset_arr(tk, "libraries");
+
+	for (const char *const *d = multiarch_dirs; *d; d++)
+		el_probe_libraries(p, libs, *d, cuda_libs);
 }
 
 static void probe_libs(el_probe *p, const char *home, cJSON *tk)
@@ -254,13 +324,74 @@ static void probe_libs(el_probe *p, const char *home, cJSON *tk)
 		free(seen[i]);
 }
 
+/*
+ * Debian's toolkit has no version.json: its version is nvcc's own (read
+ * from the binary, after probe_nvcc), else the one in the file name of the
+ * libcudart it ships (libcudart.so.11.8.89), else cuda_runtime_api.h's
+ * CUDART_VERSION.
+ */
+static bool version_debian(el_probe *p, cJSON *tk)
+{
+	const char *v = el_jget_str(el_jget(tk, "nvcc"), "version");
+	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+	long n;
+	bool ok = false;
+
+	if (v) {
+		el_jset_str(tk, "version", v);
+		el_jset_str(tk, "version_source", el_jget_str(el_jget(tk, "nvcc"), "version_source"));
+		return true;
+	}
+	for (const char *const *d = multiarch_dirs; *d && !ok; d++) {
+		char **names = NULL;
+
+		if (el_root_list(&p->root, *d, &names, NULL) != 0)
+			continue;
+		for (char **f = names; *f && !ok; f++) {
+			const char *rest = *f + strlen("libcudart.so.");
+
+			if (!el_starts_with(*f, "libcudart.so.") || strspn(rest, "0123456789.") != strlen(rest) ||
+			    !strchr(rest, '.') || strchr(strchr(rest, '.') + 1, '.') == NULL)
+				continue;
+			{
+				char *src = el_path_join(*d, *f);
+
+				el_jset_str(tk, "version", rest);
+				el_jset_str(tk, "version_source", src);
+				free(src);
+				ok = true;
+			}
+		}
+		el_strv_free(names);
+	}
+	if (!ok && el_probe_read_text(p, "/usr/include/cuda_runtime_api.h", &b) == 0 &&
+	    el_c_define_int(b.data, b.len, "CUDART_VERSION", &n)) {
+		char *s = el_xasprintf("%ld.%ld", n / 1000, (n % 1000) / 10);
+
+		el_jset_str(tk, "version", s);
+		el_jset_str(tk, "version_source", "/usr/include/cuda_runtime_api.h");
+		free(s);
+		ok = true;
+	}
+	el_buf_release(&b);
+	return ok;
+}
+
 static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
 {
-	const char *v;
+	const char *v, *layout = el_jget_str(tk, "layout");
+	bool found;
 
 	el_jset_str(tk, "home", home);
-	if (!version_json(p, home, tk) && !version_txt(p, home, tk) &&
-	    !version_dist_info(p, home, tk) && !version_header(p, home, tk)) {
+	if (layout && strcmp(layout, "debian") == 0) {
+		probe_nvcc(p, home, tk);
+		found = version_debian(p, tk);
+	} else {
+		el_jset_str(tk, "layout", "vendor");
+		found = version_json(p, home, tk) || version_txt(p, home, tk) ||
+			version_dist_info(p, home, tk) || version_header(p, home, tk);
+	}
+	if (!found) {
 		el_jset_str(tk, "status", "unknown");
 		el_probe_warn(p, "'%s': no version.json, version.txt or cuda.h says which CUDA this is", home);
 	} else {
@@ -273,12 +404,50 @@ static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
 		el_jset_str(tk, "release", r);
 		free(r);
 	}
-	probe_nvcc(p, home, tk);
-	probe_libs(p, home, tk);
+	if (layout && strcmp(layout, "debian") == 0) {
+		probe_multiarch_libs(p, tk);
+	} else {
+		probe_nvcc(p, home, tk);
+		probe_libs(p, home, tk);
+	}
 }
 
-/* Add candidate (in-root, unresolved) to the toolkit list, merging aliases. */
-static void add_candidate(el_probe *p, cJSON *toolkits, const char *cand)
+/* The toolkit whose home, or one of whose aliases, resolves to real; NULL when none. */
+static cJSON *toolkit_of(el_probe *p, cJSON *toolkits, const char *real)
+{
+	cJSON *tk, *a;
+
+	cJSON_ArrayForEach(tk, toolkits) {
+		if (strcmp(el_jget_str(tk, "home"), real) == 0)
+			return tk;
+		cJSON_ArrayForEach(a, el_jget(tk, "aliases")) {
+			char *ar = NULL;
+			bool same = el_root_realpath(&p->root, a->valuestring, &ar, NULL) == 0 && strcmp(ar, real) == 0;
+
+			free(ar);
+			if (same)
+				return tk;
+		}
+	}
+	return NULL;
+}
+
+static void add_alias(cJSON *tk, const char *alias)
+{
+	cJSON *aliases = el_jget(tk, "aliases"), *a;
+
+	if (strcmp(el_jget_str(tk, "home"), alias) == 0)
+		return;
+	if (!aliases)
+		aliases = el_jset_arr(tk, "aliases");
+	cJSON_ArrayForEach(a, aliases)
+		if (strcmp(a->valuestring, alias) == 0)
+			return;
+	el_jpush_str(aliases, alias);
+}
+
+/* Add candidate (in-root, unresolved) to the toolkit list, merging aliases; the toolkit, or NULL. */
+static cJSON *add_candidate(el_probe *p, cJSON *toolkits, const char *cand)
 {
 	char *real = NULL;
 	int e = 0, rc = el_root_realpath(&p->root, cand, &real, &e);
@@ -292,34 +461,35 @@ static void add_candidate(el_probe *p, cJSON *toolkits, const char *cand)
 			el_probe_warn(p, "'%s': %s symlink to '%s'", cand,
 				      e == ELOOP || rc == ENVLOCK_ELIMIT ? "looping" : "dangling", target);
 		free(target);
-		return;
+		return NULL;
 	}
 	if (el_root_lstat(&p->root, real, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		free(real);
-		return;
+		return NULL;
 	}
-	cJSON_ArrayForEach(tk, toolkits) {
-		if (strcmp(el_jget_str(tk, "home"), real) == 0)
-			break;
-	}
+	tk = toolkit_of(p, toolkits, real);
 	if (!tk) {
 		tk = el_jpush_obj(toolkits);
 		el_jset_str(tk, "home", real);
 	}
-	if (strcmp(cand, real) != 0) {
-		cJSON *aliases = el_jget(tk, "aliases");
-
-		cJSON *a;
-
-		if (!aliases)
-			aliases = el_jset_arr(tk, "aliases");
-		cJSON_ArrayForEach(a, aliases)
-			if (strcmp(a->valuestring, cand) == 0)
-				break;
-		if (!a)
-			el_jpush_str(aliases, cand);
-	}
+	add_alias(tk, cand);
 	free(real);
+	return tk;
+}
+
+/* Debian's nvidia-cuda-toolkit, when its nvcc is there; /usr/lib/cuda is its CUDA_HOME folder. */
+static void add_debian(el_probe *p, cJSON *toolkits)
+{
+	struct stat st;
+	cJSON *tk;
+
+	if (el_root_stat(&p->root, DEB_TK_NVCC, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	tk = el_jpush_obj(toolkits);
+	el_jset_str(tk, "home", DEB_TK_HOME);
+	el_jset_str(tk, "layout", "debian");
+	if (el_root_stat(&p->root, DEB_TK_LINKS, &st) == 0 && S_ISDIR(st.st_mode))
+		add_alias(tk, DEB_TK_LINKS);
 }
 
 static int cmp_home(const void *a, const void *b)
@@ -328,12 +498,128 @@ static int cmp_home(const void *a, const void *b)
 	return strcmp(el_jget_str(x, "home"), el_jget_str(y, "home"));
 }
 
+/*
+ * The first nvcc in PATH (an executable regular file, as execvp finds it),
+ * in-root and unresolved, or NULL; the toolkit it belongs to in *tk.
+ */
+static char *nvcc_in_path(el_probe *p, cJSON *toolkits, cJSON **tk)
+{
+	const char *path = el_probe_getenv(p, "PATH");
+	const char *s, *end;
+
+	*tk = NULL;
+	if (!path)
+		path = EL_DEFAULT_PATH;
+	for (s = path; *s; s = *end ? end + 1 : end) {
+		char *dir, *nvcc, *real = NULL;
+		struct stat st;
+
+		end = s + strcspn(s, ":");
+		if (s[0] != '/')
+			continue;
+		dir = el_xstrndup(s, (size_t)(end - s));
+		nvcc = el_path_join(dir, "nvcc");
+		free(dir);
+		if (el_root_stat(&p->root, nvcc, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111) ||
+		    el_root_realpath(&p->root, nvcc, &real, NULL) != 0) {
+			free(nvcc);
+			continue;
+		}
+		if (strcmp(real, DEB_TK_WRAPPER) == 0 || strcmp(real, DEB_TK_NVCC) == 0) {
+			char *home = el_xstrdup(DEB_TK_HOME);
+
+			*tk = toolkit_of(p, toolkits, home);
+			free(home);
+		} else {
+			/* <home>/bin/nvcc: the toolkit is the folder above bin */
+			char *bin = el_path_dir(real), *home = el_path_dir(bin);
+
+			*tk = toolkit_of(p, toolkits, home);
+			free(bin);
+			free(home);
+		}
+		free(real);
+		return nvcc;
+	}
+	return NULL;
+}
+
+/* One rule's answer in cuda.lookups; returns whether it names a recorded toolkit. */
+static bool add_lookup(cJSON *lookups, const char *rule, const char *value, cJSON *tk)
+{
+	cJSON *l = el_jpush_obj(lookups);
+
+	el_jset_str(l, "rule", rule);
+	el_jset_str(l, "value", value);
+	if (tk)
+		el_jset_str(l, "toolkit", el_jget_str(tk, "home"));
+	return tk != NULL;
+}
+
+/* The toolkit a folder names (resolved), or NULL. */
+static cJSON *toolkit_named(el_probe *p, cJSON *toolkits, const char *dir)
+{
+	char *real = NULL;
+	cJSON *tk = NULL;
+
+	if (dir[0] == '/' && el_root_realpath(&p->root, dir, &real, NULL) == 0)
+		tk = toolkit_of(p, toolkits, real);
+	free(real);
+	return tk;
+}
+
+/*
+ * The default toolkit, by the rules a build meets in the order
+ * torch.utils.cpp_extension's _find_cuda_home applies them (and mmcv's
+ * setup.py with it): $CUDA_HOME, $CUDA_PATH, the nvcc PATH finds,
+ * /usr/local/cuda. Each rule that names something is recorded; the first
+ * that names a recorded toolkit chooses it.
+ */
+static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits)
+{
+	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
+	cJSON *lookups = el_jset_arr(cuda, "lookups"), *chosen = NULL, *tk;
+	const char *by = NULL;
+	struct stat st;
+	char *nvcc;
+
+	for (const char *const *v = env_vars; *v; v++) {
+		const char *home = el_probe_getenv(p, *v);
+
+		if (!home || !home[0])
+			continue;
+		tk = toolkit_named(p, toolkits, home);
+		if (add_lookup(lookups, *v, home, tk) && !chosen) {
+			chosen = tk;
+			by = *v;
+		}
+	}
+	nvcc = nvcc_in_path(p, toolkits, &tk);
+	if (nvcc && add_lookup(lookups, "PATH", nvcc, tk) && !chosen) {
+		chosen = tk;
+		by = "PATH";
+	}
+	free(nvcc);
+	if (el_root_lstat(&p->root, "/usr/local/cuda", &st) == 0) {
+		tk = toolkit_named(p, toolkits, "/usr/local/cuda");
+		if (add_lookup(lookups, "/usr/local/cuda", "/usr/local/cuda", tk) && !chosen) {
+			chosen = tk;
+			by = "/usr/local/cuda";
+		}
+	}
+	if (chosen) {
+		el_jset_str(cuda, "default", el_jget_str(chosen, "home"));
+		el_jset_str(cuda, "default_by", by);
+	}
+}
+
 void el_probe_cuda(el_probe *p)
 {
 	cJSON *cuda = el_probe_section(p, "cuda"), *toolkits = el_jset_arr(cuda, "toolkits"), *tk;
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
 	char **names = NULL;
 
+	add_debian(p, toolkits);
 	if (el_root_list(&p->root, "/usr/local", &names, NULL) == 0)
 		for (char **n = names; *n; n++)
 			if (strcmp(*n, "cuda") == 0 || el_starts_with(*n, "cuda-")) {
@@ -370,12 +656,6 @@ void el_probe_cuda(el_probe *p)
 		probe_toolkit(p, home, tk);
 		free(home);
 	}
-	{
-		char *def = NULL;
-
-		if (el_root_realpath(&p->root, "/usr/local/cuda", &def, NULL) == 0)
-			el_jset_str(cuda, "default", def);
-		free(def);
-	}
+	choose_default(p, cuda, toolkits);
 	el_jset_str(cuda, "status", cJSON_GetArraySize(toolkits) ? "present" : "absent");
 }

@@ -5,9 +5,16 @@
  *   NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  575.57.08  Release Build ...
  * and versions have two or three parts (418.56, 450.142.00). On the live
  * machine nvidia-smi, when present, adds the highest CUDA the driver runs.
+ *
+ * The driver's user-space (libcuda.so.<ver>, libnvidia-ml.so.<ver>,
+ * nvidia-smi) is recorded apart, in user_space: a container image carries
+ * it without the kernel module, and the two disagreeing is NVML's
+ * "Driver/library version mismatch".
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lock/model.h"
 #include "probe.h"
@@ -15,6 +22,7 @@
 #include "util/xalloc.h"
 
 #define EL_NVSMI_TIMEOUT_MS 10000
+#define EL_LIMIT_SMI (16u << 20) /* nvidia-smi 535 is 0.7 MB */
 
 typedef struct {
 	char *version;
@@ -88,6 +96,136 @@ static void nvsmi_max_cuda(el_probe *p, cJSON *driver)
 	el_buf_release(&out);
 }
 
+/*
+ * Where the user-space libraries are: the multiarch and lib64 folders
+ * (NVIDIA's .run installer, the NVIDIA Container Toolkit's mounts),
+ * Debian's nvidia/current (its packages libcuda1, libnvidia-ml1; the
+ * plain names are update-alternatives links), and the old
+ * nvidia/cuda images' /usr/local/nvidia/lib64.
+ */
+static const char *const user_lib_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu/nvidia/current",
+	"/usr/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu/nvidia/current",
+	"/usr/lib64", "/usr/lib", "/usr/local/nvidia/lib64", NULL
+};
+/* nvidia-smi: on PATH, or Debian's nvidia-smi package's own place */
+static const char *const smi_paths[] = { "/usr/bin/nvidia-smi", "/usr/lib/nvidia/current/nvidia-smi", NULL };
+
+/* "535.261.03": three digits, then one or two dot-separated numbers (no soname like "1" or "1.1"). */
+static bool is_driver_version(const char *v, size_t n)
+{
+	size_t i = strspn(v, "0123456789"), dots = 0;
+
+	if (i < 3 || i > n)
+		return false;
+	for (; i < n; i++) {
+		if (v[i] == '.') {
+			if (i + 1 >= n || v[i + 1] == '.')
+				return false;
+			dots++;
+		} else if (v[i] < '0' || v[i] > '9') {
+			return false;
+		}
+	}
+	return dots >= 1 && dots <= 2;
+}
+
+/* The real files <lib>.so.<driver version> in dir (not the soname links). */
+static void user_libs_in(el_probe *p, cJSON *files, const char *dir, const char *lib, const char *kind)
+{
+	char **names = NULL, prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "%s.so.", lib);
+	if (el_root_list(&p->root, dir, &names, NULL) != 0)
+		return;
+	for (char **n = names; *n; n++) {
+		const char *v = *n + strlen(prefix);
+		char *path;
+		struct stat st;
+
+		if (!el_starts_with(*n, prefix) || !is_driver_version(v, strlen(v)))
+			continue;
+		path = el_path_join(dir, *n);
+		if (el_root_lstat(&p->root, path, &st) == 0 && S_ISREG(st.st_mode)) {
+			cJSON *f = el_jpush_obj(files);
+
+			el_jset_str(f, "kind", kind);
+			el_jset_str(f, "path", path);
+			el_jset_str(f, "version", v);
+			el_jset_str(f, "version_source", "file name");
+		}
+		free(path);
+	}
+	el_strv_free(names);
+}
+
+/*
+ * nvidia-smi keeps its driver version as one NUL-terminated string
+ * ("535.261.03" in Debian's 535.261.03-1): taken only when exactly one
+ * such string is in the file.
+ */
+static void smi_version(el_probe *p, const char *path, cJSON *f)
+{
+	el_buf b = EL_BUF_INIT(EL_LIMIT_SMI);
+	const char *s, *end, *found = NULL;
+	size_t found_len = 0;
+	bool several = false;
+
+	if (el_probe_read(p, path, &b) != 0) {
+		el_buf_release(&b);
+		return;
+	}
+	end = b.data + b.len;
+	for (s = b.data; s < end;) {
+		size_t n = strnlen(s, (size_t)(end - s));
+
+		if (n >= 5 && n <= 12 && (s == b.data || s[-1] == '\0') && s + n < end && is_driver_version(s, n)) {
+			if (found && (found_len != n || memcmp(found, s, n) != 0))
+				several = true;
+			found = s;
+			found_len = n;
+		}
+		s += n + 1;
+	}
+	if (found && !several) {
+		el_jset_strn(f, "version", found, found_len);
+		el_jset_str(f, "version_source", "file");
+	}
+	el_buf_release(&b);
+}
+
+static void probe_user_space(el_probe *p, cJSON *driver)
+{
+	cJSON *us = el_jset_obj(driver, "user_space"), *files = el_jset_arr(us, "files"), *f;
+	static const char *const kinds[] = { "libcuda", "libnvidia-ml", NULL };
+	/* libcuda's version is the one the CUDA runtime meets; then NVML's; then nvidia-smi's */
+	static const char *const order[] = { "libcuda", "libnvidia-ml", "nvidia-smi", NULL };
+	const char *version = NULL;
+
+	for (const char *const *k = kinds; *k; k++)
+		for (const char *const *d = user_lib_dirs; *d; d++)
+			user_libs_in(p, files, *d, *k, *k);
+	for (const char *const *s = smi_paths; *s; s++) {
+		struct stat st;
+
+		if (el_root_lstat(&p->root, *s, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		f = el_jpush_obj(files);
+		el_jset_str(f, "kind", "nvidia-smi");
+		el_jset_str(f, "path", *s);
+		smi_version(p, *s, f);
+	}
+	for (const char *const *k = order; *k && !version; k++)
+		cJSON_ArrayForEach(f, files)
+			if (strcmp(el_jget_str(f, "kind"), *k) == 0 && el_jget_str(f, "version")) {
+				version = el_jget_str(f, "version");
+				break;
+			}
+	if (version)
+		el_jset_str(us, "version", version);
+	el_jset_str(us, "status", cJSON_GetArraySize(files) ? (version ? "present" : "unknown") : "absent");
+}
+
 void el_probe_driver(el_probe *p)
 {
 	static const char path[] = "/proc/driver/nvidia/version";
@@ -98,6 +236,7 @@ void el_probe_driver(el_probe *p)
 	driver_line d;
 	int rc = el_probe_read_text(p, path, &b);
 
+	probe_user_space(p, driver);
 	if (rc != 0) {
 		el_jset_str(driver, "status", rc == ENVLOCK_ENOTFOUND ? "absent" : "unknown");
 		el_buf_release(&b);

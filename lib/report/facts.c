@@ -150,6 +150,7 @@ void el_facts_build(el_facts *f, const el_view *v)
 	f->glibc.version = sys->glibc.version;
 	group_gpus(f, &v->gpu);
 	f->driver = driver_state(&v->gpu);
+	f->driver_user_space = v->gpu.driver.user_space.st.present ? v->gpu.driver.user_space.version : NULL;
 	order_toolkits(f, &v->cuda);
 	if (v->cudnn.st.present && v->cudnn.version)
 		f->cudnn = EL_FACT_FOUND;

@@ -61,6 +61,7 @@ typedef struct {
 	el_fact_gpu *gpus;
 	size_t ngpus;
 	el_fact_state driver;           /* FOUND: gpu.driver.version; UNKNOWN: present, version unknown */
+	const char *driver_user_space;  /* the user-space libraries' version (a container's), or NULL */
 	el_fact_toolkit *toolkits;
 	size_t ntoolkits;
 	el_fact_state cudnn;            /* FOUND: cudnn.version; UNKNOWN: libraries without a header */

@@ -145,6 +145,8 @@ static void gpu_rows(el_report *r)
 		if (gpu->driver.max_cuda)
 			part(&p, "supports CUDA up to %s", gpu->driver.max_cuda);
 		add_row(r, EL_RG_GPU, "NVIDIA driver", gpu->driver.version, parts_take(&p));
+	} else if (f->driver == EL_FACT_ABSENT && f->driver_user_space) {
+		add_row(r, EL_RG_GPU, "NVIDIA driver", f->driver_user_space, el_xstrdup("user-space only, no kernel module loaded"));
 	} else {
 		add_row(r, EL_RG_GPU, "NVIDIA driver", f->driver == EL_FACT_ABSENT ? "not found" : "version unknown", NULL);
 	}

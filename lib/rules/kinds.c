@@ -139,6 +139,34 @@ static void driver_minor_compat(envlock_findings *f, const cJSON *rule, const cJ
 	each_toolkit_driver(f, rule, table, lock, 1);
 }
 
+/* The kernel module against the user-space files' versions (NVML's driver/library version mismatch). */
+static void driver_user_space(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	const char *km = lock->gpu.driver.st.present ? lock->gpu.driver.version : NULL;
+
+	(void)table;
+	if (!km)
+		return;
+	for (size_t i = 0; i < lock->gpu.driver.user_space.nfiles; i++) {
+		const el_driver_file *u = &lock->gpu.driver.user_space.files[i];
+		char subject[512];
+
+		bool told = false;
+
+		if (!u->version || !u->path || strcmp(u->version, km) == 0)
+			continue;
+		/* one finding per version: libcuda and libnvidia-ml of one install say it once */
+		for (size_t k = 0; k < i && !told; k++)
+			told = lock->gpu.driver.user_space.files[k].version &&
+			       strcmp(lock->gpu.driver.user_space.files[k].version, u->version) == 0;
+		if (told)
+			continue;
+		snprintf(subject, sizeof(subject), "driver %s / %s %s", km, u->kind ? u->kind : "user-space", u->version);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"driver", km, "file", u->path, "user_space", u->version, NULL });
+	}
+}
+
 static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const char *gcc = lock->compilers.def.version;
@@ -494,6 +522,7 @@ static const struct {
 } kinds[] = {
 	{ "driver_min_for_cuda", driver_min_for_cuda },
 	{ "driver_minor_compat", driver_minor_compat },
+	{ "driver_user_space", driver_user_space },
 	{ "gcc_max_for_nvcc", gcc_max_for_nvcc },
 	{ "cudnn_for_cuda", cudnn_for_cuda },
 	{ "torch_cpu_on_gpu", torch_cpu_on_gpu },

@@ -110,6 +110,9 @@ static void show_gpu(shower *sh)
 			    T(sh, gpu->driver.max_cuda));
 		else
 			row(sh, "driver", "%s (%s)", T(sh, gpu->driver.version), T(sh, gpu->driver.flavour));
+	} else if (f->driver == EL_FACT_ABSENT && f->driver_user_space) {
+		/* a container image: the libraries, without the kernel module they talk to */
+		row(sh, "driver", "user-space %s, no kernel module loaded", T(sh, f->driver_user_space));
 	} else {
 		row(sh, "driver", "%s", f->driver == EL_FACT_ABSENT ? "no NVIDIA driver"
 								  : "NVIDIA driver present, version unknown");

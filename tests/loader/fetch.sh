@@ -1,9 +1,11 @@
 #!/bin/sh
-# Debian 12's own packages into a cache later runs reuse: each PACKAGE not
-# there yet (CACHE/PACKAGE_*.deb) is fetched with apt-get download.
+# Debian 12's own packages into a cache later runs reuse, for the trees the
+# tests lay out with dpkg -x (mktree.sh, t0071, t0072, t0074): each PACKAGE
+# not there yet (CACHE/PACKAGE_*.deb) is fetched with apt-get download.
 #   fetch.sh CACHE PACKAGE...
 # Exits 0 with every package in CACHE; 3 (and one line saying why) when
-# they cannot be fetched here: no apt-get or dpkg, or no network.
+# they cannot be fetched here: no apt-get or dpkg, no network, or no
+# package list naming them (the NVIDIA ones need non-free: tools/non-free.sh).
 set -u
 cache=$1
 shift
@@ -19,7 +21,7 @@ done
 # apt's sandbox user cannot write into a folder only root can: download as root
 # shellcheck disable=SC2086
 if ! (cd "$cache" && timeout 300 apt-get download -q $missing >download.log 2>&1); then
-	echo "fetch: apt-get download failed (no network or no package lists?): $(tail -n 1 "$cache/download.log")"
+	echo "fetch: apt-get download$missing failed (no network or no package lists?): $(tail -n 1 "$cache/download.log")"
 	exit 3
 fi
 exit 0

@@ -233,6 +233,7 @@ static void fill_library(el_view *v, const cJSON *o, el_library *l)
 	l->size = num(o, "size");
 	OBJECTS(v, o, "links", el_link, l->links, l->nlinks, fill_link);
 	l->soname_link = str(o, "soname_link");
+	l->copy_of = str(o, "copy_of");
 	l->ld_cache = str(o, "ld_cache");
 	l->ld_cache_path = str(o, "ld_cache_path");
 }

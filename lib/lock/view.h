@@ -66,7 +66,8 @@ typedef struct {
 	long long size;
 	const el_link *links; /* the soname symlink chain, outermost first */
 	size_t nlinks;
-	const char *soname_link;   /* "self", "ok", "missing", "other" */
+	const char *soname_link;   /* "self", "ok", "missing", "other", "copy" */
+	const char *copy_of;       /* a plain copy of this library (its name) in the same folder */
 	const char *ld_cache;      /* "listed", "missing", "other", "stale", "unknown" */
 	const char *ld_cache_path; /* what ld.so.cache maps the soname to */
 } el_library;

@@ -463,6 +463,14 @@ static const member direct_url_members[] = {
 };
 #undef DU
 
+static void fill_shadow(el_view *v, const cJSON *o, el_pip_shadow *s)
+{
+	(void)v;
+	s->path = str(o, "path");
+	s->version = str(o, "version");
+	s->installer = str(o, "installer");
+}
+
 static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
 {
 	const cJSON *du = el_jget(o, "direct_url");
@@ -473,6 +481,7 @@ static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
 	if (d->direct_url.recorded)
 		read_members(du, d, direct_url_members, MEMBERS(direct_url_members));
 	d->tags = strlist(v, o, "tags");
+	OBJECTS(v, o, "shadows", el_pip_shadow, d->shadows, d->nshadows, fill_shadow);
 }
 
 static void build_pip(el_view *v, const cJSON *o)

@@ -212,6 +212,10 @@ typedef struct {
 
 /* pip */
 typedef struct {
+	const char *path, *version, *installer;
+} el_pip_shadow;
+
+typedef struct {
 	const char *name, *version;
 	const char *kind; /* "dist-info", "egg-info", "egg-link", "requirement" */
 	const char *path, *installer, *source, *egg_info;
@@ -223,6 +227,8 @@ typedef struct {
 		bool editable;
 	} direct_url;
 	el_strlist tags;
+	const el_pip_shadow *shadows; /* the same distribution later on sys.path, never imported */
+	size_t nshadows;
 } el_pip_dist;
 
 typedef struct {

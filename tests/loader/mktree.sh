@@ -18,23 +18,14 @@ libdb5.3 libgssapi-krb5-2 libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 lib
 for tool in apt-get dpkg dpkg-deb ldconfig; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "mktree: no $tool on this machine"; exit 3; }
 done
-mkdir -p "$cache" || exit 1
-missing=""
-for p in $pkgs; do
-	ls "$cache/${p}_"*.deb >/dev/null 2>&1 || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	# apt's sandbox user cannot write into a folder only root can: download as root
-	# shellcheck disable=SC2086
-	if ! (cd "$cache" && timeout 300 apt-get download -q $missing >download.log 2>&1); then
-		echo "mktree: apt-get download failed (no network or no package lists?): $(tail -n 1 "$cache/download.log")"
-		exit 3
-	fi
-fi
+# shellcheck disable=SC2086
+why=$(sh "$(dirname "$0")/fetch.sh" "$cache" $pkgs) || { st=$?; echo "mktree: $why"; exit "$st"; }
 rm -rf "$tree"
 mkdir -p "$tree" || exit 1
-for deb in "$cache"/*.deb; do
-	dpkg -x "$deb" "$tree" || { echo "mktree: dpkg -x '$deb' failed"; exit 1; }
+for p in $pkgs; do
+	for deb in "$cache/${p}_"*.deb; do
+		dpkg -x "$deb" "$tree" || { echo "mktree: dpkg -x '$deb' failed"; exit 1; }
+	done
 done
 # Debian 12 is merged-/usr: /lib, /lib64, /bin and /sbin are links into /usr
 # (usrmerge does this on a real system; dpkg -x lays out the packages' own paths)

@@ -15,6 +15,7 @@
 #include "diff.h"
 #include "lock/view.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 #define FL_MAX_TEXT (1u << 20)
 #define FL_MAX_DISTINCT 16
@@ -338,6 +339,18 @@ static void flat_pip(fl *f, const el_pip *pip)
 		/* matched by PEP 503 name: "PyYAML" and "pyyaml" are one distribution */
 		norm = el_pep503_name(d->name);
 		put(f, norm, el_buf_cstr(&f->val));
+		/* a shadowed copy is not imported, but a change of which one wins is */
+		if (d->nshadows) {
+			char *key = el_xasprintf("%s shadows", norm);
+
+			el_buf_reset(&f->val);
+			for (size_t k = 0; k < d->nshadows; k++)
+				el_buf_printf(&f->val, "%s%s%s%s%s", k ? ", " : "", or_else(d->shadows[k].version, "?"),
+					      d->shadows[k].installer ? " (" : "", or_else(d->shadows[k].installer, ""),
+					      d->shadows[k].installer ? ")" : "");
+			put(f, key, el_buf_cstr(&f->val));
+			free(key);
+		}
 		free(norm);
 	}
 }

@@ -242,6 +242,7 @@ static void fill_library(el_view *v, const cJSON *o, el_library *l)
 	l->size = num(o, "size");
 	OBJECTS(v, o, "links", el_link, l->links, l->nlinks, fill_link);
 	l->soname_link = str(o, "soname_link");
+	l->copy_of = str(o, "copy_of");
 	l->ld_cache = str(o, "ld_cache");
 	l->ld_cache_path = str(o, "ld_cache_path");
 }
@@ -504,6 +505,14 @@ static const member direct_url_members[] = {
 };
 #undef DU
 
+static void fill_shadow(el_view *v, const cJSON *o, el_pip_shadow *s)
+{
+	(void)v;
+	s->path = str(o, "path");
+	s->version = str(o, "version");
+	s->installer = str(o, "installer");
+}
+
 static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
 {
 	const cJSON *du = el_jget(o, "direct_url");
@@ -514,6 +523,7 @@ static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
 	if (d->direct_url.recorded)
 		read_members(du, d, direct_url_members, MEMBERS(direct_url_members));
 	d->tags = strlist(v, o, "tags");
+	OBJECTS(v, o, "shadows", el_pip_shadow, d->shadows, d->nshadows, fill_shadow);
 }
 
 static void build_pip(el_view *v, const cJSON *o)

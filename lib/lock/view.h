@@ -66,7 +66,8 @@ typedef struct {
 	long long size;
 	const el_link *links; /* the soname symlink chain, outermost first */
 	size_t nlinks;
-	const char *soname_link;   /* "self", "ok", "missing", "other" */
+	const char *soname_link;   /* "self", "ok", "missing", "other", "copy" */
+	const char *copy_of;       /* a plain copy of this library (its name) in the same folder */
 	const char *ld_cache;      /* "listed", "missing", "other", "stale", "unknown" */
 	const char *ld_cache_path; /* what ld.so.cache maps the soname to */
 } el_library;
@@ -243,6 +244,10 @@ typedef struct {
 
 /* pip */
 typedef struct {
+	const char *path, *version, *installer;
+} el_pip_shadow;
+
+typedef struct {
 	const char *name, *version;
 	const char *kind; /* "dist-info", "egg-info", "egg-link", "requirement" */
 	const char *path, *installer, *source, *egg_info;
@@ -254,6 +259,8 @@ typedef struct {
 		bool editable;
 	} direct_url;
 	el_strlist tags;
+	const el_pip_shadow *shadows; /* the same distribution later on sys.path, never imported */
+	size_t nshadows;
 } el_pip_dist;
 
 typedef struct {

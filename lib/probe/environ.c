@@ -1,6 +1,8 @@
 /*
- * The probed process's environment: <root>/proc/self/environ, which on
- * the live root is envlock's own. Only an allow-list is recorded, and
+ * The environment: on the live root, envlock's own (the user's shell's);
+ * under a root, the tree's /etc/environment, never <root>/proc/self/environ:
+ * a procfs mounted there is envlock's own process on the host, not the
+ * tree's (a copied one is no better). Only an allow-list is recorded, and
  * never a name that says TOKEN, SECRET, PASSWORD or KEY.
  */
 #include <stdlib.h>
@@ -50,49 +52,107 @@ static bool is_allowed(const char *name, size_t n)
 	return false;
 }
 
-void el_probe_environ(el_probe *p)
+/* One KEY=VALUE entry (source's index-th unit, e.g. "line"): kept in all, recorded in vars when allowed. */
+static void add_entry(el_probe *p, cJSON *vars, el_strvec *all, const char *source,
+		      const char *unit, size_t index, const char *s, size_t len)
 {
-	static const char path[] = "/proc/self/environ";
-	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
-	cJSON *env = el_probe_section(p, "env"), *vars;
-	el_strvec all = EL_STRVEC_INIT;
-	size_t index = 0;
-	const char *s, *end;
+	const char *eq = memchr(s, '=', len);
+	char *name, *value;
 
-	if (el_probe_read(p, path, &b) != 0) {
-		el_jset_str(env, "status", "absent");
-		goto done;
+	if (len == 0)
+		return;
+	if (!eq) {
+		el_probe_warn(p, "'%s': %s %zu has no '=', ignored", source, unit, index);
+		return;
 	}
-	el_jset_str(env, "status", "present");
-	el_jset_str(env, "source", path);
-	vars = el_jset_obj(env, "variables");
-	for (s = b.data, end = b.data + b.len; s < end; s += strlen(s) + 1) {
-		const char *eq = strchr(s, '=');
-		size_t len = strlen(s);
+	{
+		char *entry = el_xstrndup(s, len);
+
+		el_strvec_push_owned(all, entry);
+	}
+	if (!is_allowed(s, (size_t)(eq - s)))
+		return;
+	if (len - (size_t)(eq - s) - 1 > EL_ENV_MAX_VALUE) {
+		el_probe_warn(p, "'%s': %.*s is longer than %d bytes, not recorded", source,
+			      (int)(eq - s), s, EL_ENV_MAX_VALUE);
+		return;
+	}
+	name = el_xstrndup(s, (size_t)(eq - s));
+	value = el_xstrndup(eq + 1, len - (size_t)(eq - s) - 1);
+	el_jset_str(vars, name, value);
+	free(name);
+	free(value);
+}
+
+/*
+ * /etc/environment as pam_env reads it (pam_env(8), modules/pam_env/pam_env.c):
+ * KEY=VALUE lines, '#' comments, an optional leading "export ", and one pair
+ * of quotes around a value stripped.
+ */
+static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, const char *path,
+				 const el_buf *b)
+{
+	const char *pos = b->data, *end = b->data + b->len, *line;
+	size_t len, index = 0;
+
+	while (el_next_line(&pos, end, &line, &len)) {
+		const char *eq;
+		el_buf e = EL_BUF_INIT(EL_LIMIT_TEXT);
 
 		index++;
-		if (len == 0)
+		el_trim(&line, &len);
+		if (len == 0 || line[0] == '#')
 			continue;
-		if (!eq) {
-			el_probe_warn(p, "'%s': entry %zu has no '=', ignored", path, index);
-			continue;
+		if (len > 7 && strncmp(line, "export ", 7) == 0) {
+			line += 7;
+			len -= 7;
+			el_trim(&line, &len);
 		}
-		el_strvec_push(&all, s);
-		if (!is_allowed(s, (size_t)(eq - s)))
-			continue;
-		if (len - (size_t)(eq - s) - 1 > EL_ENV_MAX_VALUE) {
-			el_probe_warn(p, "'%s': %.*s is longer than %d bytes, not recorded", path,
-				      (int)(eq - s), s, EL_ENV_MAX_VALUE);
-			continue;
-		}
-		{
-			char *name = el_xstrndup(s, (size_t)(eq - s));
+		eq = memchr(line, '=', len);
+		if (eq) {
+			const char *v = eq + 1;
+			size_t vl = len - (size_t)(v - line);
 
-			el_jset_str(vars, name, eq + 1);
-			free(name);
+			if (vl >= 2 && (v[0] == '"' || v[0] == '\'') && v[vl - 1] == v[0]) {
+				v++;
+				vl -= 2;
+			}
+			el_buf_printf(&e, "%.*s=%.*s", (int)(eq - line), line, (int)vl, v);
+			add_entry(p, vars, all, path, "line", index, e.data, e.len);
+		} else {
+			add_entry(p, vars, all, path, "line", index, line, len);
 		}
+		el_buf_release(&e);
 	}
-done:
+}
+
+void el_probe_environ(el_probe *p)
+{
+	static const char path[] = "/etc/environment";
+	cJSON *env = el_probe_section(p, "env"), *vars;
+	el_strvec all = EL_STRVEC_INIT;
+
+	if (p->root.live) {
+		extern char **environ;
+		size_t index = 0;
+
+		el_jset_str(env, "status", "present");
+		el_jset_str(env, "source", "/proc/self/environ");
+		vars = el_jset_obj(env, "variables");
+		for (char **e = environ; e && *e; e++)
+			add_entry(p, vars, &all, "environ", "entry", ++index, *e, strlen(*e));
+	} else {
+		el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+
+		if (el_probe_read(p, path, &b) != 0) {
+			el_jset_str(env, "status", "absent");
+		} else {
+			el_jset_str(env, "status", "present");
+			el_jset_str(env, "source", path);
+			vars = el_jset_obj(env, "variables");
+			read_etc_environment(p, vars, &all, path, &b);
+		}
+		el_buf_release(&b);
+	}
 	p->environ = el_strvec_detach(&all);
-	el_buf_release(&b);
 }

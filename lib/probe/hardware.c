@@ -1,6 +1,7 @@
 /* CPU model and cores (/proc/cpuinfo), memory (/proc/meminfo): for throughput questions. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "lock/model.h"
 #include "probe.h"
@@ -121,10 +122,33 @@ static void probe_memory(el_probe *p, cJSON *system)
 	el_buf_release(&b);
 }
 
+/* statfs(2)'s f_type of a procfs (linux/magic.h PROC_SUPER_MAGIC) */
+#define EL_PROC_SUPER_MAGIC 0x9fa0
+
+bool el_probe_host_procfs(el_probe *p)
+{
+	struct statfs fs;
+	char *host;
+	bool mounted;
+
+	if (p->root.live)
+		return false;
+	host = el_root_host(&p->root, "/proc");
+	mounted = host && statfs(host, &fs) == 0 && fs.f_type == EL_PROC_SUPER_MAGIC;
+	free(host);
+	return mounted;
+}
+
 void el_probe_hardware(el_probe *p)
 {
 	cJSON *system = el_probe_section(p, "system");
 
+	/* a procfs mounted in the tree is the running kernel's: the host's CPU and memory */
+	if (el_probe_host_procfs(p)) {
+		el_probe_warn(p, "'/proc': a mounted procfs describes the running kernel, not this tree; "
+			      "kernel, CPU and memory not recorded");
+		return;
+	}
 	probe_cpu(p, system);
 	probe_memory(p, system);
 }

@@ -46,11 +46,50 @@ static const char *ldcache_state(el_probe *p, const char *soname, const char *re
 	return state;
 }
 
+/* Do a and b have the same soname and content? */
+static bool same_library(const cJSON *a, const cJSON *b)
+{
+	const char *sa = el_jget_str(a, "sha256"), *sb = el_jget_str(b, "sha256");
+	const char *na = el_jget_str(a, "soname"), *nb = el_jget_str(b, "soname");
+
+	return sa && sb && na && nb && strcmp(sa, sb) == 0 && strcmp(na, nb) == 0;
+}
+
+/*
+ * A library copied with cp instead of cp -P: its soname link (libcudnn.so.8)
+ * and development link (libcudnn.so) become plain files with the library's
+ * content, which ldconfig(8) only answers with "libcudnn.so.8 is not a
+ * symbolic link". Of the files of one soname and content in a folder, the
+ * longest name (libcudnn.so.8.9.7) is the library; the others are its copies.
+ */
+static void mark_copies(cJSON *arr, int start)
+{
+	int n = cJSON_GetArraySize(arr);
+
+	for (int i = start; i < n; i++) {
+		cJSON *a = cJSON_GetArrayItem(arr, i), *real = a;
+
+		for (int j = start; j < n; j++) {
+			cJSON *b = cJSON_GetArrayItem(arr, j);
+			const char *nb = el_jget_str(b, "name"), *nr = el_jget_str(real, "name");
+
+			if (b != a && same_library(a, b) &&
+			    (strlen(nb) > strlen(nr) || (strlen(nb) == strlen(nr) && strcmp(nb, nr) > 0)))
+				real = b;
+		}
+		if (real == a)
+			continue;
+		el_jset_str(a, "copy_of", el_jget_str(real, "name"));
+		if (strcmp(el_jget_str(a, "name"), el_jget_str(a, "soname")) == 0)
+			el_jset_str(real, "soname_link", "copy");
+	}
+}
+
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		       const char *const prefixes[])
 {
 	char *rdir = NULL, **names = NULL;
-	int added = 0;
+	int added = 0, start = cJSON_GetArraySize(arr);
 
 	if (el_root_realpath(&p->root, dir, &rdir, NULL) != 0 ||
 	    el_root_list(&p->root, rdir, &names, NULL) != 0)
@@ -161,6 +200,7 @@ int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		}
 		free(path);
 	}
+	mark_copies(arr, start);
 done:
 	el_strv_free(names);
 	free(rdir);

@@ -86,14 +86,15 @@ void el_probe_os(el_probe *p)
 
 	probe_os_release(p, system);
 
-	v = first_line(p, "/proc/sys/kernel/osrelease");
+	/* a procfs mounted in a tree is the running kernel's, not the tree's (hardware.c) */
+	v = el_probe_host_procfs(p) ? NULL : first_line(p, "/proc/sys/kernel/osrelease");
 	if (v) {
 		cJSON *k = el_jset_obj(system, "kernel");
 
 		el_jset_str(k, "release", v);
 		free(v);
 	}
-	v = first_line(p, "/proc/sys/kernel/hostname");
+	v = el_probe_host_procfs(p) ? NULL : first_line(p, "/proc/sys/kernel/hostname");
 	if (!v)
 		v = first_line(p, "/etc/hostname");
 	el_jset_str(host, "hostname", v);

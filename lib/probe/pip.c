@@ -20,12 +20,14 @@ typedef struct {
 	cJSON *obj;	/* detached until added, in order, to "distributions" */
 	char *norm;
 	const char *path; /* borrowed from obj */
+	size_t site;	/* index of its site dir: sys.path order */
 } dist;
 
 typedef struct {
 	dist *v;
 	size_t n, cap;
 	el_strvec conda; /* normalised conda package names, sorted */
+	size_t site;	 /* the site dir being read */
 } dist_list;
 
 
@@ -243,6 +245,7 @@ static cJSON *push_dist(dist_list *l, const char *name, const char *version,
 	el_jset_str(d->obj, "kind", kind);
 	el_jset_str(d->obj, "path", path);
 	d->path = el_jget_str(d->obj, "path");
+	d->site = l->site;
 	if (in_conda(l, d->norm))
 		el_jset_bool(d->obj, "also_conda", true);
 	return d->obj;
@@ -421,6 +424,46 @@ done:
 	free(path);
 }
 
+/*
+ * One distribution in several site dirs: Python imports it from the first
+ * on sys.path (the order of p->py.site_dirs), so that entry is recorded
+ * and the later ones become its "shadows". Two entries in one site dir
+ * are left as they are: which one importlib picks is a listing accident.
+ */
+static void mark_shadowed(dist_list *l)
+{
+	for (size_t i = 0, j; i < l->n; i = j) {
+		size_t win = i, last = 0;
+		cJSON *shadows = NULL;
+
+		for (j = i; j < l->n && strcmp(l->v[j].norm, l->v[i].norm) == 0; j++) {
+			if (l->v[j].site < l->v[win].site)
+				win = j;
+			if (l->v[j].site > last)
+				last = l->v[j].site;
+		}
+		/* the shadows in sys.path order, each site's in path order */
+		for (size_t s = l->v[win].site + 1; s <= last; s++) {
+			for (size_t k = i; k < j; k++) {
+				dist *d = &l->v[k];
+				cJSON *o;
+
+				if (d->site != s)
+					continue;
+				if (!shadows)
+					shadows = el_jset_arr(l->v[win].obj, "shadows");
+				o = el_jpush_obj(shadows);
+				el_jset_str(o, "path", d->path);
+				el_jset_str(o, "version", el_jget_str(d->obj, "version"));
+				el_jset_str(o, "installer", el_jget_str(d->obj, "installer"));
+				cJSON_Delete(d->obj);
+				d->obj = NULL;
+				d->path = NULL;
+			}
+		}
+	}
+}
+
 static int dist_cmp(const void *a, const void *b)
 {
 	const dist *x = a, *y = b;
@@ -434,6 +477,7 @@ void el_probe_pip(el_probe *p)
 	cJSON *sec = el_probe_section(p, "pip"), *sites, *dists, *both;
 	dist_list l = { 0 };
 	const char *last = NULL;
+	size_t recorded = 0;
 
 	if (!p->py.site_dirs || !p->py.site_dirs[0]) {
 		el_jset_str(sec, "status", "absent");
@@ -442,7 +486,7 @@ void el_probe_pip(el_probe *p)
 	load_conda_names(p, &l);
 	el_jset_str(sec, "status", "present");
 	sites = el_jset_arr(sec, "site_packages");
-	for (char **s = p->py.site_dirs; *s; s++) {
+	for (char **s = p->py.site_dirs; *s; s++, l.site++) {
 		char **names = NULL;
 		int rc;
 
@@ -464,9 +508,13 @@ void el_probe_pip(el_probe *p)
 	}
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), dist_cmp);
+	mark_shadowed(&l);
 	dists = el_jset_arr(sec, "distributions");
 	both = el_jset_arr(sec, "conda_and_pip");
 	for (size_t i = 0; i < l.n; i++) {
+		if (!l.v[i].obj)
+			continue;
+		recorded++;
 		if (el_jget_bool(l.v[i].obj, "also_conda", false) &&
 		    (!last || strcmp(last, l.v[i].norm) != 0)) {
 			el_jpush_str(both, l.v[i].norm);
@@ -475,7 +523,7 @@ void el_probe_pip(el_probe *p)
 		if (!cJSON_AddItemToArray(dists, l.v[i].obj))
 			cJSON_Delete(l.v[i].obj);
 	}
-	el_jset_int(sec, "count", (long long)l.n);
+	el_jset_int(sec, "count", (long long)recorded);
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i].norm);
 	free(l.v);

@@ -62,7 +62,7 @@ void el_probe_warn(el_probe *p, const char *fmt, ...) __attribute__((format(prin
  */
 void el_probe_request_error(el_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A variable of the probed environment (<root>/proc/self/environ), or NULL. */
+/* A variable of the probed environment (environ.c), or NULL. */
 const char *el_probe_getenv(const el_probe *p, const char *name);
 
 /*
@@ -126,8 +126,11 @@ void el_dpkg_free(el_dpkg *d);
  */
 char *el_probe_file_version(el_probe *p, const char *abs, const char *prefix, int dots);
 
+/* Is <root>/proc a mounted procfs under a root that is not the live one (hardware.c)? */
+bool el_probe_host_procfs(el_probe *p);
+
 /* The probes, in the order envlock_lock_probe (lock.c) runs them. */
-void el_probe_environ(el_probe *p);   /* environ.c: reads proc/self/environ, writes "env" */
+void el_probe_environ(el_probe *p);   /* environ.c: the process environment (live) or /etc/environment, writes "env" */
 void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
 void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */
 void el_probe_container(el_probe *p); /* container.c */

@@ -373,10 +373,16 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 	if (best) {
 		char *sites[4];
 
+		/*
+		 * In sys.path order, which decides which copy of a distribution is
+		 * imported (pip.c): Debian's site.py patch puts /usr/local/lib/python3.X/
+		 * dist-packages before /usr/lib/python3/dist-packages; Fedora's patch
+		 * likewise puts /usr/local/lib/python3.X/site-packages before /usr/lib's.
+		 */
 		sites[0] = el_xasprintf("/usr/local/lib/%s/dist-packages", best);
 		sites[1] = el_xstrdup("/usr/lib/python3/dist-packages");
-		sites[2] = el_xasprintf("/usr/lib/%s/site-packages", best);
-		sites[3] = el_xasprintf("/usr/local/lib/%s/site-packages", best);
+		sites[2] = el_xasprintf("/usr/local/lib/%s/site-packages", best);
+		sites[3] = el_xasprintf("/usr/lib/%s/site-packages", best);
 		for (int i = 0; i < 4; i++) {
 			char *site = el_probe_resolve_dir(p, "/", sites[i]);
 

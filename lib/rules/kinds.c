@@ -10,7 +10,9 @@
 #include "lock/model.h"
 #include "lock/view.h"
 #include "rules.h"
+#include "util/buf.h"
 #include "util/root.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 #include "version.h"
 
@@ -391,9 +393,21 @@ static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJS
 }
 
 typedef struct {
+	const el_library *lib;
+	const char *section;
+} lib_ref;
+
+typedef struct {
+	lib_ref *v;
+	size_t n, cap;
+} lib_refs;
+
+typedef struct {
 	envlock_findings *f;
 	const cJSON *rule;
 	const el_view *lock;
+	const char *section; /* of the library being looked at: "cuda" or "cudnn" */
+	lib_refs *refs;	     /* where a walk collects libraries */
 } lib_walk;
 
 /* Every library the lock lists: each toolkit's, then cuDNN's. */
@@ -401,11 +415,24 @@ static void each_library(lib_walk *w, void (*fn)(lib_walk *w, const el_library *
 {
 	const el_view *v = w->lock;
 
+	w->section = "cuda";
 	for (size_t i = 0; i < v->cuda.ntoolkits; i++)
 		for (size_t j = 0; j < v->cuda.toolkits[i].nlibraries; j++)
 			fn(w, &v->cuda.toolkits[i].libraries[j]);
+	w->section = "cudnn";
 	for (size_t j = 0; j < v->cudnn.nlibraries; j++)
 		fn(w, &v->cudnn.libraries[j]);
+}
+
+/* A library's finding: filed under the section of the library, not the rule's. */
+static void lib_finding(lib_walk *w, const char *subject, const char *const vars[])
+{
+	envlock_finding *x;
+
+	el_finding_add(w->f, w->rule, subject, NULL, vars);
+	x = &w->f->v[w->f->n - 1];
+	free((char *)x->section);
+	x->section = el_xstrdup(w->section);
 }
 
 static void soname_one(lib_walk *w, const el_library *lib)
@@ -416,7 +443,7 @@ static void soname_one(lib_walk *w, const el_library *lib)
 		return;
 	dir = el_path_dir(lib->path);
 	link = el_path_join(dir, lib->soname);
-	el_finding_add(w->f, w->rule, lib->path, NULL, (const char *const[]){
+	lib_finding(w, lib->path, (const char *const[]){
 		"name", lib->name, "soname", lib->soname, "dir", dir, "link", link, NULL });
 	free(link);
 	free(dir);
@@ -424,7 +451,7 @@ static void soname_one(lib_walk *w, const el_library *lib)
 
 static void soname_link(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	lib_walk w = { f, rule, lock };
+	lib_walk w = { f, rule, lock, NULL, NULL };
 
 	(void)table;
 	each_library(&w, soname_one);
@@ -446,10 +473,13 @@ static void ld_cache_one(lib_walk *w, const el_library *lib)
 
 	if (!state || !lib->path || strcmp(state, "listed") == 0 || strcmp(state, "unknown") == 0)
 		return;
+	/* a copy where a link belongs: ldconfig cannot fix it (soname_copy says what does) */
+	if (lib->copy_of || (lib->soname_link && strcmp(lib->soname_link, "copy") == 0))
+		return;
 	dir = el_path_dir(lib->path);
 	/* a folder reached only through LD_LIBRARY_PATH is not the cache's business */
 	if (strcmp(state, "missing") != 0 || in_ld_conf(w->lock, dir))
-		el_finding_add(w->f, w->rule, lib->path, NULL, (const char *const[]){
+		lib_finding(w, lib->path, (const char *const[]){
 			"soname", lib->soname, "state", state, "dir", dir,
 			"cached", lib->ld_cache_path ? lib->ld_cache_path : "nothing", NULL });
 	free(dir);
@@ -457,10 +487,70 @@ static void ld_cache_one(lib_walk *w, const el_library *lib)
 
 static void ld_cache(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	lib_walk w = { f, rule, lock };
+	lib_walk w = { f, rule, lock, NULL, NULL };
 
 	(void)table;
 	each_library(&w, ld_cache_one);
+}
+
+static void copy_one(lib_walk *w, const el_library *lib)
+{
+	if (!lib->copy_of || !lib->path || !lib->name)
+		return;
+	EL_GROW(w->refs->v, w->refs->n + 1, w->refs->cap);
+	w->refs->v[w->refs->n++] = (lib_ref){ lib, w->section };
+}
+
+/*
+ * Libraries copied with cp instead of cp -P: one finding per folder, with
+ * the ln -sf that puts each link back (the soname link to the library, the
+ * development link to the soname link, as ldconfig and the packages lay them).
+ */
+static void soname_copy(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	lib_refs all = { 0 };
+	lib_walk w = { f, rule, lock, NULL, &all };
+	bool *done;
+
+	(void)table;
+	each_library(&w, copy_one);
+	done = el_xcalloc(all.n + 1, sizeof(bool));
+	for (size_t i = 0; i < all.n; i++) {
+		el_buf cmds = EL_BUF_INIT(1u << 16), names = EL_BUF_INIT(1u << 16);
+		char *dir = el_path_dir(all.v[i].lib->path), *first = NULL;
+
+		if (done[i]) {
+			free(dir);
+			continue;
+		}
+		for (size_t j = i; j < all.n; j++) {
+			const el_library *c = all.v[j].lib;
+			char *cdir = el_path_dir(c->path);
+			bool here = strcmp(cdir, dir) == 0 && strcmp(all.v[j].section, all.v[i].section) == 0;
+			const char *target = c->copy_of;
+
+			free(cdir);
+			if (!here)
+				continue;
+			done[j] = true;
+			if (c->soname && strcmp(c->name, c->soname) != 0 && strcmp(c->soname, c->copy_of) != 0)
+				target = c->soname; /* libcudnn.so -> libcudnn.so.8, not past it */
+			else if (!first && c->soname && strcmp(c->name, c->soname) == 0)
+				first = el_xstrdup(c->name);
+			el_buf_printf(&cmds, "%sln -sf %s %s", cmds.len ? " && " : "", target, c->path);
+			el_buf_printf(&names, "%s%s", names.len ? ", " : "", c->name);
+		}
+		w.section = all.v[i].section;
+		lib_finding(&w, dir, (const char *const[]){
+			"dir", dir, "names", el_buf_cstr(&names), "commands", el_buf_cstr(&cmds),
+			"first", first ? first : all.v[i].lib->name, NULL });
+		free(first);
+		free(dir);
+		el_buf_release(&cmds);
+		el_buf_release(&names);
+	}
+	free(done);
+	free(all.v);
 }
 
 static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
@@ -533,6 +623,7 @@ static const struct {
 	{ "mmcv_ops_missing", mmcv_ops_missing },
 	{ "mmcv_cuda_vs_torch", mmcv_cuda_vs_torch },
 	{ "soname_link", soname_link },
+	{ "soname_copy", soname_copy },
 	{ "ld_cache", ld_cache },
 	{ "wheel_glibc", wheel_glibc },
 };

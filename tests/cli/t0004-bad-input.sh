@@ -28,7 +28,7 @@ expect "header without version macros" "'/usr/local/cuda-11.3/include/cudnn_vers
 expect "cuDNN soname link missing, with the fix" "the loader looks for 'libcudnn.so.8', which is missing (fix: ln -s"
 expect "truncated conda-meta record" "openssl-1.1.1k-h27cfd23_0.json': not valid JSON"
 expect "conda-meta record that is not an object" "ca-certificates-2021.7.5-h06a4308_1.json': not a JSON object"
-expect "environment entry without '='" "'/proc/self/environ': entry 4 has no '='"
+expect "environment entry without '='" "'/etc/environment': line 4 has no '='"
 if [ "$(id -u)" != 0 ] || [ -n "$as_nobody" ]; then
 	expect "permission denied" "'/usr/local/cuda-11.3/include/cudnn.h': permission denied"
 else

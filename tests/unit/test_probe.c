@@ -340,13 +340,16 @@ static void glibc_layouts(void **state)
 static void environment_allow_list_and_secrets(void **state)
 {
 	char *root = unit_tmpdir();
-	const char env[] = "PATH=/usr/bin\0CUDA_HOME=/usr/local/cuda\0NCCL_DEBUG=INFO\0"
-			   "NCCL_IB_KEY=x\0HF_TOKEN=hf_secret\0AWS_SECRET_ACCESS_KEY=s\0"
-			   "MY_PASSWORD=p\0HOME=/root\0BROKEN\0";
+	const char env[] = "PATH=/usr/bin\nCUDA_HOME=\"/usr/local/cuda\"\nexport NCCL_DEBUG=INFO\n"
+			   "NCCL_IB_KEY=x\nHF_TOKEN=hf_secret\nAWS_SECRET_ACCESS_KEY=s\n"
+			   "MY_PASSWORD=p\nHOME=/root\nBROKEN\n# a comment\n";
+	/* envlock's own process when a procfs is mounted there: never read under a root */
+	const char poison[] = "CUDA_HOME=/poison\0PATH=/poison\0";
 	envlock_lock *lock;
 
 	(void)state;
-	unit_write(root, "proc/self/environ", env, sizeof(env) - 1);
+	unit_write(root, "etc/environment", env, sizeof(env) - 1);
+	unit_write(root, "proc/self/environ", poison, sizeof(poison) - 1);
 	lock = unit_probe(root);
 	assert_string_equal(unit_str(lock, "env.variables.PATH"), "/usr/bin");
 	assert_string_equal(unit_str(lock, "env.variables.CUDA_HOME"), "/usr/local/cuda");
@@ -355,7 +358,7 @@ static void environment_allow_list_and_secrets(void **state)
 	assert_null(unit_get(lock, "env.variables.HF_TOKEN"));
 	assert_null(unit_get(lock, "env.variables.HOME"));
 	assert_int_equal(cJSON_GetArraySize(unit_get(lock, "env.variables")), 3);
-	assert_int_equal(unit_warnings_with(lock, "entry 9 has no '='"), 1);
+	assert_int_equal(unit_warnings_with(lock, "'/etc/environment': line 9 has no '='"), 1);
 	envlock_lock_free(lock);
 	unit_rmtree(root);
 }

@@ -105,9 +105,16 @@ static void unit_remove(const char *root, const char *rel)
 	assert_int_equal(remove(path), 0);
 }
 
+/* The tree's environment: NUL-separated KEY=VALUE entries, as /etc/environment lines. */
 static void environ_file(const char *root, const char *vars, size_t len)
 {
-	unit_write(root, "proc/self/environ", vars, (long)len);
+	char *text = malloc(len + 1);
+
+	assert_non_null(text);
+	for (size_t i = 0; i < len; i++)
+		text[i] = vars[i] ? vars[i] : '\n';
+	unit_write(root, "etc/environment", text, (long)len);
+	free(text);
 }
 
 #define MC "home/alice/miniconda3"

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:45394e4f6e3ac43379c4cd94cff8eb11e48aee0091a41dedd3d544a89ffcaa19,
+# sha256:ee0f08e1c6e214cd060170b39a661dd245bce33c56e4642722bfa40194406863,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:45394e4f6e3ac43379c4cd94cff8eb11e48aee0091a41dedd3d544a89ffcaa19"
+LABEL envlock.lock-id="sha256:ee0f08e1c6e214cd060170b39a661dd245bce33c56e4642722bfa40194406863"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -11,6 +11,8 @@ for lock in "$GOLDEN"/*.lock.json; do
 		golden=$GOLDEN/export/$name.$fmt
 		"$ENVLOCK" export "$lock" --format "$fmt" -o "$name.$fmt" >out 2>err
 		rc=$?
+		# UPDATE_GOLDEN=1 rewrites the golden files (review the diff before committing)
+		[ "${UPDATE_GOLDEN:-0}" = 1 ] && [ -f "$golden" ] && [ $rc = 0 ] && cp "$name.$fmt" "$golden"
 		if [ -f "$golden" ]; then
 			check_status "$name $fmt" 0 $rc
 			check_diff "$name $fmt = golden" "$golden" "$name.$fmt"

@@ -75,14 +75,15 @@ check_eq "with no /proc/driver/nvidia the kernel module is absent" "absent" "$(j
 check_grep "show does not say 'no NVIDIA driver' of a user-space" "user-space $drv_version, no kernel module" show.out
 
 # CUDA_HOME=/usr/lib/cuda names Debian's toolkit, with its nvcc and libraries
-mkdir -p "$tree/proc/self"
-printf 'CUDA_HOME=/usr/lib/cuda\000' >"$tree/proc/self/environ"
+# a tree's environment is its own /etc/environment (never <root>/proc/self, which is envlock's)
+mkdir -p "$tree/etc"
+printf 'CUDA_HOME=/usr/lib/cuda\n' >"$tree/etc/environment"
 save "$tree" home.lock
 check_eq "CUDA_HOME=/usr/lib/cuda chooses Debian's $tk_version" "/usr/lib/nvidia-cuda-toolkit CUDA_HOME" \
 	"$(j home.lock 'd["cuda"]["default"] + " " + d["cuda"]["default_by"]')"
 check_eq "one toolkit, with nvcc and libraries, not '11.8, no nvcc, no libraries'" "1 $tk_version /usr/bin/nvcc True" \
 	"$(j home.lock '" ".join(str(x) for x in (len(d["cuda"]["toolkits"]), d["cuda"]["toolkits"][0]["version"], d["cuda"]["toolkits"][0]["nvcc"]["path"], len(d["cuda"]["toolkits"][0]["libraries"]) > 0))')"
-rm -rf "$tree/proc"
+rm -f "$tree/etc/environment"
 
 # a vendor 13.0 beside it: a real ELF nvcc carrying nvcc's --version text, and a libcudart
 v=$tree/usr/local/cuda-13.0
@@ -108,12 +109,11 @@ check_eq "each rule is named with what it finds" \
 	"$(j two.lock '" ".join(l["rule"] + "=" + l["value"] + "->" + l.get("toolkit", "-") for l in d["cuda"]["lookups"])')"
 check_eq "the vendor nvcc's version is read from its file" "13.0.88" \
 	"$(j two.lock '[t for t in d["cuda"]["toolkits"] if t["layout"] == "vendor"][0]["nvcc"]["version"]')"
-mkdir -p "$tree/proc/self"
-printf 'PATH=/usr/local/cuda/bin:/usr/bin:/bin\000' >"$tree/proc/self/environ"
+printf 'PATH=/usr/local/cuda/bin:/usr/bin:/bin\n' >"$tree/etc/environment"
 save "$tree" path.lock
 check_eq "with /usr/local/cuda/bin first in PATH, 13.0 is the default" "/usr/local/cuda-13.0 PATH" \
 	"$(j path.lock 'd["cuda"]["default"] + " " + d["cuda"]["default_by"]')"
-rm -rf "$tree/proc"
+rm -rf "$tree/proc" "$tree/etc/environment"
 
 # the kernel module against the user-space: NVML's "Driver/library version mismatch"
 mkdir -p "$tree/proc/driver/nvidia"

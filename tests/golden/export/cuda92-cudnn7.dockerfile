@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:ee0f08e1c6e214cd060170b39a661dd245bce33c56e4642722bfa40194406863,
+# sha256:70c7063b45883cbef670c5a8cf9d8e4cee5684be06f58e7b4c1ebaf141833d99,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:ee0f08e1c6e214cd060170b39a661dd245bce33c56e4642722bfa40194406863"
+LABEL envlock.lock-id="sha256:70c7063b45883cbef670c5a8cf9d8e4cee5684be06f58e7b4c1ebaf141833d99"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:68e583ed35364680deb95b477073c59d0666c83fc398dc4e8243a6fda3a28fad,
+# sha256:6aa7906e369d5315b5d581349984172bfc6e93ae6f62ea0d4b80fdee9ce93e0f,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:68e583ed35364680deb95b477073c59d0666c83fc398dc4e8243a6fda3a28fad"
+LABEL envlock.lock-id="sha256:6aa7906e369d5315b5d581349984172bfc6e93ae6f62ea0d4b80fdee9ce93e0f"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -19,7 +19,7 @@ struct envlock_ldd {
 
 int envlock_ldd_resolve(envlock_ldd **out, envlock_ctx *ctx, const char *file, const envlock_ldd_opts *opts)
 {
-	el_ld_opts lo = { opts ? opts->library_path : NULL, NULL, NULL };
+	el_ld_opts lo = { opts ? opts->library_path : NULL, NULL, NULL, NULL, NULL };
 	envlock_ldd *l = el_xcalloc(1, sizeof(*l));
 	int rc;
 

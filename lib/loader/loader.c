@@ -250,6 +250,7 @@ typedef struct {
 	char **llp;     /* LD_LIBRARY_PATH folders, expanded */
 	el_strvec not_found;
 	size_t objs_cap;
+	const el_ld_obj *exe; /* opts->program's file: its DT_RPATH serves every object, dlopen'd ones too */
 } resolver;
 
 const char *el_ld_how_name(el_ld_how how)
@@ -534,6 +535,13 @@ static int search(resolver *r, const el_ld_obj *obj, const char *name, found *re
 				m = try_list(r, l->elf->rpath, origin, name, res);
 				free(origin);
 			}
+		/* "try the DT_RPATH of the executable itself" (dl-load.c): python's, for the modules it loads */
+		if (!m && r->exe && r->exe->elf->rpath && !r->exe->elf->runpath) {
+			char *origin = origin_of(r->exe->path);
+
+			m = try_list(r, r->exe->elf->rpath, origin, name, res);
+			free(origin);
+		}
 		if (m)
 			return m;
 	}
@@ -566,6 +574,56 @@ static int search(resolver *r, const el_ld_obj *obj, const char *name, found *re
 		free(path);
 	}
 	return m == TRY_STOP ? 0 : m;
+}
+
+static void push_dirs(el_strvec *v, char *const *dirs)
+{
+	for (size_t i = 0; dirs && dirs[i]; i++)
+		if (!el_strvec_has(v, dirs[i]))
+			el_strvec_push(v, dirs[i]);
+}
+
+/* Where search() looked for a name it did not find, in its order. */
+static char **searched_dirs(const resolver *r, const el_ld_obj *obj)
+{
+	const el_elf_info *e = obj->elf;
+	int nodeflib = (e->flags_1 & DF_1_NODEFLIB) != 0;
+	el_strvec v = EL_STRVEC_INIT;
+
+	if (!e->runpath)
+		for (const el_ld_obj *l = obj; l; l = l->parent)
+			if (l->elf->rpath && !l->elf->runpath) {
+				char *origin = origin_of(l->path), **dirs = split_path(r, l->elf->rpath, ":", origin);
+
+				push_dirs(&v, dirs);
+				el_strv_free(dirs);
+				free(origin);
+			}
+	if (!e->runpath && r->exe && r->exe->elf->rpath && !r->exe->elf->runpath) {
+		char *origin = origin_of(r->exe->path), **dirs = split_path(r, r->exe->elf->rpath, ":", origin);
+
+		push_dirs(&v, dirs);
+		el_strv_free(dirs);
+		free(origin);
+	}
+	push_dirs(&v, r->llp);
+	if (e->runpath) {
+		char *origin = origin_of(obj->path), **dirs = split_path(r, e->runpath, ":", origin);
+
+		push_dirs(&v, dirs);
+		el_strv_free(dirs);
+		free(origin);
+	}
+	el_strvec_push(&v, "ld.so.cache");
+	for (const char *const *d = r->defaults; *d && !nodeflib; d++) {
+		char *dir = el_xstrndup(*d, strlen(*d) > 1 ? strlen(*d) - 1 : 1);
+
+		if (!el_strvec_has(&v, dir))
+			el_strvec_push_owned(&v, dir);
+		else
+			free(dir);
+	}
+	return el_strvec_detach(&v);
 }
 
 static void add_name(resolver *r, const char *name, el_ld_obj *o)
@@ -639,6 +697,8 @@ static void resolve_need(resolver *r, el_ld_obj *obj, el_ld_need *need)
 	if (!need->obj) {
 		r->t->not_found++;
 		el_strvec_push(&r->not_found, need->name);
+		if (m == 0 && !strchr(need->name, '/'))
+			need->searched = searched_dirs(r, obj);
 	}
 	free(res.path);
 }
@@ -664,7 +724,7 @@ static void load_all(resolver *r)
 }
 
 /* Mark where the tree shows each object's own needs: its first place, depth first. */
-static void mark_expand(el_ld_obj *obj, strmap *seen)
+static void mark_expand(const el_ld_tree *t, el_ld_obj *obj, strmap *seen)
 {
 	for (size_t k = 0; k < obj->nneeded; k++) {
 		el_ld_obj *o = obj->needed[k].obj;
@@ -673,8 +733,18 @@ static void mark_expand(el_ld_obj *obj, strmap *seen)
 			continue;
 		map_add(seen, o->realpath, o);
 		obj->needed[k].expand = 1;
-		mark_expand(o, seen);
+		/* an object an earlier tree loaded has its needs shown there */
+		if (el_ld_tree_owns(t, o))
+			mark_expand(t, o, seen);
 	}
+}
+
+int el_ld_tree_owns(const el_ld_tree *t, const el_ld_obj *obj)
+{
+	for (size_t i = 0; t && i < t->nobjs; i++)
+		if (t->objs[i] == obj)
+			return 1;
+	return 0;
 }
 
 /*
@@ -748,10 +818,25 @@ static int open_main(resolver *r, envlock_ctx *ctx, const char *file, ld_file **
 	return 0;
 }
 
+/* The objects of a tree already loaded in the process, by the names _dl_name_match_p knows them by. */
+static void seed(resolver *r, const el_ld_tree *t)
+{
+	for (size_t i = 0; t && i < t->nobjs; i++) {
+		el_ld_obj *o = t->objs[i];
+
+		add_name(r, o->path, o);
+		add_name(r, o->elf->soname, o);
+		map_add(&r->reals, o->realpath, o);
+		for (size_t k = 0; k < o->nneeded; k++)
+			if (o->needed[k].obj)
+				add_name(r, o->needed[k].name, o->needed[k].obj);
+	}
+}
+
 int el_loader_resolve(el_ld_tree **out, envlock_ctx *ctx, el_loader *ld, const char *file,
 		      const el_ld_opts *opts)
 {
-	static const el_ld_opts none = { NULL, NULL, NULL };
+	static const el_ld_opts none = { NULL, NULL, NULL, NULL, NULL };
 	resolver r;
 	ld_file *f = NULL;
 	char *path = NULL;
@@ -774,6 +859,10 @@ int el_loader_resolve(el_ld_tree **out, envlock_ctx *ctx, el_loader *ld, const c
 	choose_defaults(&r);
 	r.t = el_xcalloc(1, sizeof(*r.t));
 	r.t->main = new_obj(&r, path, f, EL_LD_MAIN, NULL);
+	r.exe = r.opts->program ? r.opts->program->main : NULL;
+	seed(&r, r.opts->program);
+	for (const el_ld_tree *const *pre = r.opts->preloaded; pre && *pre; pre++)
+		seed(&r, *pre);
 	if (r.opts->library_path && *r.opts->library_path) {
 		char *origin = origin_of(path);
 
@@ -787,7 +876,7 @@ int el_loader_resolve(el_ld_tree **out, envlock_ctx *ctx, el_loader *ld, const c
 		strmap seen = { NULL, NULL, 0, 0 };
 
 		map_add(&seen, r.t->main->realpath, r.t->main);
-		mark_expand(r.t->main, &seen);
+		mark_expand(r.t, r.t->main, &seen);
 		map_release(&seen, NULL);
 	}
 	check_versions(&r);
@@ -811,6 +900,7 @@ void el_ld_tree_free(el_ld_tree *t)
 		for (size_t k = 0; k < o->nneeded; k++) {
 			free(o->needed[k].name);
 			free(o->needed[k].error);
+			el_strv_free(o->needed[k].searched);
 		}
 		free(o->needed);
 		free(o->path);

@@ -48,6 +48,7 @@ typedef struct {
 	el_ld_obj *obj;        /* what it resolved to (borrowed from the tree), NULL: not found */
 	char *error;           /* why a file the search found cannot be loaded ("file too short"), or NULL */
 	int expand;            /* the tree shows obj's own needs here, its first place depth first */
+	char **searched;       /* not found: the folders searched, in order ("ld.so.cache" for the cache), NULL-terminated; else NULL */
 } el_ld_need;
 
 struct el_ld_obj {
@@ -86,7 +87,23 @@ typedef struct {
 	const char *library_path; /* LD_LIBRARY_PATH as the program would get it; NULL: unset */
 	const char *platform;     /* $PLATFORM; NULL: the file's machine name ("x86_64") */
 	const char *lib;          /* $LIB; NULL: from the root's layout (see loader.c) */
+	/*
+	 * The process the file is loaded into, for modules a program
+	 * dlopens (python's extension modules). program: the program's
+	 * tree; its DT_RPATH is searched after the file's own and its
+	 * loaders' (dl-load.c: "try the DT_RPATH of the executable
+	 * itself"). preloaded: other trees already loaded (torch's _C for
+	 * torchvision's and mmcv's modules), NULL-terminated. A needed name
+	 * an object of these answers to is that object, as _dl_map_object's
+	 * name match finds it, and is not searched. Borrowed; they must
+	 * outlive the resolved tree. NULL: none.
+	 */
+	const el_ld_tree *program;
+	const el_ld_tree *const *preloaded;
 } el_ld_opts;
+
+/* Whether obj belongs to t (and not to one of the trees it was resolved with). */
+int el_ld_tree_owns(const el_ld_tree *t, const el_ld_obj *obj);
 
 typedef struct el_loader el_loader;
 

@@ -701,6 +701,68 @@ static void fill_stage(el_view *v, const cJSON *o, el_verified_stage *s)
 	s->figures = figures(v, el_jget(o, "figures"));
 }
 
+static void fill_load_need(el_view *v, const cJSON *o, el_load_need *n)
+{
+	n->soname = str(o, "soname");
+	n->needed_by = str(o, "needed_by");
+	n->found_by = str(o, "found_by");
+	n->path = str(o, "path");
+	n->realpath = str(o, "realpath");
+	n->error = str(o, "error");
+	n->searched = strlist(v, o, "searched");
+	n->without_library_path = str(o, "without_library_path");
+}
+
+static void fill_load_missing(el_view *v, const cJSON *o, el_load_missing *m)
+{
+	(void)v;
+	m->file = str(o, "file");
+	m->version = str(o, "version");
+	m->library = str(o, "library");
+	m->library_path = str(o, "library_path");
+}
+
+static void fill_load_module(el_view *v, const cJSON *o, el_load_module *m)
+{
+	m->framework = str(o, "framework");
+	m->path = str(o, "path");
+	m->error = str(o, "error");
+	m->truncated = yes(o, "truncated");
+	OBJECTS(v, o, "needed", el_load_need, m->needed, m->nneeded, fill_load_need);
+	OBJECTS(v, o, "missing_versions", el_load_missing, m->missing, m->nmissing, fill_load_missing);
+}
+
+static void build_loads(el_view *v, const cJSON *o)
+{
+	v->loads.st = state(o);
+	v->loads.library_path = str(o, "library_path");
+	OBJECTS(v, o, "modules", el_load_module, v->loads.modules, v->loads.nmodules, fill_load_module);
+}
+
+const el_load_need *el_loads_find(const el_loads *l, const char *framework, const char *prefix)
+{
+	for (size_t i = 0; l->st.present && i < l->nmodules; i++) {
+		const el_load_module *m = &l->modules[i];
+
+		if (!m->framework || strcmp(m->framework, framework) != 0)
+			continue;
+		for (size_t k = 0; k < m->nneeded; k++)
+			if (m->needed[k].soname && m->needed[k].path &&
+			    strncmp(m->needed[k].soname, prefix, strlen(prefix)) == 0)
+				return &m->needed[k];
+	}
+	return NULL;
+}
+
+const char *el_so_version(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL, *dot;
+
+	base = base ? base + 1 : path;
+	dot = base ? strstr(base, ".so.") : NULL;
+	return dot && dot[4] ? dot + 4 : NULL;
+}
+
 static void build_sections(el_view *v, const cJSON *doc)
 {
 	const cJSON *o;
@@ -721,6 +783,7 @@ static void build_sections(el_view *v, const cJSON *doc)
 	build_pip(v, el_jget(doc, "pip"));
 	build_frameworks(v, el_jget(doc, "frameworks"));
 	build_env(v, el_jget(doc, "env"));
+	build_loads(v, el_jget(doc, "loads"));
 
 	o = el_jget(doc, "checkpoints");
 	v->checkpoints.st = state(o);

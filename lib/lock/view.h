@@ -316,6 +316,42 @@ typedef struct {
 	el_pairs variables;
 } el_env;
 
+/* loads: what ld.so would load for each compiled module (lib/probe/loads.c) */
+typedef struct {
+	const char *soname, *needed_by;
+	const char *found_by;   /* "rpath", "runpath", "ld_library_path", "ld.so.cache", "default", "path", "not_found", "error" */
+	const char *path, *realpath, *error;
+	el_strlist searched;    /* not found: where the loader looked */
+	const char *without_library_path; /* found through LD_LIBRARY_PATH: what it finds without */
+} el_load_need;
+
+typedef struct {
+	const char *file, *version, *library, *library_path;
+} el_load_missing;
+
+typedef struct {
+	const char *framework;  /* "torch", "torchvision", "mmcv", "python" */
+	const char *path, *error;
+	bool truncated;
+	const el_load_need *needed;
+	size_t nneeded;
+	const el_load_missing *missing;
+	size_t nmissing;
+} el_load_module;
+
+typedef struct {
+	el_state st;
+	const char *library_path;
+	const el_load_module *modules;
+	size_t nmodules;
+} el_loads;
+
+/* The first entry of the framework's modules that loads a soname starting with prefix ("libcudnn.so"), or NULL. */
+const el_load_need *el_loads_find(const el_loads *loads, const char *framework, const char *prefix);
+
+/* The version a library's file name carries ("libcudnn.so.8.2.1" -> "8.2.1"), or NULL; borrowed from path. */
+const char *el_so_version(const char *path);
+
 /* checkpoints, configs */
 typedef struct {
 	const char *path, *mtime, *sha256, *error;
@@ -425,6 +461,7 @@ typedef struct el_view {
 	el_pip pip;
 	el_framework frameworks[EL_FW_COUNT]; /* in el_frameworks' order */
 	el_env env;
+	el_loads loads;
 	el_checkpoints checkpoints;
 	el_configs configs;
 	el_repos repos;

@@ -66,6 +66,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_conda(&p);
 	el_probe_pip(&p);
 	el_probe_frameworks(&p);
+	el_probe_loads(&p);
 	el_probe_checkpoints(&p);
 	el_probe_configs(&p);
 	el_probe_repos(&p);

@@ -145,6 +145,7 @@ void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python
 void el_probe_conda(el_probe *p);     /* conda.c */
 void el_probe_pip(el_probe *p);       /* pip.c */
 void el_probe_frameworks(el_probe *p);/* frameworks.c */
+void el_probe_loads(el_probe *p);     /* loads.c: what ld.so would load for python and the frameworks' modules */
 void el_probe_checkpoints(el_probe *p);/* checkpoints.c: opts->checkpoints */
 void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains */
 void el_probe_repos(el_probe *p);     /* git.c: opts->repos, or the current directory's */

@@ -139,6 +139,15 @@ static void framework_facts(el_facts *f, const el_view *v)
 	}
 }
 
+/* What torch's modules load for the soname prefix: the file, and the version its name carries. */
+static void torch_loads(const el_view *v, const char *prefix, const char **path, const char **version)
+{
+	const el_load_need *n = el_loads_find(&v->loads, "torch", prefix);
+
+	*path = n ? (n->realpath ? n->realpath : n->path) : NULL;
+	*version = *path ? el_so_version(*path) : NULL;
+}
+
 void el_facts_build(el_facts *f, const el_view *v)
 {
 	const el_system *sys = &v->system;
@@ -166,6 +175,8 @@ void el_facts_build(el_facts *f, const el_view *v)
 		f->pip_also_conda += v->pip.dists[i].also_conda;
 	}
 	framework_facts(f, v);
+	torch_loads(v, "libcudnn.so", &f->torch_cudnn.path, &f->torch_cudnn.version);
+	torch_loads(v, "libcudart", &f->torch_cudart.path, &f->torch_cudart.version);
 }
 
 void el_facts_release(el_facts *f)

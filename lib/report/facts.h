@@ -73,6 +73,10 @@ typedef struct {
 	size_t pip_editable, pip_also_conda;
 	el_fact_framework frameworks[EL_FW_COUNT];
 	size_t nframeworks;
+	/* the cuDNN and CUDA runtime files torch's _C loads (the loads section), path NULL when not recorded */
+	struct {
+		const char *path, *version;
+	} torch_cudnn, torch_cudart;
 } el_facts;
 
 /* Derive the facts of view; release them with el_facts_release(). */

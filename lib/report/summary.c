@@ -176,6 +176,12 @@ static void toolchain_rows(el_report *r)
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", "version unknown", el_xstrdup("libraries without a header"));
 	else
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", "not found", NULL);
+	if (f->torch_cudnn.path)
+		add_row(r, EL_RG_TOOLCHAIN, "cuDNN (torch)", or(f->torch_cudnn.version, "version unknown"),
+			el_xasprintf("torch loads %s", f->torch_cudnn.path));
+	if (f->torch_cudart.path)
+		add_row(r, EL_RG_TOOLCHAIN, "CUDA runtime", or(f->torch_cudart.version, "version unknown"),
+			el_xasprintf("torch loads %s", f->torch_cudart.path));
 	for (size_t i = 0; i < f->ngcc_others; i++)
 		part(&also, "%s", f->gcc_others[i]);
 	if (gcc) {

@@ -606,6 +606,158 @@ static void wheel_glibc(envlock_findings *f, const cJSON *rule, const cJSON *tab
 	}
 }
 
+/* What importing the module runs into: "import torch", or starting the interpreter. */
+static const char *module_user(const el_load_module *m)
+{
+	return strcmp(m->framework, "python") == 0 ? "starting python" : m->framework;
+}
+
+/* The folders the loader looked in, joined; malloc'd. */
+static char *searched_text(const el_load_need *n)
+{
+	el_buf b = EL_BUF_INIT(4096);
+
+	for (size_t i = 0; i < n->searched.n; i++)
+		el_buf_printf(&b, "%s%s", i ? ", " : "", n->searched.v[i]);
+	return el_buf_detach(&b);
+}
+
+/* The first folder of a library the lock records (CUDA toolkits, cuDNN) whose soname is name, or NULL; malloc'd. */
+static char *recorded_dir_of(const el_view *v, const char *name)
+{
+	for (size_t i = 0; i < v->cuda.ntoolkits; i++)
+		for (size_t j = 0; j < v->cuda.toolkits[i].nlibraries; j++) {
+			const el_library *l = &v->cuda.toolkits[i].libraries[j];
+
+			if (l->soname && l->path && strcmp(l->soname, name) == 0)
+				return el_path_dir(l->path);
+		}
+	for (size_t j = 0; j < v->cudnn.nlibraries; j++) {
+		const el_library *l = &v->cudnn.libraries[j];
+
+		if (l->soname && l->path && strcmp(l->soname, name) == 0)
+			return el_path_dir(l->path);
+	}
+	return NULL;
+}
+
+/* Whether the lock resolved the interpreter: without it, what python loads first (and its DT_RPATH) is unknown. */
+static bool python_resolved(const el_loads *l)
+{
+	for (size_t i = 0; i < l->nmodules; i++)
+		if (l->modules[i].framework && strcmp(l->modules[i].framework, "python") == 0 && !l->modules[i].error)
+			return true;
+	return false;
+}
+
+/*
+ * ld.so's "cannot open shared object file", predicted from the recorded
+ * resolution; a framework's module only when the interpreter that loads
+ * it was resolved too, so that what python brings is known.
+ */
+static void load_not_found(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	bool process = python_resolved(&lock->loads);
+
+	(void)table;
+	for (size_t i = 0; lock->loads.st.present && i < lock->loads.nmodules; i++) {
+		const el_load_module *m = &lock->loads.modules[i];
+
+		if (m->framework && strcmp(m->framework, "python") != 0 && !process)
+			continue;
+		for (size_t k = 0; m->framework && k < m->nneeded; k++) {
+			const el_load_need *n = &m->needed[k];
+			char *where, *dir, *hint, subject[512];
+
+			if (!n->soname || !n->needed_by || !n->found_by || strcmp(n->found_by, "not_found") != 0)
+				continue;
+			where = searched_text(n);
+			dir = recorded_dir_of(lock, n->soname);
+			hint = dir ? el_xasprintf("the lock records %s in %s: add that folder to /etc/ld.so.conf.d/ and run ldconfig, or to LD_LIBRARY_PATH",
+						  n->soname, dir)
+				   : el_xasprintf("install the package that provides %s, or add the folder that holds it to /etc/ld.so.conf.d/ and run ldconfig",
+						  n->soname);
+			snprintf(subject, sizeof(subject), "%s: %s", n->needed_by, n->soname);
+			el_finding_add(f, rule, subject, NULL, (const char *const[]){
+				"soname", n->soname, "file", n->needed_by, "module", module_user(m),
+				"searched", *where ? where : "nowhere", "hint", hint, NULL });
+			free(hint);
+			free(dir);
+			free(where);	/* ld.so stops at the first name it cannot find */
+			break;
+		}
+	}
+}
+
+/* ld.so's "version `GLIBC_2.29' not found (required by ...)". */
+static void load_version_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	const char *glibc = lock->system.glibc.st.present ? lock->system.glibc.version : NULL;
+
+	(void)table;
+	for (size_t i = 0; lock->loads.st.present && i < lock->loads.nmodules; i++) {
+		const el_load_module *m = &lock->loads.modules[i];
+
+		for (size_t k = 0; m->framework && k < m->nmissing; k++) {
+			const el_load_missing *x = &m->missing[k];
+			char subject[512], *have;
+
+			if (!x->file || !x->version || !x->library)
+				continue;
+			snprintf(subject, sizeof(subject), "%s: %s", x->file, x->version);
+			have = strncmp(x->version, "GLIBC_", 6) == 0 && glibc ? el_xasprintf("glibc %s", glibc)
+									     : el_xstrdup(x->library);
+			el_finding_add(f, rule, subject, NULL, (const char *const[]){
+				"file", x->file, "version", x->version, "library", x->library,
+				"library_path", x->library_path ? x->library_path : x->library,
+				"module", module_user(m), "have", have, NULL });
+			free(have);	/* ld.so stops at the first version it cannot find */
+			break;
+		}
+	}
+}
+
+/* LD_LIBRARY_PATH puts another cuDNN ahead of the one torch would load (pytorch/pytorch#80637). */
+static void load_cudnn_shadow(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	(void)table;
+	for (size_t i = 0; lock->loads.st.present && i < lock->loads.nmodules; i++) {
+		const el_load_module *m = &lock->loads.modules[i];
+
+		for (size_t k = 0; m->framework && strcmp(m->framework, "torch") == 0 && k < m->nneeded; k++) {
+			const el_load_need *n = &m->needed[k];
+			const char *got, *own;
+
+			if (!n->soname || strncmp(n->soname, "libcudnn", 8) != 0 || !n->path || !n->without_library_path)
+				continue;
+			got = el_so_version(n->realpath ? n->realpath : n->path);
+			own = el_so_version(n->without_library_path);
+			el_finding_add(f, rule, n->path, NULL, (const char *const[]){
+				"soname", n->soname, "path", n->realpath ? n->realpath : n->path, "version", got ? got : "unknown",
+				"own", n->without_library_path, "own_version", own ? own : "unknown",
+				"library_path", lock->loads.library_path ? lock->loads.library_path : "LD_LIBRARY_PATH", NULL });
+		}
+	}
+}
+
+/* mmcv's ops load a CUDA runtime file other than the one torch loads: two runtimes in one process. */
+static void load_cudart_mismatch(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	const el_load_need *t = el_loads_find(&lock->loads, "torch", "libcudart"),
+			   *m = el_loads_find(&lock->loads, "mmcv", "libcudart");
+	const char *tp, *mp;
+
+	(void)table;
+	if (!t || !m)
+		return;
+	tp = t->realpath ? t->realpath : t->path;
+	mp = m->realpath ? m->realpath : m->path;
+	if (strcmp(tp, mp) == 0)
+		return;
+	el_finding_add(f, rule, m->needed_by, NULL, (const char *const[]){
+		"file", m->needed_by, "mmcv_cudart", mp, "torch_cudart", tp, NULL });
+}
+
 static const struct {
 	const char *name;
 	el_rule_fn fn;
@@ -626,6 +778,10 @@ static const struct {
 	{ "soname_copy", soname_copy },
 	{ "ld_cache", ld_cache },
 	{ "wheel_glibc", wheel_glibc },
+	{ "load_not_found", load_not_found },
+	{ "load_version_missing", load_version_missing },
+	{ "load_cudnn_shadow", load_cudnn_shadow },
+	{ "load_cudart_mismatch", load_cudart_mismatch },
 };
 
 el_rule_fn el_rule_kind(const char *kind)

@@ -139,6 +139,11 @@ static void show_cuda(shower *sh)
 		row(sh, "cuDNN", "%s (%s)", T(sh, cudnn->version), T(sh, cudnn->header));
 	else
 		row(sh, "cuDNN", "%s", f->cudnn == EL_FACT_UNKNOWN ? "libraries without a header" : "not found");
+	if (f->torch_cudnn.path)
+		row(sh, "", "torch loads cuDNN %s: %s", T(sh, str_or(f->torch_cudnn.version, "?")), T(sh, f->torch_cudnn.path));
+	if (f->torch_cudart.path)
+		row(sh, "", "torch loads CUDA runtime %s: %s", T(sh, str_or(f->torch_cudart.version, "?")),
+		    T(sh, f->torch_cudart.path));
 }
 
 static void show_compilers(shower *sh)

@@ -27,14 +27,15 @@ python version 3.7.16 3.10.12
 frameworks mmcv 1.7.5 2.1.0
 frameworks mmdet 2.25.1 3.2.0
 frameworks torch 1.10.0+cu102 2.1.2+cu118" \
-"$(awk '/^[a-z]/ { s = $1 } / risky$/ { print s, $1, $2, $4 }' "$scratch/out")"
+"$(awk '/^[a-z]/ { s = $1 } / risky$/ && $1 !~ /^\// { print s, $1, $2, $4 }' "$scratch/out")"
 check_eq "within each section, nothing less severe comes before a risky line" "" \
 	"$(awk '/^[a-z]/ { info = 0; next } / info$/ { info = 1 } / risky$/ && info { print }' "$scratch/out")"
 check_eq "sections with a risky change come before info-only ones" "gpu cuda cudnn compilers python frameworks system conda pip env" \
 	"$(grep '^[a-z]' "$scratch/out" | tr '\n' ' ' | sed 's/ $//')"
 verdict=$(tail -n 1 "$scratch/out")
 case "$verdict" in
-"0 breaking, 8 risky, "*" info differences: core parts changed, B may not run what A runs") ok "verdict counts and says what it means" ;;
+# the eight core changes, and B's finding that mmcv's ops load another CUDA runtime than torch
+"0 breaking, 9 risky, "*" info differences: core parts changed, B may not run what A runs") ok "verdict counts and says what it means" ;;
 *) not_ok "verdict counts and says what it means"; echo "#   got: $verdict" ;;
 esac
 check_grep "conda and pip kept apart: conda numpy" "^  numpy  *1.21.6 py37h976b520_0 conda-forge  *→ (none)  *info$" "$scratch/out"

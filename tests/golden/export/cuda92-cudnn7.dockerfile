@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:70c7063b45883cbef670c5a8cf9d8e4cee5684be06f58e7b4c1ebaf141833d99,
+# sha256:301b8edf083c3818285109179c9278552d222298a6c2006619da3b1aee4658ce,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:70c7063b45883cbef670c5a8cf9d8e4cee5684be06f58e7b4c1ebaf141833d99"
+LABEL envlock.lock-id="sha256:301b8edf083c3818285109179c9278552d222298a6c2006619da3b1aee4658ce"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

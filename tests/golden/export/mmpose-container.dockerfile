@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:615e942779bb5a86aae80fd635e57b673015942e367a9c1f4dff93650714181f,
+# sha256:3d23cf024d265d08655a9115f4ac029f15b1faf146fc56e68d2d8aa8fcf0e7fe,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:615e942779bb5a86aae80fd635e57b673015942e367a9c1f4dff93650714181f"
+LABEL envlock.lock-id="sha256:3d23cf024d265d08655a9115f4ac029f15b1faf146fc56e68d2d8aa8fcf0e7fe"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

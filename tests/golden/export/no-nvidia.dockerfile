@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:6aa7906e369d5315b5d581349984172bfc6e93ae6f62ea0d4b80fdee9ce93e0f,
+# sha256:9b150a173ba12c0bc6059fbbe37f9a664df63b6115c433a814e0f13846472ac2,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:6aa7906e369d5315b5d581349984172bfc6e93ae6f62ea0d4b80fdee9ce93e0f"
+LABEL envlock.lock-id="sha256:9b150a173ba12c0bc6059fbbe37f9a664df63b6115c433a814e0f13846472ac2"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

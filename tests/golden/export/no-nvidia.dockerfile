@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:9b150a173ba12c0bc6059fbbe37f9a664df63b6115c433a814e0f13846472ac2,
+# sha256:3318a03375ee7ce5b38d9bf450bc7e108b4b03b2a6ec8382b03183c515b349ca,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:9b150a173ba12c0bc6059fbbe37f9a664df63b6115c433a814e0f13846472ac2"
+LABEL envlock.lock-id="sha256:3318a03375ee7ce5b38d9bf450bc7e108b4b03b2a6ec8382b03183c515b349ca"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -2,9 +2,13 @@
  * dpkg's own record of what is installed: /var/lib/dpkg/status (deb-control
  * stanzas, dpkg(1)) for each installed package's name, architecture and
  * version, and /var/lib/dpkg/info/<package>[:<arch>].list (one installed
- * path a line) for which package owns a file. Both are read once, on first
- * use, and the paths are indexed (sorted) for lookup. el_probe_dpkg then
- * names the package that owns each recorded file ("deb").
+ * path a line) for which package owns a file. The status is read once; a
+ * machine has about a thousand lists (9 MB), more than a whole save costs
+ * to read, so a file's owner is looked for only in the lists of the
+ * packages whose names fit its path (python3.11-minimal for
+ * /usr/bin/python3.11, libc6 for libc.so.6, cpp-12 for .../gcc/.../12/cc1),
+ * each list read at most once; a file in none of them gets no "deb", which
+ * is never a wrong one. el_probe_dpkg names the owner of each recorded file.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +21,12 @@
 
 #define EL_LIMIT_DPKG_STATUS (64u << 20)
 #define EL_DPKG_MAX_PACKAGES 100000
-#define EL_DPKG_MAX_FILES 4000000
-
-typedef struct {
-	const char *path; /* inside one of lists[] */
-	size_t pkg;
-} dpkg_file;
+#define EL_DPKG_CANDIDATES 16
 
 struct el_dpkg {
 	el_dpkg_pkg *pkgs;
 	size_t npkgs, cap;
-	bool files_read;
-	char **lists;      /* the .list files' text, lines NUL-terminated */
-	size_t nlists, lists_cap;
-	dpkg_file *files;  /* sorted by path */
-	size_t nfiles, files_cap;
+	char **lists;      /* per package: its .list text with a '\n' in front, once read (or "" when none) */
 };
 
 void el_dpkg_free(el_dpkg *d)
@@ -43,11 +38,10 @@ void el_dpkg_free(el_dpkg *d)
 		free((char *)d->pkgs[i].arch);
 		free((char *)d->pkgs[i].version);
 	}
-	free(d->pkgs);
-	for (size_t i = 0; i < d->nlists; i++)
+	for (size_t i = 0; d->lists && i < d->npkgs; i++)
 		free(d->lists[i]);
+	free(d->pkgs);
 	free(d->lists);
-	free(d->files);
 	free(d);
 }
 
@@ -150,95 +144,125 @@ const el_dpkg_pkg *el_dpkg_package(el_probe *p, const char *name)
 	return left;
 }
 
-static int file_cmp(const void *a, const void *b)
+/* One package's file list, read on first need: "\n" + its text, so a line is "\n" path "\n". */
+static const char *list_of(el_probe *p, el_dpkg *d, size_t pkg)
 {
-	return strcmp(((const dpkg_file *)a)->path, ((const dpkg_file *)b)->path);
-}
-
-/* Index the lines of one package's .list text (taken over). */
-static bool index_list(el_probe *p, el_dpkg *d, size_t pkg, char *text, size_t len)
-{
-	char *pos = text, *end = text + len;
-
-	EL_GROW(d->lists, d->nlists + 1, d->lists_cap);
-	d->lists[d->nlists++] = text;
-	while (pos < end) {
-		char *nl = memchr(pos, '\n', (size_t)(end - pos));
-
-		if (nl)
-			*nl = '\0';
-		if (*pos == '/') {
-			if (d->nfiles == EL_DPKG_MAX_FILES) {
-				el_probe_warn(p, "'/var/lib/dpkg/info': more than %d files listed, the rest ignored",
-					      EL_DPKG_MAX_FILES);
-				return false;
-			}
-			EL_GROW(d->files, d->nfiles + 1, d->files_cap);
-			d->files[d->nfiles].path = pos;
-			d->files[d->nfiles].pkg = pkg;
-			d->nfiles++;
-		}
-		if (!nl)
-			break;
-		pos = nl + 1;
-	}
-	return true;
-}
-
-/* Every installed package's file list, indexed by path; once. */
-static void read_lists(el_probe *p, el_dpkg *d)
-{
+	const el_dpkg_pkg *k = &d->pkgs[pkg];
 	el_buf b = EL_BUF_INIT(EL_LIMIT_RECORD);
 	char *info = NULL;
 
-	d->files_read = true;
-	if (el_root_realpath(&p->root, "/var/lib/dpkg/info", &info, NULL) != 0)
-		return;
-	for (size_t i = 0; i < d->npkgs; i++) {
-		const el_dpkg_pkg *k = &d->pkgs[i];
-		/* Multi-Arch: same packages keep <package>:<arch>.list (dpkg 1.16.2 on) */
-		char *names[2] = { k->arch ? el_xasprintf("%s:%s.list", k->package, k->arch) : NULL,
-				   el_xasprintf("%s.list", k->package) };
-		bool more = true;
+	if (!d->lists)
+		d->lists = el_xcalloc(d->npkgs, sizeof(*d->lists));
+	if (d->lists[pkg])
+		return d->lists[pkg];
+	d->lists[pkg] = el_xstrdup("");
+	if (!k->installed || el_root_realpath(&p->root, "/var/lib/dpkg/info", &info, NULL) != 0)
+		return d->lists[pkg];
+	/* Multi-Arch: same packages keep <package>:<arch>.list (dpkg 1.16.2 on) */
+	for (int j = 0; j < 2; j++) {
+		char *name = j == 0 ? (k->arch ? el_xasprintf("%s:%s.list", k->package, k->arch) : NULL)
+				    : el_xasprintf("%s.list", k->package);
+		int e = 0, rc;
 
-		/* a removed package's list names only the config files it left */
-		for (int j = 0; j < 2 && k->installed; j++) {
-			int e = 0, rc;
-
-			if (!names[j])
-				continue;
-			el_buf_reset(&b);
-			rc = el_root_read_at(&p->root, info, names[j], &b, &e);
-			if (rc == 0) {
-				size_t len = b.len;
-
-				more = index_list(p, d, i, el_buf_detach(&b), len);
-				break;
-			}
-			if (rc != ENVLOCK_ENOTFOUND) {
-				char *path = el_path_join(info, names[j]);
-
-				el_probe_warn_read(p, path, rc, e, b.limit);
-				free(path);
-			}
-		}
-		free(names[0]);
-		free(names[1]);
-		if (!more)
+		if (!name)
+			continue;
+		el_buf_reset(&b);
+		el_buf_putc(&b, '\n');
+		rc = el_root_read_at(&p->root, info, name, &b, &e);
+		if (rc == 0) {
+			el_buf_putc(&b, '\n');
+			free(d->lists[pkg]);
+			d->lists[pkg] = el_buf_detach(&b);
+			free(name);
 			break;
+		}
+		if (rc != ENVLOCK_ENOTFOUND) {
+			char *path = el_path_join(info, name);
+
+			el_probe_warn_read(p, path, rc, e, b.limit);
+			free(path);
+		}
+		free(name);
 	}
-	if (d->nfiles)
-		qsort(d->files, d->nfiles, sizeof(*d->files), file_cmp);
 	el_buf_release(&b);
 	free(info);
+	return d->lists[pkg];
 }
 
-static const el_dpkg_pkg *lookup(el_dpkg *d, const char *path)
+/* how well a package's name fits path: its parts ("-"-separated) that are parts of the path */
+static int fit(const char *package, const char *path)
 {
-	dpkg_file key = { path, 0 }, *hit;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char flat[256];
+	size_t n = 0;
+	int score = 0;
 
-	hit = d->nfiles ? bsearch(&key, d->files, d->nfiles, sizeof(*d->files), file_cmp) : NULL;
-	return hit ? &d->pkgs[hit->pkg] : NULL;
+	/* libc.so.6 -> libc6, libcudnn.so.8.9.7 -> libcudnn8: how Debian names a library's package */
+	for (const char *c = base; *c && n + 1 < sizeof(flat); c++) {
+		if (strncmp(c, ".so", 3) == 0 && (c[3] == '.' || !c[3])) {
+			c += 3;
+			if (*c)
+				c++;
+			while (*c && *c != '.' && n + 1 < sizeof(flat))
+				flat[n++] = *c++;
+			break;
+		}
+		flat[n++] = *c;
+	}
+	flat[n] = '\0';
+	/* /usr/bin/gcc-12 is gcc-12's */
+	if (strcmp(base, package) == 0)
+		score += 8;
+	for (const char *t = package; *t;) {
+		size_t len = strcspn(t, "-");
+		bool hit = (strlen(base) == len && strncmp(base, t, len) == 0) ||
+			   (strlen(flat) == len && strncmp(flat, t, len) == 0);
+
+		/* or a whole folder name on the path: /usr/lib/gcc/x86_64-linux-gnu/12/cc1 has 12 */
+		for (const char *c = path; !hit && (c = strstr(c, "/")) != NULL; c++)
+			hit = strncmp(c + 1, t, len) == 0 && (c[1 + len] == '/' || c[1 + len] == '\0');
+		score += hit ? (t == package ? 4 : 1) : 0;
+		t += len;
+		if (*t == '-')
+			t++;
+	}
+	return score;
+}
+
+/* The installed package whose list has path, among those whose names fit it best. */
+static const el_dpkg_pkg *lookup(el_probe *p, el_dpkg *d, const char *path)
+{
+	size_t best[EL_DPKG_CANDIDATES], nbest = 0, plen = strlen(path);
+	int score[EL_DPKG_CANDIDATES];
+
+	for (size_t i = 0; i < d->npkgs; i++) {
+		int sc = d->pkgs[i].installed ? fit(d->pkgs[i].package, path) : 0;
+		size_t at = nbest;
+
+		if (sc == 0)
+			continue;
+		/* kept best first; a tie keeps status order, so the answer does not depend on chance */
+		while (at > 0 && score[at - 1] < sc)
+			at--;
+		if (at == EL_DPKG_CANDIDATES)
+			continue;
+		if (nbest < EL_DPKG_CANDIDATES)
+			nbest++;
+		memmove(best + at + 1, best + at, (nbest - 1 - at) * sizeof(best[0]));
+		memmove(score + at + 1, score + at, (nbest - 1 - at) * sizeof(score[0]));
+		best[at] = i;
+		score[at] = sc;
+	}
+	for (size_t c = 0; c < nbest; c++) {
+		const char *list = list_of(p, d, best[c]), *hit = list;
+
+		while ((hit = strstr(hit, path)) != NULL) {
+			if (hit[-1] == '\n' && hit[plen] == '\n')
+				return &d->pkgs[best[c]];
+			hit++;
+		}
+	}
+	return NULL;
 }
 
 /*
@@ -267,15 +291,13 @@ const el_dpkg_pkg *el_dpkg_owner(el_probe *p, const char *abs)
 
 	if (!d || !abs || abs[0] != '/')
 		return NULL;
-	if (!d->files_read)
-		read_lists(p, d);
 	try[0] = el_xstrdup(abs);
 	try[1] = usr_alias(abs);
 	if (el_root_realpath(&p->root, abs, &try[2], NULL) == 0 && strcmp(try[2], abs) != 0)
 		try[3] = usr_alias(try[2]);
 	for (int i = 0; i < 4 && !k; i++)
 		if (try[i])
-			k = lookup(d, try[i]);
+			k = lookup(p, d, try[i]);
 	for (int i = 0; i < 4; i++)
 		free(try[i]);
 	return k;

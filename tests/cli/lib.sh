@@ -31,6 +31,24 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+# Run a set-up command that exits 3 when it cannot run on this machine (no
+# apt-get, no network): then the suite is skipped, saying WHAT and why; on
+# any other failure it fails as LABEL. Its output is left in $why.
+#   setup_or_skip LABEL WHAT COMMAND...
+setup_or_skip() {
+	_label=$1 _what=$2
+	shift 2
+	why=$("$@" 2>&1)
+	_st=$?
+	if [ "$_st" = 3 ]; then
+		skip "$_what" "$why"
+		exit 0
+	elif [ "$_st" != 0 ]; then
+		not_ok "$_label"
+		echo "#   $why"
+		exit 1
+	fi
+}
 
 # check_eq WHAT EXPECTED ACTUAL
 check_eq() {

@@ -12,15 +12,8 @@ build=${BUILD:-build}
 case $build in /*) ;; *) build=$top/$build ;; esac
 work=$build/loader
 tree=$work/tree
-why=$(sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree" 2>&1)
-st=$?
-if [ "$st" = 3 ]; then
-	skip "envlock ldd agrees with the real loader on Debian 12's packages" "$why"
-	exit 0
-elif [ "$st" != 0 ]; then
-	not_ok "tests/loader/mktree.sh made the Debian tree"; echo "#   $why"
-	exit 1
-fi
+setup_or_skip "tests/loader/mktree.sh made the Debian tree" "envlock ldd agrees with the real loader on Debian 12's packages" \
+	sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree"
 if [ "$(id -u)" != 0 ] || ! chroot "$tree" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/python3.11 >/dev/null 2>&1; then
 	skip "envlock ldd agrees with the real loader in a chroot" "chroot needs root, and a loader the tree can run"
 	exit 0

@@ -14,15 +14,8 @@ cache=$build/loader/debs
 pkgs="libc6 python3-minimal python3.11-minimal libpython3.11-minimal libpython3.11-stdlib
 libpython3.11 libpython3.11-dev cpp-12 python3-torch"
 # shellcheck disable=SC2086
-why=$(sh "$top/tests/loader/fetch.sh" "$cache" $pkgs 2>&1)
-st=$?
-if [ "$st" = 3 ]; then
-	skip "versions from the files that carry them, on Debian 12's packages" "$why"
-	exit 0
-elif [ "$st" != 0 ]; then
-	not_ok "tests/loader/fetch.sh fetched the packages"; echo "#   $why"
-	exit 1
-fi
+setup_or_skip "tests/loader/fetch.sh fetched the packages" \
+	"versions from the files that carry them, on Debian 12's packages" sh "$top/tests/loader/fetch.sh" "$cache" $pkgs
 deb() { ls "$cache/${1}_"*.deb | head -n 1; }
 field() { dpkg-deb -f "$(deb "$1")" "$2"; }
 upstream() { field "$1" Version | sed -e 's/^[0-9]*://' -e 's/[-+~].*//'; }

@@ -19,15 +19,9 @@ for tool in dpkg-deb tar gcc; do
 	command -v "$tool" >/dev/null 2>&1 || { skip "CUDA layouts on Debian 12's NVIDIA packages" "no $tool"; exit 0; }
 done
 # shellcheck disable=SC2086
-why=$(sh "$top/tests/loader/fetch.sh" "$cache" $pkgs 2>&1)
-st=$?
-if [ "$st" = 3 ]; then
-	skip "CUDA layouts on Debian 12's NVIDIA packages" "$why (make deps enables non-free: tools/non-free.sh)"
-	exit 0
-elif [ "$st" != 0 ]; then
-	not_ok "tests/loader/fetch.sh fetched $pkgs"; echo "#   $why"
-	exit 1
-fi
+setup_or_skip "tests/loader/fetch.sh fetched $pkgs" \
+	"CUDA layouts on Debian 12's NVIDIA packages (make deps enables non-free: tools/non-free.sh)" \
+	sh "$top/tests/loader/fetch.sh" "$cache" $pkgs
 deb() { ls "$cache/${1}_"*.deb | head -n 1; }
 # a Debian version's upstream part: 11.8.89~11.8.0-5~deb12u1 -> 11.8.89, 535.261.03-1 -> 535.261.03
 upstream() { dpkg-deb -f "$(deb "$1")" Version | sed 's/^[0-9]*://; s/[~-].*$//'; }

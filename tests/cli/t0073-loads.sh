@@ -12,15 +12,8 @@ build=${BUILD:-build}
 case $build in /*) ;; *) build=$top/$build ;; esac
 work=$build/loader
 tree=$work/tree
-why=$(sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree" 2>&1)
-st=$?
-if [ "$st" = 3 ]; then
-	skip "the loads section on Debian 12's packages" "$why"
-	exit 0
-elif [ "$st" != 0 ]; then
-	not_ok "tests/loader/mktree.sh made the Debian tree"; echo "#   $why"
-	exit 1
-fi
+setup_or_skip "tests/loader/mktree.sh made the Debian tree" "the loads section on Debian 12's packages" \
+	sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree"
 loads=$build/loads
 if ! sh "$top/tests/loader/mkloads.sh" "$tree" "$loads" >mk.out 2>&1; then
 	not_ok "tests/loader/mkloads.sh built the fixtures"; sed 's/^/#   /' mk.out | tail -n 20

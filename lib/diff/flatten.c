@@ -125,6 +125,12 @@ static const char *tally_join(fl *f, const tally *t, int with_counts)
 	return t->count || t->other ? el_buf_cstr(&f->val) : NULL;
 }
 
+/* "python3.11-minimal 3.11.2-6+deb12u9": the Debian package a recorded file came from */
+static const char *deb_value(fl *f, const el_deb *d)
+{
+	return d->recorded && d->package ? V(f, "%s %s", d->package, or_else(d->version, "")) : NULL;
+}
+
 static void flat_system(fl *f, const el_system *s)
 {
 	f->section = EL_SEC_SYSTEM;
@@ -136,8 +142,10 @@ static void flat_system(fl *f, const el_system *s)
 	}
 	put(f, "arch", s->arch);
 	put(f, "kernel", s->kernel);
-	if (s->glibc.st.present)
+	if (s->glibc.st.present) {
 		put(f, "glibc", s->glibc.version);
+		put(f, "glibc package", deb_value(f, &s->glibc.deb));
+	}
 	if (s->container.recorded)
 		put(f, "container", s->container.detected ? or_else(s->container.kind, "yes") : "none");
 	/* the schema requires both counts of a recorded cpu, and total_bytes of a recorded memory */
@@ -165,6 +173,9 @@ static void flat_gpu(fl *f, const el_gpu *g)
 		put(f, "driver flavour", g->driver.flavour);
 		put(f, "driver max CUDA", g->driver.max_cuda);
 	}
+	/* libcuda and libnvidia-ml: a container's driver, and half of NVML's "version mismatch" */
+	if (g->driver.user_space.st.present)
+		put(f, "user-space", g->driver.user_space.version);
 	for (size_t i = 0; i < g->ndevices; i++) {
 		const el_gpu_device *d = &g->devices[i];
 
@@ -206,6 +217,7 @@ static void flat_cuda(fl *f, const el_cuda *c)
 	if (c->default_tk)
 		put(f, "version", el_toolkit_version(c->default_tk));
 	put(f, "default", c->default_home);
+	put(f, "default by", c->default_by);
 	for (size_t i = 0; i < c->ntoolkits; i++) {
 		const el_toolkit *tk = &c->toolkits[i];
 		const char *home = tk->home;
@@ -252,9 +264,11 @@ static void flat_compilers(fl *f, const el_compilers *c)
 	for (size_t i = 0; i < c->ngcc; i++) {
 		const el_gcc *g = &c->gcc[i];
 
-		if (g->version)
+		if (g->version) {
 			put(f, K(f, "gcc-%s", or_else(g->major, g->version)),
 			    V(f, "%s%s", g->version, g->gxx ? "" : " (no g++)"));
+			put(f, K(f, "gcc-%s package", or_else(g->major, g->version)), deb_value(f, &g->deb));
+		}
 	}
 }
 
@@ -266,6 +280,7 @@ static void flat_python(fl *f, const el_python *py)
 	put(f, "version", py->version);
 	put(f, "kind", py->kind);
 	put(f, "prefix", py->prefix);
+	put(f, "package", deb_value(f, &py->deb));
 }
 
 /*
@@ -378,6 +393,7 @@ static void flat_framework(fl *f, const el_framework *m)
 	if (m->ops != EL_UNSET)
 		put(f, K(f, "%s ops", name), m->ops == EL_YES ? "compiled" : "missing");
 	put(f, K(f, "%s package", name), m->package);
+	put(f, K(f, "%s deb", name), deb_value(f, &m->deb));
 }
 
 static void flat_repo(fl *f, const el_repo *r)

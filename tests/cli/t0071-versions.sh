@@ -87,6 +87,10 @@ check_eq "python: the interpreter's own string" "$py /usr/bin/python3.11" \
 check_eq "gcc 12: still cc1's string" "$gcc" "$(jget b.lock.json compilers.gcc.0.version)"
 check_eq "no package is named without dpkg's record" "  " \
 	"$(jget b.lock.json python.deb) $(jget b.lock.json compilers.gcc.0.deb) $(jget b.lock.json system.glibc.deb)"
+"$ENVLOCK" diff --json a.lock.json b.lock.json >diff.json 2>&1
+check_eq "diff: each package a file came from is an item, gone with dpkg's record" \
+	"compilers gcc-12 package;frameworks torch deb;python package;system glibc package" \
+	"$("$PYTHON" -c 'import json,sys; print(";".join(sorted(e["section"] + " " + e["key"] for e in json.load(open(sys.argv[1]))["differences"] if e["b"] is None and (e["key"].endswith(" package") or e["key"].endswith(" deb") or e["key"] == "package"))))' diff.json)"
 
 # an interpreter that says nothing: libpython3.11.so.1.0 carries the version too
 rm "$tree/usr/bin/python3.11"

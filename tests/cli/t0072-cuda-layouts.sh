@@ -124,4 +124,12 @@ km "$drv_version"
 save "$tree" match.lock
 "$ENVLOCK" check match.lock >check.out 2>&1
 if grep -q "Driver/library version mismatch" check.out; then not_ok "no mismatch when both are $drv_version"; sed 's/^/#   /' check.out; else ok "no mismatch when both are $drv_version"; fi
+
+# envlock diff says what changed between two of these trees: the rule that chose the default, and the user-space
+"$ENVLOCK" diff deb.lock home.lock >diff.out 2>&1
+check_grep "diff: which rule chose the default toolkit" "^  default by  *$(j deb.lock 'd["cuda"]["default_by"]') *→ CUDA_HOME  *info$" diff.out
+"$ENVLOCK" diff --json "$GOLDEN/mmpose-container.lock.json" deb.lock >diff.json 2>&1
+check_eq "diff: the driver's user-space is an item of its own (a container's 535.129.03 against this tree's)" \
+	"gpu user-space 535.129.03 $drv_version" \
+	"$("$PYTHON" -c 'import json,sys; print(" ".join("%s %s %s %s" % (e["section"], e["key"], e["a"], e["b"]) for e in json.load(open(sys.argv[1]))["differences"] if e["key"] == "user-space"))' diff.json)"
 echo "1..$n"

@@ -181,9 +181,10 @@ check_eq "no step failed" "" "$(grep '^  failed' out)"
 "$ENVLOCK" save --root R --conda-prefix /home/alice/miniconda3/envs/mmdet -o R.lock 2>/dev/null
 "$ENVLOCK" diff --json "$lock" R.lock >diff.json
 check_eq "diff of the result against the lock: nothing breaking" "0" "$(jget diff.json counts.breaking)"
+# (but which rule chose the default toolkit: CUDA_HOME is the user's shell's, which restore does not write)
 for s in cuda cudnn python conda pip frameworks; do
 	check_eq "round trip: section $s as locked" "" \
-		"$("$PYTHON" -c "import json; print(' '.join(e['key'] for e in json.load(open('diff.json'))['differences'] if e['section'] == '$s'))")"
+		"$("$PYTHON" -c "import json; print(' '.join(e['key'] for e in json.load(open('diff.json'))['differences'] if e['section'] == '$s' and e['key'] != 'default by'))")"
 done
 
 # the driver step judges this machine's driver against the locked toolkit, through the rules

@@ -11,22 +11,8 @@ set -eu
 out=${1:-/etc/apt/sources.list.d/envlock-deb-src.sources}
 [ -f "$out" ] && exit 0
 
-# deb822 stanzas: Types/URIs/Suites/Components/Signed-By of each "deb" entry for the Debian archive
-stanzas=$(awk '
-	function flush() {
-		if (types ~ /(^| )deb( |$)/ && uris ~ /\/debian\/?( |$)/ && uris !~ /security/)
-			printf "Types: deb-src\nURIs: %s\nSuites: %s\nComponents: %s\n%s\n", uris, suites, comps, \
-				signed != "" ? "Signed-By: " signed "\n" : ""
-		types = uris = suites = comps = signed = ""
-	}
-	/^[ \t]*$/ { flush(); next }
-	/^Types:/ { sub(/^Types:[ \t]*/, ""); types = $0 }
-	/^URIs:/ { sub(/^URIs:[ \t]*/, ""); uris = $0 }
-	/^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
-	/^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
-	/^Signed-By:/ { sub(/^Signed-By:[ \t]*/, ""); signed = $0 }
-	END { flush() }
-' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+# deb822 stanzas: one beside each "deb" entry for the Debian archive
+stanzas=$(awk -v kind=deb-src -f "$(dirname "$0")/debian-entries.awk" /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
 
 # one-line sources.list entries: "deb [opts] URI suite comp..."
 lines=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\/debian\/\?\)[[:space:]]\+\(.*\)$/deb-src \1\2 \3/p' \

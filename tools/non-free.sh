@@ -12,22 +12,8 @@ set -eu
 out=${1:-/etc/apt/sources.list.d/envlock-non-free.sources}
 [ -f "$out" ] || [ -f "${out%.sources}.list" ] && exit 0
 
-# deb822 stanzas: Types/URIs/Suites/Signed-By of each "deb" entry for the Debian archive
-stanzas=$(awk '
-	function flush() {
-		if (types ~ /(^| )deb( |$)/ && uris ~ /\/debian\/?( |$)/ && comps !~ /(^| )non-free( |$)/)
-			printf "Types: deb\nURIs: %s\nSuites: %s\nComponents: contrib non-free\n%s\n", uris, suites, \
-				signed != "" ? "Signed-By: " signed "\n" : ""
-		types = uris = suites = comps = signed = ""
-	}
-	/^[ \t]*$/ { flush(); next }
-	/^Types:/ { sub(/^Types:[ \t]*/, ""); types = $0 }
-	/^URIs:/ { sub(/^URIs:[ \t]*/, ""); uris = $0 }
-	/^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
-	/^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
-	/^Signed-By:/ { sub(/^Signed-By:[ \t]*/, ""); signed = $0 }
-	END { flush() }
-' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+# deb822 stanzas: one beside each "deb" entry for the Debian archive
+stanzas=$(awk -v kind=non-free -f "$(dirname "$0")/debian-entries.awk" /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
 
 # one-line sources.list entries: "deb [opts] URI suite comp..." without non-free
 lines=$(sed -n '/^deb[[:space:]].*[[:space:]]non-free\([[:space:]]\|$\)/d

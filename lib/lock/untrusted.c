@@ -132,6 +132,26 @@ static const char *bad_commit(const char *v)
 	return strlen(v) == 64 ? el_bad_hex(v, 64) : el_bad_hex(v, 40);
 }
 
+void el_lock_refuse(int *failed, envlock_ctx *ctx, const char *field, const char *value, const char *why)
+{
+	el_buf shown = EL_BUF_INIT(1024);
+	char *cut;
+
+	if ((*failed)++)
+		return;
+	if (!value) {
+		el_error_set(ctx, ENVLOCK_EPARSE, "%s: %s", field, why);
+		return;
+	}
+	/* a bounded excerpt of what was refused, escaped like every lock text on a terminal */
+	cut = el_xstrndup(value, 40);
+	el_term_text(&shown, cut);
+	el_error_set(ctx, ENVLOCK_EPARSE, "%s '%s%s: %s", field, el_buf_cstr(&shown), strlen(value) > 40 ? "...'" : "'",
+		     why);
+	el_buf_release(&shown);
+	free(cut);
+}
+
 const char *el_lock_str(int *failed, envlock_ctx *ctx, const cJSON *obj, const char *key,
 			el_check_fn bad, const char *fmt, ...)
 {
@@ -139,6 +159,7 @@ const char *el_lock_str(int *failed, envlock_ctx *ctx, const cJSON *obj, const c
 	const char *why = NULL;
 	char field[256];
 	va_list ap;
+	int n;
 
 	if (!item)
 		return NULL;
@@ -149,22 +170,11 @@ const char *el_lock_str(int *failed, envlock_ctx *ctx, const cJSON *obj, const c
 	if (!why)
 		return item->valuestring;
 	va_start(ap, fmt);
-	vsnprintf(field, sizeof(field), fmt, ap);
+	n = vsnprintf(field, sizeof(field), fmt, ap);
 	va_end(ap);
-	if (!*failed) {
-		/* a bounded excerpt of what was refused, escaped like every lock text on a terminal */
-		const char *v = cJSON_IsString(item) ? item->valuestring : "";
-		char *cut = el_xstrndup(v, 40);
-		el_buf shown = EL_BUF_INIT(1024);
-
-		el_term_text(&shown, cut);
-		el_error_set(ctx, ENVLOCK_EPARSE, "%s.%s%s%s%s: %s", field, key,
-			     cJSON_IsString(item) ? " '" : "", el_buf_cstr(&shown),
-			     cJSON_IsString(item) ? (strlen(v) > 40 ? "...'" : "'") : "", why);
-		el_buf_release(&shown);
-		free(cut);
-	}
-	*failed = 1;
+	if (n >= 0 && (size_t)n < sizeof(field))
+		snprintf(field + n, sizeof(field) - (size_t)n, ".%s", key);
+	el_lock_refuse(failed, ctx, field, cJSON_IsString(item) ? item->valuestring : NULL, why);
 	return NULL;
 }
 

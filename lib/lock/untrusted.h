@@ -39,6 +39,13 @@ const char *el_lock_str(int *failed, envlock_ctx *ctx, const cJSON *obj, const c
 			el_check_fn bad, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /*
+ * Record on ctx that value (NULL: not a string) at field was refused for
+ * why, as "<field> '<value>': <why>" with a bounded, escaped excerpt of
+ * the value: the first refusal only (*failed counts them).
+ */
+void el_lock_refuse(int *failed, envlock_ctx *ctx, const char *field, const char *value, const char *why);
+
+/*
  * Check every value of lock that restore or export would hand on, once:
  * the verdict is kept in the lock, and later calls return it again. 0, or
  * ENVLOCK_EPARSE with "<field> '<value>': <reason>" on ctx, the value

@@ -598,29 +598,22 @@ done:
 	el_buf_release(&missing);
 }
 
-/* value (at the field named by fmt) checked with bad: on a problem, el_lock_str's one line on ctx, the first only */
+/* value (at the field named by fmt) checked with bad: refused as the lock's own checks refuse (el_lock_refuse) */
 static void check_value(int *failed, envlock_ctx *ctx, const char *value, el_check_fn bad, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 static void check_value(int *failed, envlock_ctx *ctx, const char *value, el_check_fn bad, const char *fmt, ...)
 {
 	const char *why = value ? bad(value) : NULL;
-	char field[256], *cut;
-	el_buf shown = EL_BUF_INIT(1024);
+	char field[256];
 	va_list ap;
 
-	if (!why || (*failed)++)
+	if (!why)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(field, sizeof(field), fmt, ap);
 	va_end(ap);
-	/* a bounded excerpt of what was refused, escaped like every lock text on a terminal */
-	cut = el_xstrndup(value, 40);
-	el_term_text(&shown, cut);
-	el_error_set(ctx, ENVLOCK_EPARSE, "%s '%s%s: %s", field, el_buf_cstr(&shown),
-		     strlen(value) > 40 ? "...'" : "'", why);
-	el_buf_release(&shown);
-	free(cut);
+	el_lock_refuse(failed, ctx, field, value, why);
 }
 
 /*

@@ -24,7 +24,6 @@
 
 #define EL_NVCC_TIMEOUT_MS 10000
 #define EL_LIMIT_CUDA_H (16u << 20) /* CUDA 13's cuda.h is over 1 MiB */
-#define EL_LIMIT_NVCC (64u << 20)   /* nvcc is 15 MB in CUDA 11.8 */
 
 /* Debian's nvidia-cuda-toolkit (11.8.89~11.8.0-5): where its files are */
 #define DEB_TK_HOME "/usr/lib/nvidia-cuda-toolkit"
@@ -217,30 +216,26 @@ static bool version_header(el_probe *p, const char *home, cJSON *tk)
  * release 11.8, V11.8.89", as one string in its binary: the version read
  * from the file, for a root where nothing runs.
  */
-static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
+static char *nvcc_mark(const char *s, void *data)
 {
 	static const char mark[] = "Cuda compilation tools, release ";
-	el_buf b = EL_BUF_INIT(EL_LIMIT_NVCC);
-	const char *hit, *v;
-	size_t n;
-	bool ok = false;
 
-	if (el_probe_read(p, binary, &b) != 0)
-		goto done;
-	hit = memmem(b.data, b.len, mark, sizeof(mark) - 1);
-	if (!hit)
-		goto done;
-	hit += sizeof(mark) - 1;
-	n = strnlen(hit, (size_t)(b.data + b.len - hit));
-	el_jset_strn(nvcc, "release", hit, strspn(hit, "0123456789."));
-	v = memmem(hit, n, ", V", 3);
-	if (v && strspn(v + 3, "0123456789.") > 0) {
+	(void)data;
+	return strncmp(s, mark, sizeof(mark) - 1) == 0 && strstr(s, ", V") ? el_xstrdup(s + sizeof(mark) - 1) : NULL;
+}
+
+static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
+{
+	char *rest = el_probe_file_scan(p, binary, nvcc_mark, NULL); /* "11.8, V11.8.89" */
+	const char *v = rest ? strstr(rest, ", V") : NULL;
+	bool ok = v && strspn(v + 3, "0123456789.") > 0;
+
+	if (ok) {
+		el_jset_strn(nvcc, "release", rest, strspn(rest, "0123456789."));
 		el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
 		el_jset_str(nvcc, "version_source", binary);
-		ok = true;
 	}
-done:
-	el_buf_release(&b);
+	free(rest);
 	return ok;
 }
 

@@ -126,6 +126,13 @@ void el_dpkg_free(el_dpkg *d);
  */
 char *el_probe_file_version(el_probe *p, const char *abs, const char *prefix, int dots);
 
+/*
+ * The scan under el_probe_file_version: take is called with each
+ * NUL-terminated string under 256 bytes in the file at abs, in order, until
+ * it returns a result (malloc'd), which is returned; NULL when none did.
+ */
+char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char *s, void *data), void *data);
+
 /* Is <root>/proc a mounted procfs under a root that is not the live one (hardware.c)? */
 bool el_probe_host_procfs(el_probe *p);
 

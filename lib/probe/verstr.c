@@ -2,8 +2,9 @@
  * A program's own version string: CPython keeps PY_VERSION ("3.11.2") as
  * a C string in the interpreter and in libpython (Py_GetVersion), and gcc
  * keeps version_string ("12.2.0", gcc/version.c) in cc1, whatever the
- * folders they sit in are called. The file is scanned for NUL-terminated
- * strings, one piece at a time, never whole in memory.
+ * folders they sit in are called; nvcc keeps what --version prints. The
+ * file is scanned for NUL-terminated strings, one piece at a time, never
+ * whole in memory.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -50,9 +51,28 @@ static char *match(const char *s, const char *prefix, int dots)
 	return NULL;
 }
 
+typedef struct {
+	const char *prefix;
+	int dots;
+} version_want;
+
+static char *match_version(const char *s, void *data)
+{
+	const version_want *w = data;
+
+	return match(s, w->prefix, w->dots);
+}
+
 char *el_probe_file_version(el_probe *p, const char *abs, const char *prefix, int dots)
 {
-	char *real = NULL, *host, *buf, *out = NULL, cur[64];
+	version_want w = { prefix, dots };
+
+	return el_probe_file_scan(p, abs, match_version, &w);
+}
+
+char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char *s, void *data), void *data)
+{
+	char *real = NULL, *host, *buf, *out = NULL, cur[256]; /* nvcc's is 88 bytes, two lines */
 	size_t cl = 0;
 	bool longseg = false;
 	off_t scanned = 0;
@@ -94,7 +114,7 @@ char *el_probe_file_version(el_probe *p, const char *abs, const char *prefix, in
 				break;
 			if (!longseg && cl) {
 				cur[cl] = '\0';
-				out = match(cur, prefix, dots);
+				out = take(cur, data);
 			}
 			cl = 0;
 			longseg = false;

@@ -9,7 +9,7 @@
 
 const char *const el_diff_sections[EL_SEC_COUNT] = {
 	"system", "gpu", "cuda", "cudnn", "compilers", "python", "conda", "pip",
-	"frameworks", "repos", "configs", "checkpoints", "env"
+	"frameworks", "loads", "repos", "configs", "checkpoints", "env"
 };
 
 /*
@@ -21,15 +21,18 @@ static const struct {
 	const char *key;
 	int parts;
 	const char *label;
+	bool stem; /* key is a prefix, and the value's version is its first word ("8.9.2 <file>": loads) */
 } core[] = {
-	{ EL_SEC_GPU, "driver", 1, "driver major" },
-	{ EL_SEC_CUDA, "version", 2, "CUDA release" },
-	{ EL_SEC_CUDNN, "version", 0, "cuDNN" },
-	{ EL_SEC_COMPILERS, "gcc", 1, "gcc major" },
-	{ EL_SEC_PYTHON, "version", 2, "Python" },
-	{ EL_SEC_FRAMEWORKS, "torch", 0, "torch" },
-	{ EL_SEC_FRAMEWORKS, "mmcv", 0, "mmcv" },
-	{ EL_SEC_FRAMEWORKS, "mmdet", 0, "mmdet" },
+	{ EL_SEC_GPU, "driver", 1, "driver major", false },
+	{ EL_SEC_CUDA, "version", 2, "CUDA release", false },
+	{ EL_SEC_CUDNN, "version", 0, "cuDNN", false },
+	{ EL_SEC_COMPILERS, "gcc", 1, "gcc major", false },
+	{ EL_SEC_PYTHON, "version", 2, "Python", false },
+	{ EL_SEC_FRAMEWORKS, "torch", 0, "torch", false },
+	{ EL_SEC_FRAMEWORKS, "mmcv", 0, "mmcv", false },
+	{ EL_SEC_FRAMEWORKS, "mmdet", 0, "mmdet", false },
+	{ EL_SEC_LOADS, "torch libcudnn", 0, "cuDNN torch loads", true },
+	{ EL_SEC_LOADS, "torch libcudart", 2, "CUDA runtime torch loads", true },
 };
 
 size_t envlock_diff_section_count(void)
@@ -82,13 +85,13 @@ int el_diff_section_mask(uint32_t *mask, envlock_ctx *ctx, const envlock_diff_op
 }
 
 /* Length of the first parts dot-separated parts of v (all of v for 0). */
-static size_t version_part_len(const char *v, int parts)
+static size_t version_part_len(const char *v, int parts, bool word)
 {
-	size_t i = 0;
+	size_t i = 0, end = word ? strcspn(v, " ") : strlen(v);
 
 	if (parts <= 0)
-		return strlen(v);
-	for (; v[i]; i++)
+		return end;
+	for (; i < end; i++)
 		if (v[i] == '.' && --parts == 0)
 			break;
 	return i;
@@ -101,10 +104,14 @@ envlock_severity el_diff_classify(int section, const char *key, const char *a,
 	for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
 		size_t la, lb;
 
-		if (core[i].section != section || strcmp(core[i].key, key) != 0)
+		if (core[i].section != section ||
+		    (core[i].stem ? strncmp(core[i].key, key, strlen(core[i].key)) : strcmp(core[i].key, key)) != 0)
 			continue;
-		la = a ? version_part_len(a, core[i].parts) : 0;
-		lb = b ? version_part_len(b, core[i].parts) : 0;
+		/* a module one lock does not record says nothing about what it loads */
+		if (core[i].stem && (!a || !b))
+			return ENVLOCK_SEV_INFO;
+		la = a ? version_part_len(a, core[i].parts, core[i].stem) : 0;
+		lb = b ? version_part_len(b, core[i].parts, core[i].stem) : 0;
 		if (a && b && la == lb && strncmp(a, b, la) == 0)
 			return ENVLOCK_SEV_INFO;
 		*reason = el_xasprintf("%s %.*s → %.*s", core[i].label,

@@ -195,8 +195,8 @@ static int lib_stem(const char *name)
 	return (int)(so ? (size_t)(so - name) : strlen(name));
 }
 
-/* "<file> sha256:<hex>", plus what would stop the loader finding it. */
-static const char *lib_value(fl *f, const el_library *lib, const char *file)
+/* "<file> sha256:<hex>", plus what would stop the loader finding it (env: not the cache, which it does not use). */
+static const char *lib_value(fl *f, const el_library *lib, const char *file, bool env)
 {
 	const char *link = lib->soname_link, *cache = lib->ld_cache;
 
@@ -206,7 +206,7 @@ static const char *lib_value(fl *f, const el_library *lib, const char *file)
 		el_buf_printf(&f->val, " sha256:%s", lib->sha256);
 	if (link && strcmp(link, "ok") != 0 && strcmp(link, "self") != 0)
 		el_buf_printf(&f->val, ", soname link %s", link);
-	if (cache && strcmp(cache, "listed") != 0 && strcmp(cache, "unknown") != 0)
+	if (!env && cache && strcmp(cache, "listed") != 0 && strcmp(cache, "unknown") != 0)
 		el_buf_printf(&f->val, ", ld.so.cache %s", cache);
 	return el_buf_cstr(&f->val);
 }
@@ -232,7 +232,7 @@ static void flat_cuda(fl *f, const el_cuda *c)
 
 			if (lib->name)
 				put(f, K(f, "toolkit %s %.*s", home, lib_stem(lib->name), lib->name),
-				    lib_value(f, lib, lib->name));
+				    lib_value(f, lib, lib->name, el_env_layout(tk->layout)));
 		}
 	}
 }
@@ -249,7 +249,14 @@ static void flat_cudnn(fl *f, const el_cudnn *c)
 		const el_library *lib = &c->libraries[i];
 
 		if (lib->name)
-			put(f, K(f, "%.*s", lib_stem(lib->name), lib->name), lib_value(f, lib, or_else(lib->path, lib->name)));
+			put(f, K(f, "%.*s", lib_stem(lib->name), lib->name), lib_value(f, lib, or_else(lib->path, lib->name), false));
+	}
+	/* the environment's own, keyed by where it comes from: a new Python moves the folder, not the install */
+	for (size_t i = 0; i < c->ninstalls; i++) {
+		const el_cudnn_install *in = &c->installs[i];
+
+		if (in->layout && in->home)
+			put(f, K(f, "%s install", in->layout), V(f, "%s at %s", or_else(in->version, "unknown version"), in->home));
 	}
 }
 
@@ -436,6 +443,82 @@ static void flat_env(fl *f, const el_env *env)
 		put(f, env->variables.v[i].key, env->variables.v[i].val);
 }
 
+/*
+ * What each framework's modules load of the CUDA stack, and what the
+ * loader cannot find: "torch libcudnn" -> "9.1.0 <file>". Keyed by
+ * framework and soname stem, so a module renamed by a new Python, or a
+ * cuDNN of a new major, is the same item; the first module of the
+ * framework that needs the name says.
+ */
+static bool cuda_stack(const char *soname)
+{
+	static const char *const prefixes[] = { "libcudnn", "libcudart", "libcublas", "libnccl", NULL };
+
+	for (const char *const *x = prefixes; *x; x++)
+		if (strncmp(soname, *x, strlen(*x)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The length of soname's stem: "libcudnn.so.8" and "libcudnn.so.9" are the
+ * same item, and so is auditwheel's "libcudart-d0da41ae.so.11.0" with
+ * "libcudart.so.11.0": a new major is a changed value, not two items.
+ */
+static int soname_stem(const char *soname)
+{
+	const char *so = strstr(soname, ".so");
+	size_t n = so ? (size_t)(so - soname) : strlen(soname);
+
+	if (n > 9 && soname[n - 9] == '-' && strspn(soname + n - 8, "0123456789abcdef") >= 8)
+		n -= 9;
+	return (int)n;
+}
+
+/* Does one of m's first n entries name soname? */
+static bool needs_before(const el_load_module *m, const char *soname, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (m->needed[k].soname && strcmp(m->needed[k].soname, soname) == 0)
+			return true;
+	return false;
+}
+
+static void flat_loads(fl *f, const el_view *v)
+{
+	const el_loads *l = &v->loads;
+
+	f->section = EL_SEC_LOADS;
+	if (!l->st.present)
+		return;
+	put(f, "LD_LIBRARY_PATH", l->library_path);
+	for (size_t i = 0; i < l->nmodules; i++) {
+		const el_load_module *m = &l->modules[i];
+
+		for (size_t k = 0; m->framework && k < m->nneeded; k++) {
+			const el_load_need *n = &m->needed[k];
+			const char *file = n->realpath ? n->realpath : n->path;
+			bool told = false;
+
+			if (!n->soname || !n->found_by || (!cuda_stack(n->soname) && file))
+				continue;
+			for (size_t j = 0; j <= i && !told; j++)
+				told = l->modules[j].framework && strcmp(l->modules[j].framework, m->framework) == 0 &&
+				       needs_before(&l->modules[j], n->soname, j == i ? k : l->modules[j].nneeded);
+			if (told)
+				continue;
+			if (file) {
+				const char *ver = el_view_library_version(v, file);
+
+				put(f, K(f, "%s %.*s", m->framework, soname_stem(n->soname), n->soname),
+				    V(f, "%s%s%s", ver ? ver : "", ver ? " " : "", file));
+			} else {
+				put(f, K(f, "%s %s", m->framework, n->soname), "not found");
+			}
+		}
+	}
+}
+
 void el_flatten(const el_view *v, el_item_fn fn, void *data)
 {
 	fl f = { fn, data, 0, EL_BUF_INIT(FL_MAX_TEXT), EL_BUF_INIT(FL_MAX_TEXT) };
@@ -451,6 +534,7 @@ void el_flatten(const el_view *v, el_item_fn fn, void *data)
 	f.section = EL_SEC_FRAMEWORKS;
 	for (size_t i = 0; i < EL_FW_COUNT; i++)
 		flat_framework(&f, &v->frameworks[i]);
+	flat_loads(&f, v);
 	f.section = EL_SEC_REPOS;
 	for (size_t i = 0; i < v->repos.nrepos; i++)
 		flat_repo(&f, &v->repos.repos[i]);

@@ -394,6 +394,15 @@ static void fill_header(el_view *v, const cJSON *o, el_cudnn_header *h)
 	h->version = str(o, "version");
 }
 
+static void fill_cudnn_install(el_view *v, const cJSON *o, el_cudnn_install *in)
+{
+	in->home = str(o, "home");
+	in->layout = str(o, "layout");
+	in->version = str(o, "version");
+	in->version_source = str(o, "version_source");
+	OBJECTS(v, o, "libraries", el_library, in->libraries, in->nlibraries, fill_library);
+}
+
 static void build_cudnn(el_view *v, const cJSON *o)
 {
 	el_cudnn *c = &v->cudnn;
@@ -403,6 +412,7 @@ static void build_cudnn(el_view *v, const cJSON *o)
 	c->header = str(o, "header");
 	OBJECTS(v, o, "headers", el_cudnn_header, c->headers, c->nheaders, fill_header);
 	OBJECTS(v, o, "libraries", el_library, c->libraries, c->nlibraries, fill_library);
+	OBJECTS(v, o, "installs", el_cudnn_install, c->installs, c->ninstalls, fill_cudnn_install);
 }
 
 static void fill_gcc(el_view *v, const cJSON *o, el_gcc *g)
@@ -761,6 +771,39 @@ const char *el_so_version(const char *path)
 	base = base ? base + 1 : path;
 	dot = base ? strstr(base, ".so.") : NULL;
 	return dot && dot[4] ? dot + 4 : NULL;
+}
+
+bool el_env_layout(const char *layout)
+{
+	return layout && (strcmp(layout, "conda") == 0 || strcmp(layout, "wheel") == 0 ||
+			  strcmp(layout, "bundled") == 0);
+}
+
+static bool lists(const el_library *libs, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (libs[i].path && strcmp(libs[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+const char *el_view_library_version(const el_view *v, const char *path)
+{
+	if (!path)
+		return NULL;
+	for (size_t i = 0; i < v->cuda.ntoolkits; i++) {
+		const el_toolkit *tk = &v->cuda.toolkits[i];
+
+		if (el_env_layout(tk->layout) && tk->version && lists(tk->libraries, tk->nlibraries, path))
+			return tk->version;
+	}
+	for (size_t i = 0; i < v->cudnn.ninstalls; i++) {
+		const el_cudnn_install *in = &v->cudnn.installs[i];
+
+		if (in->version && lists(in->libraries, in->nlibraries, path))
+			return in->version;
+	}
+	return el_so_version(path);
 }
 
 static void build_sections(el_view *v, const cJSON *doc)

@@ -144,7 +144,7 @@ typedef struct {
 /* cuda */
 typedef struct {
 	const char *home;
-	const char *layout; /* "vendor", "debian"; NULL in older locks */
+	const char *layout; /* "vendor", "debian", the environment's "conda", "wheel", "bundled"; NULL in older locks */
 	el_state st;
 	el_strlist aliases;
 	const char *version, *version_source, *sdk_version, *release;
@@ -182,6 +182,14 @@ typedef struct {
 	const char *path, *version;
 } el_cudnn_header;
 
+/* The Python environment's own cuDNN (conda's, NVIDIA's wheel, torch's copies). */
+typedef struct {
+	const char *home, *layout;
+	const char *version, *version_source; /* NULL when nothing says (torch's copies) */
+	const el_library *libraries;
+	size_t nlibraries;
+} el_cudnn_install;
+
 typedef struct {
 	el_state st;
 	const char *version, *header;
@@ -189,6 +197,8 @@ typedef struct {
 	size_t nheaders;
 	const el_library *libraries;
 	size_t nlibraries;
+	const el_cudnn_install *installs;
+	size_t ninstalls;
 } el_cudnn;
 
 /* compilers */
@@ -493,6 +503,17 @@ const el_pip_dist *el_view_pip_dist(const el_view *view, const char *name);
 
 /* The toolkit whose home or one of whose aliases is path, or NULL. */
 const el_toolkit *el_view_toolkit_at(const el_view *view, const char *path);
+
+/*
+ * The version of the library file at path (a real path, as loads record
+ * it): the version of the environment's install it belongs to (a conda,
+ * wheel or torch-bundled toolkit, a cudnn.installs entry), else the one
+ * its file name carries (el_so_version); NULL when neither says.
+ */
+const char *el_view_library_version(const el_view *v, const char *path);
+
+/* Is layout the Python environment's own ("conda", "wheel", "bundled"), which ld.so.cache does not serve? */
+bool el_env_layout(const char *layout);
 
 /* A toolkit's version: the full one (version.json), else its release ("11.8"), else NULL. */
 const char *el_toolkit_version(const el_toolkit *tk);

@@ -18,38 +18,19 @@
 #include <sys/stat.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "probe.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
-#define EL_NVCC_TIMEOUT_MS 10000
 #define EL_LIMIT_CUDA_H (16u << 20) /* CUDA 13's cuda.h is over 1 MiB */
 
-/* Debian's nvidia-cuda-toolkit (11.8.89~11.8.0-5): where its files are */
-#define DEB_TK_HOME "/usr/lib/nvidia-cuda-toolkit"
-#define DEB_TK_NVCC DEB_TK_HOME "/bin/nvcc"
-#define DEB_TK_WRAPPER "/usr/bin/nvcc"
-#define DEB_TK_LINKS "/usr/lib/cuda"
 
 /* glibc's execvp without PATH searches confstr(_CS_PATH): "/bin:/usr/bin" */
 #define EL_DEFAULT_PATH "/bin:/usr/bin"
 
 static const char *const multiarch_dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
 	"/usr/lib/powerpc64le-linux-gnu", NULL };
-
-static const char *const cuda_libs[] = {
-	"libcudart", "libcublas", "libcublasLt", "libcufft", "libcurand", "libcusolver",
-	"libcusparse", "libnvrtc", "libnvJitLink", "libnvToolsExt", "libnccl", NULL
-};
-
-/* "10.2.89" -> "10.2" (malloc'd) */
-static char *release_of(const char *v)
-{
-	const char *dot = strchr(v, '.');
-	size_t n = dot ? (size_t)(dot - v) + 1 + strspn(dot + 1, "0123456789") : strlen(v);
-
-	return el_xstrndup(v, n);
-}
 
 static bool version_json(el_probe *p, const char *home, cJSON *tk)
 {
@@ -211,76 +192,6 @@ static bool version_header(el_probe *p, const char *home, cJSON *tk)
 	return ok;
 }
 
-/*
- * nvcc carries the text --version prints, "Cuda compilation tools,
- * release 11.8, V11.8.89", as one string in its binary: the version read
- * from the file, for a root where nothing runs.
- */
-static char *nvcc_mark(const char *s, void *data)
-{
-	static const char mark[] = "Cuda compilation tools, release ";
-
-	(void)data;
-	return strncmp(s, mark, sizeof(mark) - 1) == 0 && strstr(s, ", V") ? el_xstrdup(s + sizeof(mark) - 1) : NULL;
-}
-
-static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
-{
-	char *rest = el_probe_file_scan(p, binary, nvcc_mark, NULL); /* "11.8, V11.8.89" */
-	const char *v = rest ? strstr(rest, ", V") : NULL;
-	bool ok = v && strspn(v + 3, "0123456789.") > 0;
-
-	if (ok) {
-		el_jset_strn(nvcc, "release", rest, strspn(rest, "0123456789."));
-		el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
-		el_jset_str(nvcc, "version_source", binary);
-	}
-	free(rest);
-	return ok;
-}
-
-/* "Cuda compilation tools, release 10.2, V10.2.89" */
-static void probe_nvcc(el_probe *p, const char *home, cJSON *tk)
-{
-	bool debian = el_jget_str(tk, "layout") && strcmp(el_jget_str(tk, "layout"), "debian") == 0;
-	char *path = debian ? el_xstrdup(DEB_TK_WRAPPER) : el_path_join(home, "bin/nvcc");
-	const char *binary = debian ? DEB_TK_NVCC : path;
-	struct stat st;
-	cJSON *nvcc;
-
-	if (debian && (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode))) {
-		free(path);
-		path = el_xstrdup(DEB_TK_NVCC);
-		binary = path;
-	}
-	if (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
-		free(path);
-		return;
-	}
-	nvcc = el_jset_obj(tk, "nvcc");
-	el_jset_str(nvcc, "path", path);
-	if (binary != path)
-		el_jset_str(nvcc, "binary", binary);
-	if (!p->root.live || debian)
-		nvcc_file_version(p, binary, nvcc);
-	if (p->root.live) {
-		const char *argv[] = { path, "--version", NULL };
-		el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
-
-		if (el_probe_run(p, argv, EL_NVCC_TIMEOUT_MS, &out) == 0) {
-			const char *r = strstr(out.data, "release "), *v = strstr(out.data, ", V");
-
-			if (r)
-				el_jset_strn(nvcc, "release", r + 8, strspn(r + 8, "0123456789."));
-			if (v)
-				el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
-		} else {
-			el_probe_warn(p, "'%s': --version did not answer", path);
-		}
-		el_buf_release(&out);
-	}
-	free(path);
-}
 
 /* Debian's toolkit libraries are in the multiarch folder, with every other library. */
 static void probe_multiarch_libs(el_probe *p, cJSON *tk)
@@ -288,40 +199,12 @@ static void probe_multiarch_libs(el_probe *p, cJSON *tk)
 	cJSON *libs = el_jset_arr(tk, "libraries");
 
 	for (const char *const *d = multiarch_dirs; *d; d++)
-		el_probe_libraries(p, libs, *d, cuda_libs);
-}
-
-static void probe_libs(el_probe *p, const char *home, cJSON *tk)
-{
-	static const char *const subdirs[] = { "lib64", "lib", "targets/x86_64-linux/lib",
-		"targets/sbsa-linux/lib", "targets/aarch64-linux/lib", "targets/ppc64le-linux/lib", NULL };
-	cJSON *libs = el_jset_arr(tk, "libraries");
-	char *seen[8] = { 0 };
-	int nseen = 0;
-
-	for (const char *const *s = subdirs; *s; s++) {
-		char *dir = el_path_join(home, *s), *real = NULL;
-		bool dup = false;
-
-		if (el_root_realpath(&p->root, dir, &real, NULL) == 0) {
-			for (int i = 0; i < nseen; i++)
-				dup |= strcmp(seen[i], real) == 0;
-			if (!dup && nseen < 8) {
-				seen[nseen++] = real;
-				real = NULL;
-				el_probe_libraries(p, libs, dir, cuda_libs);
-			}
-		}
-		free(real);
-		free(dir);
-	}
-	for (int i = 0; i < nseen; i++)
-		free(seen[i]);
+		el_probe_libraries(p, libs, *d, el_cuda_lib_prefixes);
 }
 
 /*
  * Debian's toolkit has no version.json: its version is nvcc's own (read
- * from the binary, after probe_nvcc), else the one in the file name of the
+ * from the binary, after el_probe_cuda_nvcc), else the one in the file name of the
  * libcudart it ships (libcudart.so.11.8.89), else cuda_runtime_api.h's
  * CUDART_VERSION.
  */
@@ -379,8 +262,10 @@ static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
 
 	el_jset_str(tk, "home", home);
 	if (layout && strcmp(layout, "debian") == 0) {
-		probe_nvcc(p, home, tk);
+		el_probe_cuda_nvcc(p, home, tk);
 		found = version_debian(p, tk);
+	} else if (el_env_layout(layout)) {
+		found = el_probe_env_toolkit(p, tk);
 	} else {
 		el_jset_str(tk, "layout", "vendor");
 		found = version_json(p, home, tk) || version_txt(p, home, tk) ||
@@ -388,22 +273,23 @@ static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
 	}
 	if (!found) {
 		el_jset_str(tk, "status", "unknown");
-		el_probe_warn(p, "'%s': no version.json, version.txt or cuda.h says which CUDA this is", home);
+		if (!el_env_layout(layout)) /* the environment's own say why themselves */
+			el_probe_warn(p, "'%s': no version.json, version.txt or cuda.h says which CUDA this is", home);
 	} else {
 		el_jset_str(tk, "status", "present");
 	}
 	v = el_jget_str(tk, "version");
 	if (v) {
-		char *r = release_of(v);
+		char *r = el_cuda_release_of(v);
 
 		el_jset_str(tk, "release", r);
 		free(r);
 	}
 	if (layout && strcmp(layout, "debian") == 0) {
 		probe_multiarch_libs(p, tk);
-	} else {
-		probe_nvcc(p, home, tk);
-		probe_libs(p, home, tk);
+	} else if (!el_env_layout(layout)) {
+		el_probe_cuda_nvcc(p, home, tk);
+		el_probe_cuda_libs(p, el_jset_arr(tk, "libraries"), home);
 	}
 }
 
@@ -614,6 +500,7 @@ void el_probe_cuda(el_probe *p)
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
 	char **names = NULL;
 
+	el_probe_env_toolkits(p, toolkits); /* first: a CUDA_HOME naming one of them is an alias */
 	add_debian(p, toolkits);
 	if (el_root_list(&p->root, "/usr/local", &names, NULL) == 0)
 		for (char **n = names; *n; n++)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lock/model.h"
+#include "lock/view.h"
 #include "probe.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -82,7 +83,11 @@ void el_probe_cudnn(el_probe *p)
 
 	cJSON_ArrayForEach(tk, toolkits) {
 		const char *home = el_jget_str(tk, "home");
-		char *d = el_path_join(home, "include");
+		char *d;
+
+		if (el_env_layout(el_jget_str(tk, "layout")))
+			continue; /* the Python environment's own: el_probe_env_cudnn */
+		d = el_path_join(home, "include");
 
 		add_dir(&inc, d);
 		free(d);
@@ -163,4 +168,5 @@ void el_probe_cudnn(el_probe *p)
 	free(chosen);
 	el_strvec_release(&inc);
 	el_strvec_release(&libdirs);
+	el_probe_env_cudnn(p, cudnn);
 }

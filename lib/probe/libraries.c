@@ -13,11 +13,12 @@
 #include "util/error.h"
 #include "util/text.h"
 
-static bool has_prefix(const char *name, const char *const prefixes[])
+/* libcudnn.so.8, libcudnn_ops.so.9, libcublasLt.so.12, and auditwheel's renamed copies libcudart-d0da41ae.so.11.0 */
+bool el_probe_library_name(const char *name, const char *const prefixes[])
 {
 	for (const char *const *pre = prefixes; *pre; pre++)
 		if (el_starts_with(name, *pre) &&
-		    (name[strlen(*pre)] == '.' || name[strlen(*pre)] == '_' ||
+		    (name[strlen(*pre)] == '.' || name[strlen(*pre)] == '_' || name[strlen(*pre)] == '-' ||
 		     (name[strlen(*pre)] >= 'A' && name[strlen(*pre)] <= 'Z')))
 			return strstr(name, ".so") != NULL;
 	return false;
@@ -104,7 +105,7 @@ int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		int e = 0, rc, fd;
 		const char *listed, *state;
 
-		if (!has_prefix(*n, prefixes))
+		if (!el_probe_library_name(*n, prefixes))
 			continue;
 		path = el_path_join(rdir, *n);
 		if (el_root_lstat(&p->root, path, &st) != 0 || S_ISLNK(st.st_mode)) {
@@ -155,7 +156,7 @@ int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		for (char **m = names; *m; m++) {
 			char *lpath, *stored = NULL, *real = NULL;
 
-			if (m == n || !has_prefix(*m, prefixes))
+			if (m == n || !el_probe_library_name(*m, prefixes))
 				continue;
 			lpath = el_path_join(rdir, *m);
 			if (el_root_readlink(&p->root, lpath, &stored) == 0 &&

@@ -59,13 +59,13 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_ldconfig(&p);
 	el_probe_driver(&p);
 	el_probe_gpus(&p);
-	el_probe_cuda(&p);
-	el_probe_cudnn(&p);
-	el_probe_compilers(&p);
 	el_probe_python(&p);
 	el_probe_conda(&p);
 	el_probe_pip(&p);
 	el_probe_frameworks(&p);
+	el_probe_cuda(&p);
+	el_probe_cudnn(&p);
+	el_probe_compilers(&p);
 	el_probe_loads(&p);
 	el_probe_checkpoints(&p);
 	el_probe_configs(&p);

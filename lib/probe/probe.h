@@ -100,6 +100,9 @@ int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		       const char *const prefixes[]);
 
+/* Is name a shared library el_probe_libraries takes for one of the prefixes? */
+bool el_probe_library_name(const char *name, const char *const prefixes[]);
+
 /*
  * The package named name in dpkg's status file: the first installed one of
  * its architectures, else one removed with files left behind (what those
@@ -145,18 +148,50 @@ void el_probe_hardware(el_probe *p);  /* hardware.c: system.cpu, system.memory *
 void el_probe_ldconfig(el_probe *p);  /* ldcache.c: loads ld.so.cache for the next probes */
 void el_probe_driver(el_probe *p);    /* driver.c: gpu.driver */
 void el_probe_gpus(el_probe *p);      /* gpu.c: gpu.devices */
-void el_probe_cuda(el_probe *p);      /* cuda.c */
-void el_probe_cudnn(el_probe *p);     /* cudnn.c */
-void el_probe_compilers(el_probe *p); /* compiler.c */
 void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python" */
 void el_probe_conda(el_probe *p);     /* conda.c */
 void el_probe_pip(el_probe *p);       /* pip.c */
 void el_probe_frameworks(el_probe *p);/* frameworks.c */
+void el_probe_cuda(el_probe *p);      /* cuda.c: after the environment, whose own CUDA it records too */
+void el_probe_cudnn(el_probe *p);     /* cudnn.c */
+void el_probe_compilers(el_probe *p); /* compiler.c */
 void el_probe_loads(el_probe *p);     /* loads.c: what ld.so would load for python and the frameworks' modules */
 void el_probe_checkpoints(el_probe *p);/* checkpoints.c: opts->checkpoints */
 void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains */
 void el_probe_repos(el_probe *p);     /* git.c: opts->repos, or the current directory's */
 void el_probe_dpkg(el_probe *p);      /* dpkg.c: "deb" of the recorded files dpkg installed */
+
+/* ---- what the CUDA probes share (cudafiles.c; for cuda.c, cudnn.c, envcuda.c) ---- */
+
+/* Debian's nvidia-cuda-toolkit (11.8.89~11.8.0-5): where its files are */
+#define DEB_TK_HOME "/usr/lib/nvidia-cuda-toolkit"
+#define DEB_TK_NVCC DEB_TK_HOME "/bin/nvcc"
+#define DEB_TK_WRAPPER "/usr/bin/nvcc"
+#define DEB_TK_LINKS "/usr/lib/cuda"
+
+/* The prefixes of the CUDA libraries recorded: "libcudart", "libcublas", ... */
+extern const char *const el_cuda_lib_prefixes[];
+
+/* "10.2.89" -> "10.2" (malloc'd) */
+char *el_cuda_release_of(const char *v);
+
+/* tk's "nvcc" from home/bin/nvcc (Debian's layout: its wrapper), when there. */
+void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk);
+
+/* The CUDA libraries of home's lib64, lib and targets/<arch>/lib into libs, each real folder once. */
+void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home);
+
+/* The version the CUDNN_MAJOR/MINOR/PATCHLEVEL macros of the header at path say (malloc'd), or NULL. */
+char *el_probe_cudnn_header(el_probe *p, const char *path);
+
+/* Add the environment's CUDA installs to toolkits, with home and layout only (envcuda.c). */
+void el_probe_env_toolkits(el_probe *p, cJSON *toolkits);
+
+/* Fill one of them (layout conda, wheel or bundled); whether its version is known. */
+bool el_probe_env_toolkit(el_probe *p, cJSON *tk);
+
+/* The environment's cuDNN installs into cudnn's "installs" (envcuda.c). */
+void el_probe_env_cudnn(el_probe *p, cJSON *cudnn);
 
 /* rel resolved under base (an already-resolved in-root directory) if it is a directory; malloc'd or NULL. */
 char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel);

@@ -139,13 +139,26 @@ static void framework_facts(el_facts *f, const el_view *v)
 	}
 }
 
-/* What torch's modules load for the soname prefix: the file, and the version its name carries. */
+const char *el_fact_origin(const char *layout)
+{
+	if (!layout)
+		return NULL;
+	if (strcmp(layout, "conda") == 0)
+		return "conda packages";
+	if (strcmp(layout, "wheel") == 0)
+		return "NVIDIA's pip wheels";
+	if (strcmp(layout, "bundled") == 0)
+		return "torch's own copy";
+	return NULL;
+}
+
+/* What torch's modules load for the soname prefix: the file, and its version (el_view_library_version). */
 static void torch_loads(const el_view *v, const char *prefix, const char **path, const char **version)
 {
 	const el_load_need *n = el_loads_find(&v->loads, "torch", prefix);
 
 	*path = n ? (n->realpath ? n->realpath : n->path) : NULL;
-	*version = *path ? el_so_version(*path) : NULL;
+	*version = el_view_library_version(v, *path);
 }
 
 void el_facts_build(el_facts *f, const el_view *v)

@@ -35,6 +35,9 @@ typedef struct {
 	bool is_default;
 } el_fact_toolkit;
 
+/* Where an install of the Python environment's own comes from ("conda packages", ...), or NULL for the system's. */
+const char *el_fact_origin(const char *layout);
+
 /* What a framework was built for. */
 typedef enum { EL_BUILD_NONE, EL_BUILD_CUDA, EL_BUILD_ROCM, EL_BUILD_CPU } el_fact_build;
 

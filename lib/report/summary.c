@@ -164,6 +164,8 @@ static void toolchain_rows(el_report *r)
 		parts p = PARTS_INIT;
 
 		part(&p, "%s%s", t->tk->home, t->is_default ? " (default)" : "");
+		if (el_fact_origin(t->tk->layout))
+			part(&p, "%s", el_fact_origin(t->tk->layout));
 		if (!t->tk->nvcc.recorded)
 			part(&p, "no nvcc");
 		add_row(r, EL_RG_TOOLCHAIN, "CUDA toolkit", or(t->version, "version unknown"), parts_take(&p));
@@ -174,8 +176,14 @@ static void toolchain_rows(el_report *r)
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", v->cudnn.version, el_xstrdup(or(v->cudnn.header, "")));
 	else if (f->cudnn == EL_FACT_UNKNOWN)
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", "version unknown", el_xstrdup("libraries without a header"));
-	else
+	else if (!v->cudnn.ninstalls)
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", "not found", NULL);
+	for (size_t i = 0; i < v->cudnn.ninstalls; i++) {
+		const el_cudnn_install *in = &v->cudnn.installs[i];
+
+		add_row(r, EL_RG_TOOLCHAIN, "cuDNN", or(in->version, "version unknown"),
+			el_xasprintf("%s, %s", in->home, or(el_fact_origin(in->layout), "?")));
+	}
 	if (f->torch_cudnn.path)
 		add_row(r, EL_RG_TOOLCHAIN, "cuDNN (torch)", or(f->torch_cudnn.version, "version unknown"),
 			el_xasprintf("torch loads %s", f->torch_cudnn.path));

@@ -140,6 +140,19 @@ void el_plan_cuda(envlock_restore *r, el_step *s)
 		return;
 	}
 	have = el_view_toolkit_at(r->live, home);
+	/* the Python environment's own CUDA is its packages', and their steps reinstall it */
+	if (el_env_layout(want->layout)) {
+		have_version = have ? have->version : NULL;
+		if (have_version && strcmp(have_version, version) == 0) {
+			el_step_add(s, ENVLOCK_ITEM_OK, "CUDA %s at %s", version, home);
+		} else {
+			it = el_step_add(s, ENVLOCK_ITEM_OK, "CUDA %s at %s comes with the environment", version, home);
+			el_item_note(it, strcmp(want->layout, "conda") == 0 ? "the conda step installs its packages"
+					 : strcmp(want->layout, "wheel") == 0 ? "the pip step installs NVIDIA's wheels"
+									: "the pip step installs torch, which carries it");
+		}
+		return;
+	}
 	have_version = have ? have->version : NULL;
 	if (have_version && strcmp(have_version, version) == 0) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "CUDA %s at %s", version, home);

@@ -407,21 +407,29 @@ typedef struct {
 	const cJSON *rule;
 	const el_view *lock;
 	const char *section; /* of the library being looked at: "cuda" or "cudnn" */
+	bool env;	     /* it is the Python environment's own (el_env_layout) */
 	lib_refs *refs;	     /* where a walk collects libraries */
 } lib_walk;
 
-/* Every library the lock lists: each toolkit's, then cuDNN's. */
+/* Every library the lock lists: each toolkit's, then cuDNN's, then the environment's cuDNN. */
 static void each_library(lib_walk *w, void (*fn)(lib_walk *w, const el_library *lib))
 {
 	const el_view *v = w->lock;
 
 	w->section = "cuda";
-	for (size_t i = 0; i < v->cuda.ntoolkits; i++)
+	for (size_t i = 0; i < v->cuda.ntoolkits; i++) {
+		w->env = el_env_layout(v->cuda.toolkits[i].layout);
 		for (size_t j = 0; j < v->cuda.toolkits[i].nlibraries; j++)
 			fn(w, &v->cuda.toolkits[i].libraries[j]);
+	}
 	w->section = "cudnn";
+	w->env = false;
 	for (size_t j = 0; j < v->cudnn.nlibraries; j++)
 		fn(w, &v->cudnn.libraries[j]);
+	w->env = true;
+	for (size_t i = 0; i < v->cudnn.ninstalls; i++)
+		for (size_t j = 0; j < v->cudnn.installs[i].nlibraries; j++)
+			fn(w, &v->cudnn.installs[i].libraries[j]);
 }
 
 /* A library's finding: filed under the section of the library, not the rule's. */
@@ -451,7 +459,7 @@ static void soname_one(lib_walk *w, const el_library *lib)
 
 static void soname_link(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	lib_walk w = { f, rule, lock, NULL, NULL };
+	lib_walk w = { f, rule, lock, NULL, false, NULL };
 
 	(void)table;
 	each_library(&w, soname_one);
@@ -471,7 +479,8 @@ static void ld_cache_one(lib_walk *w, const el_library *lib)
 	const char *state = lib->ld_cache;
 	char *dir;
 
-	if (!state || !lib->path || strcmp(state, "listed") == 0 || strcmp(state, "unknown") == 0)
+	/* the environment's own libraries are found through torch's RPATH/RUNPATH, not the cache */
+	if (w->env || !state || !lib->path || strcmp(state, "listed") == 0 || strcmp(state, "unknown") == 0)
 		return;
 	/* a copy where a link belongs: ldconfig cannot fix it (soname_copy says what does) */
 	if (lib->copy_of || (lib->soname_link && strcmp(lib->soname_link, "copy") == 0))
@@ -487,7 +496,7 @@ static void ld_cache_one(lib_walk *w, const el_library *lib)
 
 static void ld_cache(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
-	lib_walk w = { f, rule, lock, NULL, NULL };
+	lib_walk w = { f, rule, lock, NULL, false, NULL };
 
 	(void)table;
 	each_library(&w, ld_cache_one);
@@ -509,7 +518,7 @@ static void copy_one(lib_walk *w, const el_library *lib)
 static void soname_copy(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	lib_refs all = { 0 };
-	lib_walk w = { f, rule, lock, NULL, &all };
+	lib_walk w = { f, rule, lock, NULL, false, &all };
 	bool *done;
 
 	(void)table;
@@ -730,8 +739,8 @@ static void load_cudnn_shadow(envlock_findings *f, const cJSON *rule, const cJSO
 
 			if (!n->soname || strncmp(n->soname, "libcudnn", 8) != 0 || !n->path || !n->without_library_path)
 				continue;
-			got = el_so_version(n->realpath ? n->realpath : n->path);
-			own = el_so_version(n->without_library_path);
+			got = el_view_library_version(lock, n->realpath ? n->realpath : n->path);
+			own = el_view_library_version(lock, n->without_library_path);
 			el_finding_add(f, rule, n->path, NULL, (const char *const[]){
 				"soname", n->soname, "path", n->realpath ? n->realpath : n->path, "version", got ? got : "unknown",
 				"own", n->without_library_path, "own_version", own ? own : "unknown",

@@ -129,16 +129,26 @@ static void show_cuda(shower *sh)
 
 	for (size_t i = 0; i < f->ntoolkits; i++) {
 		const el_fact_toolkit *t = &f->toolkits[i];
+		const char *origin = el_fact_origin(t->tk->layout);
 
-		row(sh, i == 0 ? "CUDA" : "", "%s at %s%s%s", T(sh, str_or(t->version, "unknown version")),
-		    T(sh, t->tk->home), t->is_default ? " (default)" : "", t->tk->nvcc.recorded ? "" : ", no nvcc");
+		row(sh, i == 0 ? "CUDA" : "", "%s at %s%s%s%s%s%s", T(sh, str_or(t->version, "unknown version")),
+		    T(sh, t->tk->home), origin ? " (" : "", origin ? origin : "", origin ? ")" : "",
+		    t->is_default ? " (default)" : "", t->tk->nvcc.recorded ? "" : ", no nvcc");
 	}
 	if (!f->ntoolkits)
 		row(sh, "CUDA", "no toolkit");
 	if (f->cudnn == EL_FACT_FOUND)
 		row(sh, "cuDNN", "%s (%s)", T(sh, cudnn->version), T(sh, cudnn->header));
-	else
-		row(sh, "cuDNN", "%s", f->cudnn == EL_FACT_UNKNOWN ? "libraries without a header" : "not found");
+	else if (f->cudnn == EL_FACT_UNKNOWN)
+		row(sh, "cuDNN", "libraries without a header");
+	else if (!cudnn->ninstalls)
+		row(sh, "cuDNN", "not found");
+	for (size_t i = 0; i < cudnn->ninstalls; i++) {
+		const el_cudnn_install *in = &cudnn->installs[i];
+
+		row(sh, i == 0 && f->cudnn == EL_FACT_ABSENT ? "cuDNN" : "", "%s at %s (%s)",
+		    T(sh, str_or(in->version, "unknown version")), T(sh, in->home), str_or(el_fact_origin(in->layout), "?"));
+	}
 	if (f->torch_cudnn.path)
 		row(sh, "", "torch loads cuDNN %s: %s", T(sh, str_or(f->torch_cudnn.version, "?")), T(sh, f->torch_cudnn.path));
 	if (f->torch_cudart.path)

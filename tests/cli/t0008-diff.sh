@@ -30,7 +30,7 @@ frameworks torch 1.10.0+cu102 2.1.2+cu118" \
 "$(awk '/^[a-z]/ { s = $1 } / risky$/ && $1 !~ /^\// { print s, $1, $2, $4 }' "$scratch/out")"
 check_eq "within each section, nothing less severe comes before a risky line" "" \
 	"$(awk '/^[a-z]/ { info = 0; next } / info$/ { info = 1 } / risky$/ && info { print }' "$scratch/out")"
-check_eq "sections with a risky change come before info-only ones" "gpu cuda cudnn compilers python frameworks system conda pip env" \
+check_eq "sections with a risky change come before info-only ones" "gpu cuda cudnn compilers python frameworks system conda pip loads env" \
 	"$(grep '^[a-z]' "$scratch/out" | tr '\n' ' ' | sed 's/ $//')"
 verdict=$(tail -n 1 "$scratch/out")
 case "$verdict" in
@@ -60,8 +60,8 @@ esac
 "$ENVLOCK" diff --only cuda "$A" "$B" >"$scratch/out"
 check_status "--only cuda" 1 $?
 check_eq "--only cuda: one section" "cuda" "$(grep '^[a-z]' "$scratch/out")"
-check_eq "--only cuda: its lines" "12" "$(grep -c '^  ' "$scratch/out")"
-check_eq "--only cuda: verdict" "0 breaking, 1 risky, 11 info differences: core parts changed, B may not run what A runs" "$(tail -n 1 "$scratch/out")"
+check_eq "--only cuda: its lines (the environment's own CUDA too)" "16" "$(grep -c '^  ' "$scratch/out")"
+check_eq "--only cuda: verdict" "0 breaking, 1 risky, 15 info differences: core parts changed, B may not run what A runs" "$(tail -n 1 "$scratch/out")"
 "$ENVLOCK" diff "$A" "$B" --only cuda --only python >"$scratch/out"
 check_eq "--only twice, after the files" "cuda python" "$(grep '^[a-z]' "$scratch/out" | tr '\n' ' ' | sed 's/ $//')"
 "$ENVLOCK" diff --ignore pip --ignore conda --ignore env "$A" "$B" >"$scratch/out"
@@ -84,7 +84,7 @@ check_eq "one pip change, exactly" "pip
 0 breaking, 0 risky, 1 info difference: no core part changed" "$(cat "$scratch/out")"
 "$ENVLOCK" diff --only cudaa "$A" "$B" >"$scratch/out" 2>"$scratch/err"
 check_status "--only an unknown section" 2 $?
-check_eq "unknown section: one line with the choices" "envlock: diff: --only 'cudaa': not a section (sections: system, gpu, cuda, cudnn, compilers, python, conda, pip, frameworks, repos, configs, checkpoints, env)" "$(cat "$scratch/err")"
+check_eq "unknown section: one line with the choices" "envlock: diff: --only 'cudaa': not a section (sections: system, gpu, cuda, cudnn, compilers, python, conda, pip, frameworks, loads, repos, configs, checkpoints, env)" "$(cat "$scratch/err")"
 "$ENVLOCK" diff --all "$A" "$scratch/numpy.json" >"$scratch/out"
 check_grep "--all lists identical items" "^  torch  *1.10.0+cu102$" "$scratch/out"
 check_eq "--all: same verdict" "0 breaking, 0 risky, 1 info difference: no core part changed" "$(tail -n 1 "$scratch/out")"

@@ -28,7 +28,7 @@ d = json.load(open(sys.argv[1]))
 d['host']['hostname'] = 'node' + H
 d['system']['glibc']['version'] = '2.23' + H
 d['gpu']['driver']['version'] = '390.144'
-d['cuda']['toolkits'][0]['version'] = '10.2.89' + H
+next(t for t in d['cuda']['toolkits'] if t['home'] == '/usr/local/cuda-10.2')['version'] = '10.2.89' + H
 for dev in d['gpu']['devices']:
     dev['name'] = 'TeslaXX' + H
 d['conda']['packages'][0]['name'] = 'pkg' + H

@@ -108,7 +108,7 @@ one_line "restore --name with --prefix" 2 "envlock: restore: give --name or --pr
 "$ENVLOCK" restore "$good" --dry-run --skip nothing >out 2>err
 one_line "restore --skip of an unknown step" 2 "envlock: restore: --skip 'nothing': no such step (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints, verify)"
 "$ENVLOCK" diff "$good" "$good" --ignore nothing >out 2>err
-one_line "diff --ignore of an unknown section" 2 "envlock: diff: --ignore 'nothing': not a section (sections: system, gpu, cuda, cudnn, compilers, python, conda, pip, frameworks, repos, configs, checkpoints, env)"
+one_line "diff --ignore of an unknown section" 2 "envlock: diff: --ignore 'nothing': not a section (sections: system, gpu, cuda, cudnn, compilers, python, conda, pip, frameworks, loads, repos, configs, checkpoints, env)"
 # keygen and bundle extract add the flag the library does not name
 "$ENVLOCK" keygen -o k >out 2>err
 one_line "keygen over an existing pair" 1 "envlock: keygen: 'k.key.pem' already exists; --force replaces the key pair"

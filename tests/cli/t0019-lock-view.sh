@@ -12,7 +12,7 @@ cd "$scratch" || exit 1
 "$PYTHON" - "$GOLDEN/cuda92-cudnn7.lock.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert [t["home"] for t in d["cuda"]["toolkits"]] == ["/usr/local/cuda-10.0", "/usr/local/cuda-9.2"]
+assert [t["home"] for t in d["cuda"]["toolkits"] if t["layout"] == "vendor"] == ["/usr/local/cuda-10.0", "/usr/local/cuda-9.2"]
 d["cuda"]["default"] = "/usr/local/cuda"
 json.dump(d, open("alias.lock.json", "w"), indent=2)
 PY

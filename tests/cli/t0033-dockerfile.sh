@@ -39,7 +39,7 @@ variant() { # NAME CUDA CUDNN UBUNTU
 	"$PYTHON" - "$GOLDEN/mmpose-container.lock.json" "$1.lock.json" "$2" "$3" "$4" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["cuda"]["toolkits"][0]["version"] = sys.argv[3]
+next(t for t in d["cuda"]["toolkits"] if t["home"] == d["cuda"]["default"])["version"] = sys.argv[3]
 d["cudnn"]["version"] = sys.argv[4]
 d["system"]["os"]["version_id"] = sys.argv[5]
 d["system"]["os"]["pretty_name"] = "Ubuntu " + sys.argv[5]

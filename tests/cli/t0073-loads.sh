@@ -106,10 +106,10 @@ else
 fi
 "$ENVLOCK" show shadow.lock.json >show.out 2>&1
 check_grep "show names the cuDNN torch loads" "torch loads cuDNN 8.2.1: /opt/cudnn-8.2/lib/libcudnn.so.8.2.1" show.out
-check_grep "show names the CUDA runtime torch loads" "torch loads CUDA runtime 11.0: $site/torch/lib/libcudart-d0da41ae.so.11.0" show.out
+check_grep "show names the CUDA runtime torch loads: its own copy, of torch.version.cuda" "torch loads CUDA runtime 11.7: $site/torch/lib/libcudart-d0da41ae.so.11.0" show.out
 "$ENVLOCK" report shadow.lock.json >report.out 2>&1
 check_grep "report names the cuDNN torch loads" "cuDNN (torch)  8.2.1 *torch loads /opt/cudnn-8.2/lib/libcudnn.so.8.2.1" report.out
-check_grep "report names the CUDA runtime torch loads" "CUDA runtime   11.0 *torch loads $site/torch/lib/libcudart-d0da41ae.so.11.0" report.out
+check_grep "report names the CUDA runtime torch loads" "CUDA runtime   11.7 *torch loads $site/torch/lib/libcudart-d0da41ae.so.11.0" report.out
 
 # 5. a lock without the section (an older envlock's) still loads and checks
 "$PYTHON" -c 'import json, sys

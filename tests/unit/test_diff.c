@@ -351,7 +351,7 @@ static void section_filters(void **state)
 	assert_null(d);
 	assert_string_equal(envlock_error_last(ctx),
 			    "the section 'cudaa' to leave out does not exist (sections: system, gpu, cuda, cudnn, compilers, "
-			    "python, conda, pip, frameworks, repos, configs, checkpoints, env)");
+			    "python, conda, pip, frameworks, loads, repos, configs, checkpoints, env)");
 	envlock_ctx_free(ctx);
 	envlock_lock_free(la);
 	envlock_lock_free(lb);

@@ -43,13 +43,19 @@ static void golden_lock_reads_as_its_document(void **state)
 	assert_true(v->system.glibc.st.present);
 	assert_string_equal(v->system.glibc.file, "/lib/x86_64-linux-gnu/libc-2.23.so");
 
-	/* the default toolkit, named by its home; /usr/local/cuda is its alias */
-	assert_int_equal(v->cuda.ntoolkits, 1);
-	assert_ptr_equal(v->cuda.default_tk, &v->cuda.toolkits[0]);
+	/* the default toolkit, named by its home; /usr/local/cuda is its alias; the conda env's cudatoolkit sorts first */
+	assert_int_equal(v->cuda.ntoolkits, 2);
+	assert_string_equal(v->cuda.toolkits[0].layout, "conda");
+	assert_true(el_env_layout(v->cuda.toolkits[0].layout));
+	assert_false(el_env_layout(v->cuda.toolkits[1].layout));
+	assert_ptr_equal(v->cuda.default_tk, &v->cuda.toolkits[1]);
 	assert_string_equal(el_toolkit_version(v->cuda.default_tk), "10.2.89");
 	assert_ptr_equal(el_view_toolkit_at(v, "/usr/local/cuda"), v->cuda.default_tk);
 	assert_null(el_view_toolkit_at(v, "/usr/local/cuda-11.8"));
-	assert_int_equal(v->cuda.toolkits[0].nlibraries, 3);
+	assert_int_equal(v->cuda.toolkits[1].nlibraries, 3);
+	/* a library of the env's toolkit has the toolkit's version; any other, its file name's */
+	assert_string_equal(el_view_library_version(v, v->cuda.toolkits[0].libraries[0].path), "10.2.89");
+	assert_string_equal(el_view_library_version(v, "/x/libcudnn.so.8.2.1"), "8.2.1");
 
 	/* cuDNN's soname chain, outermost link first */
 	assert_string_equal(v->cudnn.libraries[0].soname, "libcudnn.so.8");

@@ -1,0 +1,142 @@
+/*
+ * What the CUDA probes share (cuda.c for the system's toolkits, envcuda.c
+ * for the Python environment's, cudnn.c): the CUDA libraries a toolkit
+ * folder holds, its nvcc and the version nvcc says, and the version a
+ * cuDNN header's macros say.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lock/model.h"
+#include "probe.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+#define EL_NVCC_TIMEOUT_MS 10000
+
+const char *const el_cuda_lib_prefixes[] = {
+	"libcudart", "libcublas", "libcublasLt", "libcufft", "libcurand", "libcusolver",
+	"libcusparse", "libnvrtc", "libnvJitLink", "libnvToolsExt", "libnccl", NULL
+};
+
+/* "10.2.89" -> "10.2" (malloc'd) */
+char *el_cuda_release_of(const char *v)
+{
+	const char *dot = strchr(v, '.');
+	size_t n = dot ? (size_t)(dot - v) + 1 + strspn(dot + 1, "0123456789") : strlen(v);
+
+	return el_xstrndup(v, n);
+}
+
+/*
+ * nvcc carries the text --version prints, "Cuda compilation tools,
+ * release 11.8, V11.8.89", as one string in its binary: the version read
+ * from the file, for a root where nothing runs.
+ */
+static char *nvcc_mark(const char *s, void *data)
+{
+	static const char mark[] = "Cuda compilation tools, release ";
+
+	(void)data;
+	return strncmp(s, mark, sizeof(mark) - 1) == 0 && strstr(s, ", V") ? el_xstrdup(s + sizeof(mark) - 1) : NULL;
+}
+
+static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
+{
+	char *rest = el_probe_file_scan(p, binary, nvcc_mark, NULL); /* "11.8, V11.8.89" */
+	const char *v = rest ? strstr(rest, ", V") : NULL;
+	bool ok = v && strspn(v + 3, "0123456789.") > 0;
+
+	if (ok) {
+		el_jset_strn(nvcc, "release", rest, strspn(rest, "0123456789."));
+		el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
+		el_jset_str(nvcc, "version_source", binary);
+	}
+	free(rest);
+	return ok;
+}
+
+/* "Cuda compilation tools, release 10.2, V10.2.89" */
+void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
+{
+	bool debian = el_jget_str(tk, "layout") && strcmp(el_jget_str(tk, "layout"), "debian") == 0;
+	char *path = debian ? el_xstrdup(DEB_TK_WRAPPER) : el_path_join(home, "bin/nvcc");
+	const char *binary = debian ? DEB_TK_NVCC : path;
+	struct stat st;
+	cJSON *nvcc;
+
+	if (debian && (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode))) {
+		free(path);
+		path = el_xstrdup(DEB_TK_NVCC);
+		binary = path;
+	}
+	if (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		free(path);
+		return;
+	}
+	nvcc = el_jset_obj(tk, "nvcc");
+	el_jset_str(nvcc, "path", path);
+	if (binary != path)
+		el_jset_str(nvcc, "binary", binary);
+	if (!p->root.live || debian)
+		nvcc_file_version(p, binary, nvcc);
+	if (p->root.live) {
+		const char *argv[] = { path, "--version", NULL };
+		el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
+
+		if (el_probe_run(p, argv, EL_NVCC_TIMEOUT_MS, &out) == 0) {
+			const char *r = strstr(out.data, "release "), *v = strstr(out.data, ", V");
+
+			if (r)
+				el_jset_strn(nvcc, "release", r + 8, strspn(r + 8, "0123456789."));
+			if (v)
+				el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
+		} else {
+			el_probe_warn(p, "'%s': --version did not answer", path);
+		}
+		el_buf_release(&out);
+	}
+	free(path);
+}
+
+void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home)
+{
+	static const char *const subdirs[] = { "lib64", "lib", "targets/x86_64-linux/lib",
+		"targets/sbsa-linux/lib", "targets/aarch64-linux/lib", "targets/ppc64le-linux/lib", NULL };
+	char *seen[8] = { 0 };
+	int nseen = 0;
+
+	for (const char *const *s = subdirs; *s; s++) {
+		char *dir = el_path_join(home, *s), *real = NULL;
+		bool dup = false;
+
+		if (el_root_realpath(&p->root, dir, &real, NULL) == 0) {
+			for (int i = 0; i < nseen; i++)
+				dup |= strcmp(seen[i], real) == 0;
+			if (!dup && nseen < 8) {
+				seen[nseen++] = real;
+				real = NULL;
+				el_probe_libraries(p, libs, dir, el_cuda_lib_prefixes);
+			}
+		}
+		free(real);
+		free(dir);
+	}
+	for (int i = 0; i < nseen; i++)
+		free(seen[i]);
+}
+
+char *el_probe_cudnn_header(el_probe *p, const char *path)
+{
+	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
+	long major, minor, patch;
+	char *v = NULL;
+
+	if (el_probe_read_text(p, path, &b) == 0 && el_c_define_int(b.data, b.len, "CUDNN_MAJOR", &major) &&
+	    el_c_define_int(b.data, b.len, "CUDNN_MINOR", &minor) &&
+	    el_c_define_int(b.data, b.len, "CUDNN_PATCHLEVEL", &patch))
+		v = el_xasprintf("%ld.%ld.%ld", major, minor, patch);
+	el_buf_release(&b);
+	return v;
+}

@@ -425,6 +425,29 @@ static char *nvcc_in_path(el_probe *p, cJSON *toolkits, cJSON **tk)
 	return NULL;
 }
 
+/*
+ * The toolkit of the nvcc PATH finds, wherever it is installed
+ * (/opt/cuda-11.8/bin/nvcc): the folder above its bin/, resolved, is a
+ * candidate like /usr/local/cuda-*, so that the lookup can name it.
+ */
+static void add_path_toolkit(el_probe *p, cJSON *toolkits)
+{
+	cJSON *tk;
+	char *nvcc = nvcc_in_path(p, toolkits, &tk), *real = NULL;
+
+	if (nvcc && !tk && el_root_realpath(&p->root, nvcc, &real, NULL) == 0 &&
+	    strcmp(real, DEB_TK_WRAPPER) != 0 && strcmp(real, DEB_TK_NVCC) != 0) {
+		char *bin = el_path_dir(real), *home = el_path_dir(bin);
+
+		if (strcmp(el_path_base(bin), "bin") == 0 && strcmp(home, "/") != 0)
+			add_candidate(p, toolkits, home);
+		free(bin);
+		free(home);
+	}
+	free(real);
+	free(nvcc);
+}
+
 /* One rule's answer in cuda.lookups; returns whether it names a recorded toolkit. */
 static bool add_lookup(cJSON *lookups, const char *rule, const char *value, cJSON *tk)
 {
@@ -519,6 +542,7 @@ void el_probe_cuda(el_probe *p)
 	}
 	if (p->opts->cuda_home)
 		add_candidate(p, toolkits, p->opts->cuda_home);
+	add_path_toolkit(p, toolkits);
 
 	/* sort by home so the order does not depend on how they were found */
 	{

@@ -201,54 +201,91 @@ char *el_verify_in_path(const char *name)
 	return NULL;
 }
 
+/* The nvcc a recorded toolkit of this machine runs (Debian's: its /usr/bin/nvcc wrapper), or NULL. */
+static char *toolkit_nvcc(const el_toolkit *tk)
+{
+	if (!tk || !tk->home || tk->home[0] != '/')
+		return NULL;
+	return tk->nvcc.recorded && tk->nvcc.path && tk->nvcc.path[0] == '/' ? el_xstrdup(tk->nvcc.path)
+									       : el_path_join(tk->home, "bin/nvcc");
+}
+
+static char *try_nvcc(char *nvcc, el_buf *tried)
+{
+	if (!nvcc || is_executable(nvcc))
+		return nvcc;
+	el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
+	free(nvcc);
+	return NULL;
+}
+
 /*
- * The toolkit to use: the one asked for (opts->cuda_home), the
+ * The nvcc to use: the toolkit asked for (opts->cuda_home); the
  * lockfile's default toolkit when this machine's probe found it too (a
- * path from a lockfile alone is never run), $CUDA_HOME, /usr/local/cuda,
- * then the nvcc in PATH.
+ * path from a lockfile alone is never run); else the one envlock save
+ * makes this machine's default, by the same rules in the same order
+ * (cuda.lookups: $CUDA_HOME, $CUDA_PATH, the nvcc PATH finds,
+ * /usr/local/cuda), so that verify compiles with the toolkit the lock
+ * names.
  */
 static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *tried)
 {
 	const el_toolkit *locked = run->locked ? run->locked->cuda.default_tk : NULL;
 	const el_toolkit *here = locked ? el_view_toolkit_at(run->live, locked->home) : NULL;
-	const char *env = getenv("CUDA_HOME");
+	const el_cuda *live = &run->live->cuda;
 	char *nvcc;
 
 	if (run->opts->cuda_home) {
 		*source = "asked for";
 		return el_path_join(run->opts->cuda_home, "bin/nvcc");
 	}
-	if (here && here->home && here->home[0] == '/') {
-		nvcc = el_path_join(here->home, "bin/nvcc");
-		if (is_executable(nvcc)) {
-			*source = "the lockfile's default toolkit";
-			return nvcc;
-		}
-		el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
-		free(nvcc);
-	}
-	if (env && env[0] == '/') {
-		nvcc = el_path_join(env, "bin/nvcc");
-		if (is_executable(nvcc)) {
-			*source = "$CUDA_HOME";
-			return nvcc;
-		}
-		el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
-		free(nvcc);
-	}
-	nvcc = el_xstrdup("/usr/local/cuda/bin/nvcc");
-	if (is_executable(nvcc)) {
-		*source = "/usr/local/cuda";
+	if ((nvcc = try_nvcc(toolkit_nvcc(here), tried)) != NULL) {
+		*source = "the lockfile's default toolkit";
 		return nvcc;
 	}
-	el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
-	free(nvcc);
+	for (size_t i = 0; i < live->nlookups; i++) {
+		const el_cuda_lookup *l = &live->lookups[i];
+		const el_toolkit *tk = l->toolkit ? el_view_toolkit_at(run->live, l->toolkit) : NULL;
+
+		/* PATH's nvcc is the value itself, in a recorded toolkit or not */
+		nvcc = tk ? toolkit_nvcc(tk) : strcmp(l->rule, "PATH") == 0 && l->value[0] == '/' ? el_xstrdup(l->value) : NULL;
+		if ((nvcc = try_nvcc(nvcc, tried)) != NULL) {
+			*source = strcmp(l->rule, "CUDA_HOME") == 0 ? "$CUDA_HOME" : strcmp(l->rule, "CUDA_PATH") == 0 ? "$CUDA_PATH" : l->rule;
+			return nvcc;
+		}
+	}
 	if ((nvcc = el_verify_in_path("nvcc")) != NULL) {
 		*source = "PATH";
 		return nvcc;
 	}
 	el_buf_printf(tried, "%snvcc in PATH", tried->len ? ", " : "");
 	return NULL;
+}
+
+/* The toolkit of this machine that runs nvcc: the one whose nvcc it is, else the folder above its bin/. */
+static const el_toolkit *toolkit_of_nvcc(const el_verify_run *run, const char *nvcc, char **home)
+{
+	char *bin = el_path_dir(nvcc), *real;
+	const el_toolkit *tk;
+
+	for (size_t i = 0; i < run->live->cuda.ntoolkits; i++) {
+		tk = &run->live->cuda.toolkits[i];
+		if (tk->nvcc.recorded && tk->home &&
+		    ((tk->nvcc.path && strcmp(tk->nvcc.path, nvcc) == 0) ||
+		     (tk->nvcc.binary && strcmp(tk->nvcc.binary, nvcc) == 0))) {
+			free(bin);
+			*home = el_xstrdup(tk->home);
+			return tk;
+		}
+	}
+	*home = el_path_dir(bin);
+	free(bin);
+	real = realpath(*home, NULL);
+	if (real) {
+		free(*home);
+		*home = real;
+	}
+	return el_view_toolkit_at(run->live, *home);
 }
 
 /* Run nvcc with one query argument; its stdout, or NULL. */
@@ -427,7 +464,7 @@ void el_verify_toolchain(el_verify_run *run)
 	const el_toolkit *tk;
 	const char *source = NULL, *gcc = run->live->compilers.def.version, *cc_name = run->live->compilers.def.name;
 	const char **ccs = NULL;
-	char *nvcc, *home = NULL, *real = NULL, *version = NULL, **archs = NULL, **flags = NULL;
+	char *nvcc, *home = NULL, *version = NULL, **archs = NULL, **flags = NULL;
 	char *desc = NULL, *cu = NULL;
 	int status = -1, rc;
 
@@ -445,15 +482,8 @@ void el_verify_toolchain(el_verify_run *run)
 		el_verify_fix(st, "name a CUDA toolkit folder to compile with: the one holding bin/nvcc");
 		goto done;
 	}
-	{
-		char *bin = el_path_dir(nvcc);
-
-		home = el_path_dir(bin);
-		free(bin);
-		real = realpath(home, NULL);
-	}
-	el_jset_str(st->figures, "toolkit", real ? real : home);
-	tk = el_view_toolkit_at(run->live, real ? real : home);
+	tk = toolkit_of_nvcc(run, nvcc, &home);
+	el_jset_str(st->figures, "toolkit", home);
 	version = nvcc_version(run, nvcc, tk);
 	if (*version)
 		el_jset_str(st->figures, "nvcc_version", version);
@@ -510,7 +540,6 @@ done:
 	free(ccs);
 	free(nvcc);
 	free(home);
-	free(real);
 	free(version);
 	el_strv_free(archs);
 	el_strv_free(flags);

@@ -322,3 +322,12 @@ if [ "$fake_passed" = pass ]; then
 else
 	skip "the host compiler checks" "the stand-in cuDNN 9 did not pass"
 fi
+
+# verify compiles with the toolkit save makes the default, by the same rules in the same order:
+# the stand-in's nvcc first in PATH comes before /usr/local/cuda (torch.utils.cpp_extension's order)
+env -u CUDA_HOME -u CUDA_PATH PATH="$tk/bin:$PATH" "$ENVLOCK" save -q --no-repo -o "$scratch/path.json" 2>/dev/null
+env -u CUDA_HOME -u CUDA_PATH PATH="$tk/bin:$PATH" "$ENVLOCK" verify --json >"$scratch/v.json" 2>/dev/null
+check_eq "save: PATH's nvcc makes the stand-in the default" "$(cd "$tk" && pwd -P) PATH" \
+	"$("$PYTHON" -c 'import json, sys; c = json.load(open(sys.argv[1]))["cuda"]; print(c.get("default"), c.get("default_by"))' "$scratch/path.json")"
+check_eq "verify: the same toolkit, found the same way" "$(cd "$tk" && pwd -P) PATH $tk/bin/nvcc" \
+	"$(stage toolchain figures.toolkit) $(stage toolchain figures.found_by) $(stage toolchain figures.nvcc)"

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-# Medians of two builds (static and dynamic each) run in turn on bench/diff.sh's locks:
-# python3 bench/compare-builds.py OLD_TREE NEW_TREE (each built with make all static).
-import subprocess, time, statistics, glob, sys
+# Medians of two builds (static and dynamic each) run in turn, round by round, so that
+# both meet the same machine: on bench/diff.sh's locks (the default), or `save` of this
+# machine and of bench/save.sh's 800-package root (JOBS=save), from a folder outside any
+# git repository:
+#   python3 bench/compare-builds.py OLD_TREE NEW_TREE [diff|save]
+# (each tree built with make all static; for save, run bench/save.sh once first).
+import subprocess, time, statistics, glob, sys, tempfile
 import os
 gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'out', 'diff-locks')
 # OLD and NEW build trees: their static and dynamic binaries
@@ -10,7 +14,13 @@ bins = {'old-static': old + '/build/static/envlock', 'new-static': new + '/build
         'old-dyn': old + '/build/envlock', 'new-dyn': new + '/build/envlock'}
 fleet = sorted(glob.glob(gen + '/fleet/node*.json'))
 fleet1000 = sorted(glob.glob(gen + '/fleet1000/node*.json'))
-jobs = [
+here = os.path.dirname(os.path.abspath(__file__))
+bench800 = os.path.join(here, 'out', 'bench-800')
+save_jobs = [
+    ('save of this machine (digest cache warm)', ['save', '-q', '-o', '/dev/null'], 21),
+    ('save --root bench-800 (500 conda + 300 pip)', ['save', '-q', '--root', bench800, '-o', '/dev/null'], 21),
+]
+diff_jobs = [
     ('diff A B, 1,000 packages each', ['diff', gen + '/pair/a.json', gen + '/pair/b.json'], 21),
     ('diff A B, 2,000 packages each', ['diff', gen + '/pair2000/a.json', gen + '/pair2000/b.json'], 21),
     ('diff A A (identical), 1,000 packages', ['diff', gen + '/pair/a.json', gen + '/pair/a.json'], 21),
@@ -19,6 +29,8 @@ jobs = [
     ('drift table, 256 locks of the golden machine', ['diff'] + fleet, 7),
     ('drift table, 256 locks of 1,000 packages', ['diff'] + fleet1000, 5),
 ]
+jobs = save_jobs if len(sys.argv) > 3 and sys.argv[3] == 'save' else diff_jobs
+os.chdir(tempfile.mkdtemp())
 print('| command | ' + ' | '.join(bins) + ' | new/old static | new/old dynamic |')
 print('|---|' + '---:|' * (len(bins) + 2))
 for label, args, n in jobs:

@@ -112,7 +112,7 @@ static void expand(el_probe *p, ckpt_list *l, const char *arg)
 		return;
 	}
 	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-		el_root live = { (char *)"", 1 };
+		el_root live = EL_ROOT_LIVE_INIT;
 		char *real = realpath(arg, NULL), **names = NULL;
 		size_t found = 0, count = 0;
 

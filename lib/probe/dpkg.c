@@ -95,19 +95,32 @@ static void parse_status(el_probe *p, el_dpkg *d, const char *text, size_t len)
 			installed = false;
 			continue;
 		}
-		if (line[0] == ' ' || line[0] == '\t')
-			continue; /* a continuation line (Description, Conffiles) */
-		if ((v = field(line, ll, "Package", &n)) != NULL) {
-			name = v;
-			nl = n;
-		} else if ((v = field(line, ll, "Architecture", &n)) != NULL) {
-			arch = v;
-			al = n;
-		} else if ((v = field(line, ll, "Version", &n)) != NULL) {
-			ver = v;
-			vl = n;
-		} else if ((v = field(line, ll, "Status", &n)) != NULL) {
-			installed = is_installed(v, n);
+		/* continuation lines (Description, Conffiles) and the many fields not read: by the first byte */
+		switch (line[0]) {
+		case 'P':
+			if ((v = field(line, ll, "Package", &n)) != NULL) {
+				name = v;
+				nl = n;
+			}
+			break;
+		case 'A':
+			if ((v = field(line, ll, "Architecture", &n)) != NULL) {
+				arch = v;
+				al = n;
+			}
+			break;
+		case 'V':
+			if ((v = field(line, ll, "Version", &n)) != NULL) {
+				ver = v;
+				vl = n;
+			}
+			break;
+		case 'S':
+			if ((v = field(line, ll, "Status", &n)) != NULL)
+				installed = is_installed(v, n);
+			break;
+		default:
+			break;
 		}
 	}
 }
@@ -189,38 +202,75 @@ static const char *list_of(el_probe *p, el_dpkg *d, size_t pkg)
 	return d->lists[pkg];
 }
 
-/* how well a package's name fits path: its parts ("-"-separated) that are parts of the path */
-static int fit(const char *package, const char *path)
-{
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	char flat[256];
-	size_t n = 0;
-	int score = 0;
+/* What a path offers a package name to fit, worked out once per path (fit is called for every package). */
+#define MAX_PARTS 32
 
-	/* libc.so.6 -> libc6, libcudnn.so.8.9.7 -> libcudnn8: how Debian names a library's package */
-	for (const char *c = base; *c && n + 1 < sizeof(flat); c++) {
+typedef struct {
+	const char *path, *base;
+	size_t plen, blen, flen;
+	char flat[256];          /* libc.so.6 -> libc6, libcudnn.so.8.9.7 -> libcudnn8 */
+	struct {
+		const char *s;
+		size_t n;
+	} part[MAX_PARTS];       /* the path's folder and file names */
+	size_t nparts;
+} path_keys;
+
+static void keys_of(path_keys *k, const char *path)
+{
+	size_t n = 0;
+
+	memset(k, 0, sizeof(*k));
+	k->path = path;
+	k->plen = strlen(path);
+	k->base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	k->blen = strlen(k->base);
+	/* how Debian names a library's package: the name before .so, then the major */
+	for (const char *c = k->base; *c && n + 1 < sizeof(k->flat); c++) {
 		if (strncmp(c, ".so", 3) == 0 && (c[3] == '.' || !c[3])) {
 			c += 3;
 			if (*c)
 				c++;
-			while (*c && *c != '.' && n + 1 < sizeof(flat))
-				flat[n++] = *c++;
+			while (*c && *c != '.' && n + 1 < sizeof(k->flat))
+				k->flat[n++] = *c++;
 			break;
 		}
-		flat[n++] = *c;
+		k->flat[n++] = *c;
 	}
-	flat[n] = '\0';
-	/* /usr/bin/gcc-12 is gcc-12's */
-	if (strcmp(base, package) == 0)
+	k->flat[n] = '\0';
+	k->flen = n;
+	for (const char *c = path; *c && k->nparts < MAX_PARTS;) {
+		size_t len;
+
+		c += strspn(c, "/");
+		len = strcspn(c, "/");
+		if (len) {
+			k->part[k->nparts].s = c;
+			k->part[k->nparts++].n = len;
+		}
+		c += len;
+	}
+}
+
+/*
+ * How well a package's name fits a path: 8 for the file's own name
+ * (/usr/bin/gcc-12 is gcc-12's), 4 when its first "-"-separated part is the
+ * file's name, its flat library name or a folder name on the path
+ * (/usr/lib/gcc/x86_64-linux-gnu/12/cc1 has 12), 1 for each later part that is.
+ */
+static int fit(const char *package, const path_keys *k)
+{
+	int score = 0;
+
+	if (strcmp(k->base, package) == 0)
 		score += 8;
 	for (const char *t = package; *t;) {
 		size_t len = strcspn(t, "-");
-		bool hit = (strlen(base) == len && strncmp(base, t, len) == 0) ||
-			   (strlen(flat) == len && strncmp(flat, t, len) == 0);
+		bool hit = (k->blen == len && memcmp(k->base, t, len) == 0) ||
+			   (k->flen == len && memcmp(k->flat, t, len) == 0);
 
-		/* or a whole folder name on the path: /usr/lib/gcc/x86_64-linux-gnu/12/cc1 has 12 */
-		for (const char *c = path; !hit && (c = strstr(c, "/")) != NULL; c++)
-			hit = strncmp(c + 1, t, len) == 0 && (c[1 + len] == '/' || c[1 + len] == '\0');
+		for (size_t i = 0; !hit && i < k->nparts; i++)
+			hit = k->part[i].n == len && memcmp(k->part[i].s, t, len) == 0;
 		score += hit ? (t == package ? 4 : 1) : 0;
 		t += len;
 		if (*t == '-')
@@ -232,11 +282,13 @@ static int fit(const char *package, const char *path)
 /* The installed package whose list has path, among those whose names fit it best. */
 static const el_dpkg_pkg *lookup(el_probe *p, el_dpkg *d, const char *path)
 {
-	size_t best[EL_DPKG_CANDIDATES], nbest = 0, plen = strlen(path);
+	size_t best[EL_DPKG_CANDIDATES], nbest = 0;
 	int score[EL_DPKG_CANDIDATES];
+	path_keys k;
 
+	keys_of(&k, path);
 	for (size_t i = 0; i < d->npkgs; i++) {
-		int sc = d->pkgs[i].installed ? fit(d->pkgs[i].package, path) : 0;
+		int sc = d->pkgs[i].installed ? fit(d->pkgs[i].package, &k) : 0;
 		size_t at = nbest;
 
 		if (sc == 0)
@@ -257,7 +309,7 @@ static const el_dpkg_pkg *lookup(el_probe *p, el_dpkg *d, const char *path)
 		const char *list = list_of(p, d, best[c]), *hit = list;
 
 		while ((hit = strstr(hit, path)) != NULL) {
-			if (hit[-1] == '\n' && hit[plen] == '\n')
+			if (hit[-1] == '\n' && hit[k.plen] == '\n')
 				return &d->pkgs[best[c]];
 			hit++;
 		}
@@ -303,9 +355,8 @@ const el_dpkg_pkg *el_dpkg_owner(el_probe *p, const char *abs)
 	return k;
 }
 
-void el_probe_set_deb(el_probe *p, cJSON *obj, const char *abs)
+static void set_deb(cJSON *obj, const el_dpkg_pkg *k)
 {
-	const el_dpkg_pkg *k = el_dpkg_owner(p, abs);
 	cJSON *o;
 
 	if (!k)
@@ -317,6 +368,11 @@ void el_probe_set_deb(el_probe *p, cJSON *obj, const char *abs)
 		el_jset_str(o, "arch", k->arch);
 }
 
+void el_probe_set_deb(el_probe *p, cJSON *obj, const char *abs)
+{
+	set_deb(obj, el_dpkg_owner(p, abs));
+}
+
 /* The package of each gcc: its driver's, else that of cc1 (Debian's cpp-N ships cc1). */
 static void gcc_debs(el_probe *p, cJSON *list)
 {
@@ -325,11 +381,9 @@ static void gcc_debs(el_probe *p, cJSON *list)
 	cJSON_ArrayForEach(g, list) {
 		const char *driver = el_jget_str(g, "driver"), *dir = el_jget_str(g, "dir");
 		char *cc1 = dir ? el_path_join(dir, "cc1") : NULL;
+		const el_dpkg_pkg *k = driver ? el_dpkg_owner(p, driver) : NULL;
 
-		if (driver && el_dpkg_owner(p, driver))
-			el_probe_set_deb(p, g, driver);
-		else if (cc1)
-			el_probe_set_deb(p, g, cc1);
+		set_deb(g, k ? k : cc1 ? el_dpkg_owner(p, cc1) : NULL);
 		free(cc1);
 	}
 }

@@ -131,14 +131,13 @@ static bool is_driver_version(const char *v, size_t n)
 }
 
 /* The real files <lib>.so.<driver version> in dir (not the soname links). */
-static void user_libs_in(el_probe *p, cJSON *files, const char *dir, const char *lib, const char *kind)
+/* lib's files among names, dir's entries */
+static void user_libs_in(el_probe *p, cJSON *files, const char *dir, char **names, const char *lib, const char *kind)
 {
-	char **names = NULL, prefix[64];
+	char prefix[64];
 
 	snprintf(prefix, sizeof(prefix), "%s.so.", lib);
-	if (el_root_list(&p->root, dir, &names, NULL) != 0)
-		return;
-	for (char **n = names; *n; n++) {
+	for (char **n = names; n && *n; n++) {
 		const char *v = *n + strlen(prefix);
 		char *path;
 		struct stat st;
@@ -156,7 +155,6 @@ static void user_libs_in(el_probe *p, cJSON *files, const char *dir, const char 
 		}
 		free(path);
 	}
-	el_strv_free(names);
 }
 
 /*
@@ -201,10 +199,17 @@ static void probe_user_space(el_probe *p, cJSON *driver)
 	/* libcuda's version is the one the CUDA runtime meets; then NVML's; then nvidia-smi's */
 	static const char *const order[] = { "libcuda", "libnvidia-ml", "nvidia-smi", NULL };
 	const char *version = NULL;
+	char **names[sizeof(user_lib_dirs) / sizeof(user_lib_dirs[0])] = { NULL };
 
+	/* each folder listed once (the multiarch one holds thousands of files) */
+	for (size_t d = 0; user_lib_dirs[d]; d++)
+		if (el_root_list(&p->root, user_lib_dirs[d], &names[d], NULL) != 0)
+			names[d] = NULL;
 	for (const char *const *k = kinds; *k; k++)
-		for (const char *const *d = user_lib_dirs; *d; d++)
-			user_libs_in(p, files, *d, *k, *k);
+		for (size_t d = 0; user_lib_dirs[d]; d++)
+			user_libs_in(p, files, user_lib_dirs[d], names[d], *k, *k);
+	for (size_t d = 0; user_lib_dirs[d]; d++)
+		el_strv_free(names[d]);
 	for (const char *const *s = smi_paths; *s; s++) {
 		struct stat st;
 

@@ -35,6 +35,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	p.opts = opts;
 	if ((rc = el_root_init(&p.root, ctx, opts->root)) != 0)
 		return rc;
+	el_root_set_stable(&p.root); /* a probe only reads */
 
 	lock = el_xcalloc(1, sizeof(*lock));
 	lock->doc = p.doc = el_jnew_obj();

@@ -144,11 +144,11 @@ const char *el_fact_origin(const char *layout)
 	if (!layout)
 		return NULL;
 	if (strcmp(layout, "conda") == 0)
-		return "conda packages";
+		return "conda env";
 	if (strcmp(layout, "wheel") == 0)
-		return "NVIDIA's pip wheels";
+		return "pip wheels";
 	if (strcmp(layout, "bundled") == 0)
-		return "torch's own copy";
+		return "torch's copy";
 	return NULL;
 }
 

@@ -35,7 +35,7 @@ typedef struct {
 	bool is_default;
 } el_fact_toolkit;
 
-/* Where an install of the Python environment's own comes from ("conda packages", ...), or NULL for the system's. */
+/* Where an install of the Python environment's own comes from ("conda env", ...), or NULL for the system's. */
 const char *el_fact_origin(const char *layout);
 
 /* What a framework was built for. */

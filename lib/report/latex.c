@@ -29,9 +29,10 @@ void el_report_latex(const el_report *r, el_out *o)
 		      "\\providecommand{\\toprule}{\\hline}\n"
 		      "\\providecommand{\\midrule}{\\hline}\n"
 		      "\\providecommand{\\bottomrule}{\\hline}\n"
-		      "\n\\noindent ", r->id);
+		      "\n{\\sloppy\\noindent ", r->id);
+	/* sloppy: a long unbreakable id must not stick out of the line (which lock ids do depends on their digits) */
 	el_esc_latex(o, r->citation);
-	el_out_puts(o, "\n\n\\begin{table}[htbp]\n"
+	el_out_puts(o, "\\par}\n\n\\begin{table}[htbp]\n"
 		    "\\centering\n"
 		    "\\small\n"
 		    "\\begin{tabular}{@{}p{0.2\\linewidth}p{0.3\\linewidth}p{0.42\\linewidth}@{}}\n"

@@ -104,7 +104,7 @@ static char *cache_path(void)
 static int load(el_hashcache *c, char **warning)
 {
 	el_buf b = EL_BUF_INIT(EL_HASHCACHE_MAX_BYTES);
-	el_root live = { (char *)"", 1 };
+	el_root live = EL_ROOT_LIVE_INIT;
 	const char *p, *end;
 	int rc, line = 1;
 

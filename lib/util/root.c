@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@ int el_root_init(el_root *r, envlock_ctx *ctx, const char *dir)
 
 	r->prefix = NULL;
 	r->live = 0;
+	r->stable = 0;
 	if (!dir || strcmp(dir, "/") == 0) {
 		r->prefix = el_xstrdup("");
 		r->live = 1;
@@ -78,6 +81,70 @@ char *el_path_dir(const char *path)
 }
 
 /* Drop the last component of an absolute path held in buf (never above "/"). */
+/*
+ * The folders el_root_realpath_at found to be directories, for a stable
+ * root (el_root_set_stable): an open-addressed set of in-root paths, per
+ * thread, so workers need no lock; full, it only stops growing.
+ */
+#define DIRSET_SLOTS 4096u
+
+static _Thread_local struct {
+	const char *prefix; /* the root they belong to */
+	char **slot;
+	size_t n;
+} known_dirs;
+
+static uint32_t path_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static void forget_dirs(void)
+{
+	for (size_t i = 0; known_dirs.slot && i < DIRSET_SLOTS; i++)
+		free(known_dirs.slot[i]);
+	free(known_dirs.slot);
+	known_dirs.slot = NULL;
+	known_dirs.n = 0;
+	known_dirs.prefix = NULL;
+}
+
+/* Is path a directory found before (add: remember it as one)? */
+static bool known_dir(const el_root *r, const char *path, bool add)
+{
+	size_t n = strlen(path);
+	uint32_t i;
+
+	if (!r->stable)
+		return false;
+	if (known_dirs.prefix != r->prefix) {
+		forget_dirs();
+		known_dirs.prefix = r->prefix;
+	}
+	if (!known_dirs.slot) {
+		if (!add)
+			return false;
+		known_dirs.slot = el_xcalloc(DIRSET_SLOTS, sizeof(*known_dirs.slot));
+	}
+	for (i = path_hash(path, n) % DIRSET_SLOTS; known_dirs.slot[i]; i = (i + 1) % DIRSET_SLOTS)
+		if (strcmp(known_dirs.slot[i], path) == 0)
+			return true;
+	if (add && known_dirs.n < DIRSET_SLOTS / 2) {
+		known_dirs.slot[i] = el_xstrdup(path);
+		known_dirs.n++;
+	}
+	return false;
+}
+
+void el_root_set_stable(el_root *r)
+{
+	r->stable = 1;
+}
+
 static void path_pop(char *buf)
 {
 	char *s = strrchr(buf, '/');
@@ -142,6 +209,9 @@ int el_root_realpath_at(const el_root *r, const char *base, const char *rel,
 		memcpy(done + dlen, comp, clen);
 		done[dlen + clen] = '\0';
 
+		/* a folder already walked through is a directory still (a stable root) */
+		if (*p && known_dir(r, done, false))
+			continue;
 		strcpy(host + plen, done);
 		if (lstat(plen ? host : done, &st) != 0) {
 			if (errno == ENOENT || errno == ENOTDIR)
@@ -183,6 +253,8 @@ int el_root_realpath_at(const el_root *r, const char *base, const char *rel,
 			if (err_no)
 				*err_no = ENOTDIR;
 			goto done;
+		} else if (*p) {
+			known_dir(r, done, true);
 		}
 	}
 	*out = el_xstrdup(done);
@@ -342,13 +414,23 @@ static _Thread_local struct {
 	int fd;
 } dir_cache = { NULL, NULL, -1 };
 
+static void drop_dir_fd(void)
+{
+	if (dir_cache.fd >= 0)
+		close(dir_cache.fd);
+	free(dir_cache.dir);
+	dir_cache.dir = NULL;
+	dir_cache.prefix = NULL;
+	dir_cache.fd = -1;
+}
+
 static int cached_dir_fd(const el_root *r, const char *dir)
 {
 	char *host;
 
 	if (dir_cache.fd >= 0 && dir_cache.prefix == r->prefix && strcmp(dir_cache.dir, dir) == 0)
 		return dir_cache.fd;
-	el_root_thread_done();
+	drop_dir_fd();
 	host = el_root_host(r, dir);
 	dir_cache.fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	free(host);
@@ -359,14 +441,11 @@ static int cached_dir_fd(const el_root *r, const char *dir)
 	return dir_cache.fd;
 }
 
+
 void el_root_thread_done(void)
 {
-	if (dir_cache.fd >= 0)
-		close(dir_cache.fd);
-	free(dir_cache.dir);
-	dir_cache.dir = NULL;
-	dir_cache.prefix = NULL;
-	dir_cache.fd = -1;
+	drop_dir_fd();
+	forget_dirs();
 }
 
 int el_root_read_at(const el_root *r, const char *dir, const char *name, el_buf *out, int *err_no)

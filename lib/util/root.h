@@ -18,7 +18,11 @@
 typedef struct {
 	char *prefix; /* host path of the root without trailing '/'; "" for "/" */
 	int live;     /* the root is the running machine's "/" */
+	int stable;   /* nothing under it changes while it is read (a probe): el_root_set_stable */
 } el_root;
+
+/* The live machine's "/", without el_root_init. */
+#define EL_ROOT_LIVE_INIT { (char *)"", 1, 0 }
 
 /* Open dir as the root (NULL or "/" is the live machine). */
 int el_root_init(el_root *r, envlock_ctx *ctx, const char *dir);
@@ -66,6 +70,15 @@ int el_root_lstat_at(const el_root *r, const char *dir, const char *name, struct
 
 /* Close the folder el_root_read_at keeps open for this thread. */
 void el_root_thread_done(void);
+
+/*
+ * Say that nothing under the root changes while it is read, as in one
+ * probe of a machine: el_root_realpath_at then remembers, per thread, the
+ * folders it found to be real directories and skips their lstat on every
+ * later path through them (a save resolves thousands of paths under a few
+ * folders). Forgotten by el_root_thread_done. Not for a root being written.
+ */
+void el_root_set_stable(el_root *r);
 
 /*
  * The names in directory abs (links resolved under the root), sorted

@@ -35,7 +35,7 @@ char *el_userpath_display(const char *abs)
 
 int el_userpath_read(el_buf *b, envlock_ctx *ctx, const char *path, const char *what)
 {
-	el_root live = { (char *)"", 1 };
+	el_root live = EL_ROOT_LIVE_INIT;
 	char *abs = NULL;
 	int e = 0, rc;
 

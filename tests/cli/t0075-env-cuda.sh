@@ -78,7 +78,7 @@ check_grep "show: torch loads the wheel's cuDNN, with its version" \
 check_grep "show: torch loads the wheel's CUDA runtime, with its version" \
 	"torch loads CUDA runtime $rt_version: $site/nvidia/cu13/lib/libcudart.so.13" show.out
 check_grep "show: the wheels' CUDA says where it comes from" \
-	"$rt_version at $site/nvidia (NVIDIA's pip wheels)" show.out
+	"$rt_version at $site/nvidia (pip wheels)" show.out
 
 # without its header, the wheel's cuDNN version is the distribution's (cut to three parts)
 rm "$trees/wheel$site/nvidia/cudnn/include/cudnn_version.h"
@@ -101,7 +101,7 @@ judge "$trees/conda" /opt/conda/lib/python3.11/site-packages/torch/_C.$ext conda
 	"conda's torch resolves into the env's lib as the real loader resolves it"
 "$ENVLOCK" show conda.lock.json >show.out 2>&1
 check_grep "show: torch loads conda's cuDNN" "torch loads cuDNN 8.9.2: /opt/conda/lib/libcudnn.so.8.9.2" show.out
-check_grep "show: the cuDNN row names conda's, not 'not found'" "^cuDNN  *8.9.2 at /opt/conda/lib (conda packages)" show.out
+check_grep "show: the cuDNN row names conda's, not 'not found'" "^cuDNN  *8.9.2 at /opt/conda/lib (conda env)" show.out
 # the env's libraries are not the loader cache's: put another libcudart.so.11.0 in the cache
 mkdir -p "$trees/conda/usr/local/cuda-11.8/lib64"
 cp "$trees/conda/opt/conda/lib/libcudart.so.11.8.89" "$trees/conda/usr/local/cuda-11.8/lib64/"

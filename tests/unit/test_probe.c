@@ -252,7 +252,7 @@ static void ldcache_matches_ldconfig(void **state)
 {
 	const char *argv[] = { "ldconfig", "-p", NULL };
 	el_buf out = EL_BUF_INIT(64u << 20), cache = EL_BUF_INIT(64u << 20);
-	el_root live = { (char *)"", 1 };
+	el_root live = EL_ROOT_LIVE_INIT;
 	el_ldcache *c = NULL;
 	const char *pos, *end;
 	int status = -1, lines = 0;

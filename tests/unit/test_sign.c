@@ -213,7 +213,7 @@ static void write_new_keeps_existing(void **state)
 	{
 		char **names = NULL;
 		size_t n = 0;
-		el_root live = { (char *)"", 1 };
+		el_root live = EL_ROOT_LIVE_INIT;
 
 		assert_int_equal(el_root_list(&live, dir, &names, &n), 0);
 		assert_int_equal(n, 1);

@@ -358,7 +358,7 @@ static void spawn_timeout_ends_the_whole_group(void **state)
 	const char *argv[] = { "sh", "-c", script, NULL };
 	el_buf out = EL_BUF_INIT(1024), pid_text = EL_BUF_INIT(64);
 	int status, e = 0;
-	el_root live = { (char *)"", 1 };
+	el_root live = EL_ROOT_LIVE_INIT;
 	long grandchild;
 
 	(void)state;

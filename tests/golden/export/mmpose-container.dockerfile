@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:360137c68f7fc441af88370d83d2183ce88035f04fb45556510758e25b2df8a9,
+# sha256:17282f7b228348120122b07b6483d87baddc40e88e4ab7221264b32b61912eee,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:360137c68f7fc441af88370d83d2183ce88035f04fb45556510758e25b2df8a9"
+LABEL envlock.lock-id="sha256:17282f7b228348120122b07b6483d87baddc40e88e4ab7221264b32b61912eee"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:3318a03375ee7ce5b38d9bf450bc7e108b4b03b2a6ec8382b03183c515b349ca,
+# sha256:ac4cbcd3fef652dae5269abc9f23f18efbf464b2fd7f652b00f6331cfef7e0ac,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:3318a03375ee7ce5b38d9bf450bc7e108b4b03b2a6ec8382b03183c515b349ca"
+LABEL envlock.lock-id="sha256:ac4cbcd3fef652dae5269abc9f23f18efbf464b2fd7f652b00f6331cfef7e0ac"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

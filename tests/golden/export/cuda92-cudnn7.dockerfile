@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:1c932f31d3df855602b18dd97ea0c2f85ca89b69ad975a4c6dc7545d6a50f28d,
+# sha256:9506ef872406a52ec0560336c6bae27596fb8808e5a865f22a51152c22ad4bfa,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:1c932f31d3df855602b18dd97ea0c2f85ca89b69ad975a4c6dc7545d6a50f28d"
+LABEL envlock.lock-id="sha256:9506ef872406a52ec0560336c6bae27596fb8808e5a865f22a51152c22ad4bfa"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:4235e6ccd774733779cee640fb4dee504710589efc1e9c6cfd0c4389b65271a6,
+# sha256:7f1a3a623fef2f06eb847de5e20887f310df9b5563334f9c6d9e622a8ca57bf6,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:4235e6ccd774733779cee640fb4dee504710589efc1e9c6cfd0c4389b65271a6"
+LABEL envlock.lock-id="sha256:7f1a3a623fef2f06eb847de5e20887f310df9b5563334f9c6d9e622a8ca57bf6"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:ac4cbcd3fef652dae5269abc9f23f18efbf464b2fd7f652b00f6331cfef7e0ac,
+# sha256:1ca241ae381fe20dbf9047e79cd5a58878d32ae5d865c63a3805c4fafeff2984,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:ac4cbcd3fef652dae5269abc9f23f18efbf464b2fd7f652b00f6331cfef7e0ac"
+LABEL envlock.lock-id="sha256:1ca241ae381fe20dbf9047e79cd5a58878d32ae5d865c63a3805c4fafeff2984"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

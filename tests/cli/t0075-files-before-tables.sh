@@ -58,6 +58,15 @@ check_eq "the finding names the module" \
 	"$(finding torch38.json torch-python-unsupported message)"
 check_eq "its fix" "install a torch built for Python 3.11 (its wheels are tagged cp311), or run this torch with Python 3.8" \
 	"$(finding torch38.json torch-python-unsupported fix)"
+# item SECTION KEY A B: the difference envlock diff --json gives KEY of SECTION between A and B, "a -> b"
+item() {
+	"$ENVLOCK" diff --json "$3" "$4" 2>/dev/null | "$PYTHON" -c '
+import json, sys
+for e in json.load(sys.stdin)["differences"]:
+    if e["section"] == sys.argv[1] and e["key"] == sys.argv[2]:
+        print("%s -> %s" % (e["a"], e["b"]))' "$1" "$2"
+}
+check_eq "diff: the Python torch is built for is an item" "3.11 -> 3.8" "$(item frameworks "torch python" torch311.json torch38.json)"
 
 # no module, a pure-Python WHEEL tag, no Requires-Python: nothing says, the table does
 rm "$site/torch/_C.cpython-38-x86_64-linux-gnu.so"
@@ -87,6 +96,10 @@ without edited.json edited-bare.json mmdet.mmcv_range
 check_eq "the same lock without the file's range: the table would say breaking" \
 	"mmdet 2.25.1 requires 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.7.5 is installed: importing mmdet fails its version assertion" \
 	"$(finding edited-bare.json mmcv-outside-mmdet-range message)"
+
+check_eq "diff: the range mmdet's __init__.py asserts is an item" \
+	"1.3.17 <= mmcv <= 1.6.0 -> 1.3.17 <= mmcv <= 1.8.0" \
+	"$(item frameworks "mmdet mmcv range" "$GOLDEN/ubuntu1604-mmdet.lock.json" edited.json)"
 
 sed -i "s/^__version__ = .*/__version__ = '2.0.0'/" "$mmcv_version"
 save box mmcv2.json

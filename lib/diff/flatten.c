@@ -377,6 +377,27 @@ static void flat_pip(fl *f, const el_pip *pip)
 	}
 }
 
+/* "3.10", "3.8+, 3.9": the Python torch's own files say it is for */
+static const char *tags_value(fl *f, const el_strlist *l)
+{
+	el_buf_reset(&f->val);
+	for (size_t i = 0; i < l->n; i++)
+		el_buf_printf(&f->val, "%s%s", i ? ", " : "", l->v[i]);
+	return l->n ? el_buf_cstr(&f->val) : NULL;
+}
+
+/* "1.3.17 <= mmcv <= 1.8.0": what a codebase's __init__.py asserts; "any" when it checks none */
+static const char *mmcv_range_value(fl *f, const el_framework *m)
+{
+	if (!m->mmcv_range.recorded)
+		return NULL;
+	if (!m->mmcv_range.min && !m->mmcv_range.max)
+		return "any";
+	return V(f, "%s%smmcv%s%s", m->mmcv_range.min ? m->mmcv_range.min : "", m->mmcv_range.min ? " <= " : "",
+		 m->mmcv_range.max ? (m->mmcv_range.max_inclusive ? " <= " : " < ") : "",
+		 m->mmcv_range.max ? m->mmcv_range.max : "");
+}
+
 static void flat_framework(fl *f, const el_framework *m)
 {
 	const char *name = m->info->key, *status = m->st.status;
@@ -401,6 +422,9 @@ static void flat_framework(fl *f, const el_framework *m)
 		put(f, K(f, "%s ops", name), m->ops == EL_YES ? "compiled" : "missing");
 	put(f, K(f, "%s package", name), m->package);
 	put(f, K(f, "%s deb", name), deb_value(f, &m->deb));
+	put(f, K(f, "%s python", name), tags_value(f, &m->python_tags));
+	put(f, K(f, "%s requires python", name), m->requires_python);
+	put(f, K(f, "%s mmcv range", name), mmcv_range_value(f, m));
 }
 
 static void flat_repo(fl *f, const el_repo *r)

@@ -554,6 +554,18 @@ static const char *str_or_none(const cJSON *o, const char *key, bool *none)
 	return str(o, key);
 }
 
+/* mmcv_range: a recorded range has its source; a bound's side is read with it */
+static void mmcv_range(el_framework *f, const cJSON *r)
+{
+	f->mmcv_range.source = str(r, "source");
+	f->mmcv_range.recorded = cJSON_IsObject(r) && f->mmcv_range.source;
+	if (!f->mmcv_range.recorded)
+		return;
+	f->mmcv_range.min = str(r, "min");
+	f->mmcv_range.max = str(r, "max");
+	f->mmcv_range.max_inclusive = yes(r, "max_inclusive");
+}
+
 static void build_frameworks(el_view *v, const cJSON *sec)
 {
 	for (size_t i = 0; el_frameworks[i].key; i++) {
@@ -576,6 +588,11 @@ static void build_frameworks(el_view *v, const cJSON *sec)
 		f->ops = tri(o, "ops");
 		f->ops_cudart = str(o, "ops_cudart");
 		f->ops_files = strlist(v, o, "ops_files");
+		f->python_tags = strlist(v, o, "python_tags");
+		f->python_tags_source = str(o, "python_tags_source");
+		f->requires_python = str(o, "requires_python");
+		f->requires_python_source = str(o, "requires_python_source");
+		mmcv_range(f, el_jget(o, "mmcv_range"));
 	}
 }
 
@@ -961,7 +978,7 @@ const el_pip_dist *el_view_pip_dist(const el_view *v, const char *name)
 	return NULL;
 }
 
-#define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED)
+#define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED | EL_FW_MMCV_RANGE)
 
 const el_framework_info el_frameworks[] = {
 	{ "torch", { "torch", NULL }, 0 },

@@ -287,6 +287,7 @@ enum {
 	EL_FW_OPENMMLAB = 1 << 0, /* an OpenMMLab codebase */
 	EL_FW_MMCV_OPS = 1 << 1,  /* its models call mmcv's compiled ops (mmcv-full, or mmcv 2.x with ops) */
 	EL_FW_CITED = 1 << 2,     /* a library a paper builds on: named in report's citation line */
+	EL_FW_MMCV_RANGE = 1 << 3, /* its __init__.py asserts the mmcv versions it accepts */
 };
 
 typedef struct {
@@ -312,11 +313,22 @@ typedef struct {
 	bool cuda_none, hip_none;
 	el_tri cpu_only, debug;
 	const char *git_version;
+	/* torch: the Python its own files say it is for; each with the file it came from */
+	el_strlist python_tags; /* "3.11": that CPython only; "3.8+": the stable ABI, 3.8 and later */
+	const char *python_tags_source;
+	const char *requires_python, *requires_python_source; /* ">=3.8.0", its METADATA */
 	/* mmcv: its distribution, and its compiled ops */
 	const char *package;
 	el_tri ops;
 	const char *ops_cudart;
 	el_strlist ops_files;
+	/* an OpenMMLab codebase: the mmcv versions its __init__.py asserts at import */
+	struct {
+		bool recorded;
+		const char *min, *max; /* NULL: that side unbounded (neither: the file checks none) */
+		bool max_inclusive;    /* mmcv <= max (mmdet 2.x), not mmcv < max (3.x) */
+		const char *source;    /* the __init__.py read */
+	} mmcv_range;
 } el_framework;
 
 /* env */

@@ -12,6 +12,7 @@
 #include "rules.h"
 #include "util/buf.h"
 #include "util/root.h"
+#include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 #include "version.h"
@@ -290,15 +291,34 @@ static void torch_cuda_builds(envlock_findings *f, const cJSON *rule, const cJSO
 	free(cu);
 }
 
-static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+/* Does the Python release py ("3.11") fit a tag torch's files give ("3.11"; "3.8+": 3.8 and later)? */
+static bool python_fits(const char *py, const char *tag)
 {
-	const el_framework *t = framework_of(lock, "torch");
+	size_t n = strlen(tag);
+
+	if (n && tag[n - 1] == '+') {
+		char *min = el_xstrndup(tag, n - 1);
+		bool fits = el_version_major(py) == el_version_major(min) && envlock_version_cmp(py, min) >= 0;
+
+		free(min);
+		return fits;
+	}
+	return envlock_version_cmp(py, tag) == 0;
+}
+
+/* Does the lock record what torch's own files say of the Python it is for (a Requires-Python that reads)? */
+static bool torch_python_recorded(const el_framework *t, const char *py)
+{
+	return t->python_tags.n || (t->requires_python && el_version_satisfies(py, t->requires_python) >= 0);
+}
+
+/* The Python range PyTorch's table gives torch's release, used only where torch's own files say nothing. */
+static void torch_python_table(envlock_findings *f, const cJSON *rule, const cJSON *table,
+			       const el_framework *t, const char *py)
+{
 	const cJSON *row, *range;
-	const char *py = lock->python.st.present ? lock->python.version : NULL;
 	char *rel, *pyrel, subject[256];
 
-	if (!t || !py)
-		return;
 	rel = el_version_prefix(t->version, 2);
 	pyrel = el_version_prefix(py, 2);
 	row = row_eq(table, "torch", rel);
@@ -315,30 +335,121 @@ static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *ta
 	free(pyrel);
 }
 
-/* The rule's "framework" is a key of the one registry (el_frameworks); one it does not know is never recorded. */
+/*
+ * torch against the Python it was built for, by its own files: the tag
+ * of its compiled module or wheel (CPython imports only a module tagged
+ * for itself), then its Requires-Python.
+ */
+static void torch_python_files(envlock_findings *f, const cJSON *rule, const el_framework *t, const char *py)
+{
+	char *pyrel = el_version_prefix(py, 2), *built_for = NULL, *evidence = NULL, *cp, subject[256];
+	bool fits = false;
+
+	for (size_t i = 0; i < t->python_tags.n && !fits; i++)
+		fits = python_fits(pyrel, t->python_tags.v[i]);
+	if (t->python_tags.n && !fits) {
+		el_buf b = EL_BUF_INIT(4096);
+
+		for (size_t i = 0; i < t->python_tags.n; i++) {
+			const char *tag = t->python_tags.v[i];
+			size_t n = strlen(tag);
+
+			el_buf_printf(&b, "%s%.*s%s", i ? ", " : "", (int)(n && tag[n - 1] == '+' ? n - 1 : n), tag,
+				      n && tag[n - 1] == '+' ? " or newer" : "");
+		}
+		built_for = el_buf_detach(&b);
+		evidence = t->python_tags_source && el_ends_with(t->python_tags_source, "/WHEEL")
+				   ? el_xasprintf("the Tag lines of %s", t->python_tags_source)
+				   : el_xstrdup(t->python_tags_source ? t->python_tags_source : "its compiled module");
+	} else if (t->requires_python && el_version_satisfies(py, t->requires_python) == 0) {
+		built_for = el_xstrdup(t->requires_python);
+		evidence = el_xasprintf("Requires-Python in %s",
+					t->requires_python_source ? t->requires_python_source : "its metadata");
+	}
+	if (built_for) {
+		cp = el_xasprintf("cp%ld%s", el_version_major(pyrel), strchr(pyrel, '.') ? strchr(pyrel, '.') + 1 : "");
+		snprintf(subject, sizeof(subject), "torch %s / Python %s", t->version, py);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"torch", t->version, "python", py, "release", pyrel, "cp", cp,
+			"built_for", built_for, "evidence", evidence, NULL });
+		free(cp);
+	}
+	free(built_for);
+	free(evidence);
+	free(pyrel);
+}
+
+/*
+ * torch_python with a table judges by PyTorch's table, and only where the
+ * lock records nothing torch's own files say; without one, by those files.
+ */
+static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	const el_framework *t = framework_of(lock, "torch");
+	const char *py = lock->python.st.present ? lock->python.version : NULL;
+
+	if (!t || !py)
+		return;
+	if (!table)
+		torch_python_files(f, rule, t, py);
+	else if (!torch_python_recorded(t, py))
+		torch_python_table(f, rule, table, t, py);
+}
+
+/* "1.3.17 <= mmcv <= 1.8.0", "mmcv < 2.2.0": a range as its asserts read. malloc'd. */
+static char *range_text(const char *lo, const char *hi, bool incl)
+{
+	el_buf b = EL_BUF_INIT(512);
+
+	if (lo)
+		el_buf_printf(&b, "%s <= ", lo);
+	el_buf_puts(&b, "mmcv");
+	if (hi)
+		el_buf_printf(&b, " %s %s", incl ? "<=" : "<", hi);
+	return el_buf_detach(&b);
+}
+
+/*
+ * mmcv against a codebase's accepted range: with a table, the table's
+ * row for its release, only where the lock records no range from the
+ * codebase's own __init__.py; without one, that recorded range. The
+ * rule's "framework" is a key of the one registry (el_frameworks); one it
+ * does not know is never recorded.
+ */
 static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const char *fw_name = el_jget_str(rule, "framework");
 	const el_framework *fw = fw_name ? framework_of(lock, fw_name) : NULL, *mmcv = framework_of(lock, "mmcv");
-	const cJSON *row;
+	const cJSON *row = NULL;
 	const char *lo, *hi;
 	bool incl, ok;
-	char subject[256];
+	char subject[256], *range;
 
-	if (!fw || !mmcv || !(row = row_floor(table, fw_name, fw->version)))
+	if (!fw || !mmcv || (table && fw->mmcv_range.recorded) || (!table && !fw->mmcv_range.recorded))
 		return;
-	lo = el_jget_str(row, "mmcv_min");
-	hi = el_jget_str(row, "mmcv_max");
-	incl = el_jget_bool(row, "max_inclusive", true);
+	if (table) {
+		if (!(row = row_floor(table, fw_name, fw->version)))
+			return;
+		lo = el_jget_str(row, "mmcv_min");
+		hi = el_jget_str(row, "mmcv_max");
+		incl = el_jget_bool(row, "max_inclusive", true);
+	} else {
+		lo = fw->mmcv_range.min;
+		hi = fw->mmcv_range.max;
+		incl = fw->mmcv_range.max_inclusive;
+	}
 	ok = (!lo || envlock_version_cmp(mmcv->version, lo) >= 0) &&
 	     (!hi || (incl ? envlock_version_cmp(mmcv->version, hi) <= 0 : envlock_version_cmp(mmcv->version, hi) < 0));
 	if (ok)
 		return;
 	snprintf(subject, sizeof(subject), "%s %s / %s %s", fw_name, fw->version,
 		 mmcv->package ? mmcv->package : "mmcv", mmcv->version);
-	el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
+	range = range_text(lo, hi, incl);
+	el_finding_add(f, rule, subject, row ? row_source(table, row) : NULL, (const char *const[]){
 		"framework", fw_name, "version", fw->version, "mmcv", mmcv->version, "min", lo ? lo : "any",
-		"max", hi ? hi : "any", "bound", incl ? "<=" : "<", NULL });
+		"max", hi ? hi : "any", "bound", incl ? "<=" : "<", "range", range,
+		"file", fw->mmcv_range.source ? fw->mmcv_range.source : "its __init__.py", NULL });
+	free(range);
 }
 
 static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)

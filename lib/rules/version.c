@@ -178,3 +178,110 @@ char *el_version_prefix(const char *v, int n)
 	}
 	return el_xstrndup(v, (size_t)(s - v));
 }
+
+/* v's release equals the release prefix r ("3.11.2" against "3.11" for ==3.11.*) */
+static bool release_prefix_is(const char *v, const char *r)
+{
+	parsed x, y;
+
+	parse(v, &x);
+	parse(r, &y);
+	if (y.nrelease == 0 || y.nrelease > x.nrelease)
+		return false;
+	for (int i = 0; i < y.nrelease; i++)
+		if (x.release[i] != y.release[i])
+			return false;
+	return true;
+}
+
+/* One clause, op and version already split: 1, 0 or -1 as el_version_satisfies. */
+static int clause(const char *v, const char *op, const char *ver)
+{
+	size_t n = strlen(ver);
+	bool wild = n > 2 && strcmp(ver + n - 2, ".*") == 0;
+	int c;
+
+	if (n == 0 || !isdigit((unsigned char)ver[0]) || strspn(ver, "0123456789.*abcdefghijklmnopqrstuvwxyz+!") != n)
+		return -1;
+	if (strcmp(op, "===") == 0)
+		return strcmp(v, ver) == 0;
+	if (wild) {
+		char *r = el_xstrndup(ver, n - 2);
+		int eq = release_prefix_is(v, r);
+
+		free(r);
+		if (strcmp(op, "==") == 0)
+			return eq;
+		if (strcmp(op, "!=") == 0)
+			return !eq;
+		return -1;
+	}
+	if (strchr(ver, '*'))
+		return -1;
+	c = envlock_version_cmp(v, ver);
+	if (strcmp(op, "==") == 0)
+		return c == 0;
+	if (strcmp(op, "!=") == 0)
+		return c != 0;
+	if (strcmp(op, ">=") == 0)
+		return c >= 0;
+	if (strcmp(op, "<=") == 0)
+		return c <= 0;
+	if (strcmp(op, ">") == 0)
+		return c > 0;
+	if (strcmp(op, "<") == 0)
+		return c < 0;
+	if (strcmp(op, "~=") == 0) {
+		/* ~=3.9.1 is >=3.9.1 and ==3.9.*; it needs two release parts */
+		const char *dot = strrchr(ver, '.');
+		char *r;
+		int eq;
+
+		if (!dot || c < 0)
+			return dot ? 0 : -1;
+		r = el_xstrndup(ver, (size_t)(dot - ver));
+		eq = release_prefix_is(v, r);
+		free(r);
+		return eq;
+	}
+	return -1;
+}
+
+int el_version_satisfies(const char *v, const char *spec)
+{
+	static const char *const ops[] = { "===", "~=", "==", "!=", "<=", ">=", "<", ">", NULL };
+	const char *s = spec;
+	int result = 1;
+
+	if (!v || !spec)
+		return -1;
+	for (;;) {
+		const char *end = strchr(s, ','), *const *op;
+		char *text, *t, *ver;
+		size_t n;
+		int r;
+
+		n = end ? (size_t)(end - s) : strlen(s);
+		text = el_xstrndup(s, n);
+		t = text + strspn(text, " \t");
+		for (op = ops; *op && strncmp(t, *op, strlen(*op)) != 0; op++)
+			;
+		if (!*op) {
+			free(text);
+			return -1;
+		}
+		ver = t + strlen(*op);
+		ver += strspn(ver, " \t");
+		for (size_t k = strlen(ver); k > 0 && (ver[k - 1] == ' ' || ver[k - 1] == '\t'); k--)
+			ver[k - 1] = '\0';
+		r = clause(v, *op, ver);
+		free(text);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			result = 0;
+		if (!end)
+			return result;
+		s = end + 1;
+	}
+}

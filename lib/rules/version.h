@@ -23,4 +23,12 @@ bool el_version_in_release(const char *v, const char *r);
 /* The first n numeric parts of v joined by '.' ("10.2.89", 2 -> "10.2"). malloc'd. */
 char *el_version_prefix(const char *v, int n);
 
+/*
+ * Does version v meet the PEP 440 specifier set spec, as a Requires-Python
+ * says it (">=3.8.0", ">=3.6, !=3.7.*, <4", "~=3.9")? 1 yes, 0 no, -1 when
+ * spec is not one this reads (an empty clause, an unknown operator, a
+ * wildcard where PEP 440 allows none).
+ */
+int el_version_satisfies(const char *v, const char *spec);
+
 #endif

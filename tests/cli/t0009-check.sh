@@ -38,8 +38,14 @@ check_grep "gcc 9: the fix names gcc-8" "gcc-8" "$scratch/fix"
 
 variant mmcv_old 'd["frameworks"]["mmcv"]["version"] = "1.2.0"'
 check_eq "mmdet 2.25.1 with mmcv-full 1.2.0: breaking" "breaking" "$(finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range severity)"
-finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range message >"$scratch/m"
-check_grep "mmcv range taken from mmdet 2.25.1s own bounds" "mmdet 2.25.1 requires" "$scratch/m"
+check_eq "mmcv range taken from mmdet 2.25.1's own __init__.py" \
+	"mmdet 2.25.1's /home/alice/mmdetection/mmdet/__init__.py asserts 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.2.0 is installed: importing mmdet fails its version assertion" \
+	"$(finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range message)"
+# a lock that records no range from the file (an older envlock's): the table's row for 2.25.1
+variant mmcv_old_table 'd["frameworks"]["mmcv"]["version"] = "1.2.0"; del d["frameworks"]["mmdet"]["mmcv_range"]'
+check_eq "no recorded range: the table judges" \
+	"mmdet 2.25.1 requires 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.2.0 is installed: importing mmdet fails its version assertion" \
+	"$(finding "$scratch/mmcv_old_table.json" mmcv-outside-mmdet-range message)"
 
 # mmpose: only releases the table has read are judged
 mp=$GOLDEN/mmpose-container.lock.json
@@ -48,10 +54,20 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 d["frameworks"]["mmpose"]["version"] = "0.6.0"
 d["frameworks"]["mmcv"]["version"] = "1.3.0"
+del d["frameworks"]["mmpose"]["mmcv_range"]
 json.dump(d, open(sys.argv[2], "w"))
 PY
 check_eq "mmpose 0.6.0 with mmcv 1.3.0: breaking (its __init__ wants < 1.2)" "breaking" "$(finding "$scratch/mmpose06.json" mmcv-outside-mmpose-range severity)"
-check_eq "mmpose 1.3.1, a release the table has not read: not judged" "" "$(finding "$mp" mmcv-outside-mmpose-range severity)"
+check_eq "mmpose 1.3.1 with mmcv 2.1.0, inside its __init__.py's 2.0.0rc4 <= mmcv < 2.2.0: no finding" "" \
+	"$(finding "$mp" mmcv-outside-mmpose-range severity)"
+"$PYTHON" - "$mp" "$scratch/mmpose131.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+del d["frameworks"]["mmpose"]["mmcv_range"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+check_eq "mmpose 1.3.1 without a recorded range, a release the table has not read: not judged" "" \
+	"$(finding "$scratch/mmpose131.json" mmcv-outside-mmpose-range severity)"
 
 variant cpu 'd["frameworks"]["torch"]["version"] = "1.10.0+cpu"; d["frameworks"]["torch"]["cuda"] = None; d["frameworks"]["torch"]["cpu_only"] = True'
 check_eq "torch 1.10.0+cpu on a GPU machine: breaking" "breaking" "$(finding "$scratch/cpu.json" torch-cpu-only-on-gpu severity)"

@@ -78,6 +78,37 @@ check_eq "torch: Debian's python3-torch" \
 "$ENVLOCK" show a.lock.json >show.out 2>&1
 check_grep "show names python's package" "package python3.11-minimal $(field python3.11-minimal Version)" show.out
 
+# Debian's python3-torch 1.13 is built for Debian's Python 3.11, where PyTorch's
+# table gives torch 1.13 Python 3.7 to 3.10: its own files decide, and they
+# say 3.11 (the module's name and the egg-info's Requires-Python, as the
+# package ships them)
+tdir=$tree/usr/lib/python3/dist-packages
+cmod=$(cd "$tdir/torch" && ls _C.cpython-*.so)
+ctag=$(echo "$cmod" | sed -n 's/^_C\.cpython-\([0-9]\)\([0-9]*\)-.*/\1.\2/p')
+check_eq "torch: the Python its compiled module is tagged for is Debian's python" "${py%.*}" "$ctag"
+check_eq "torch: python_tags from that module" "$ctag /usr/lib/python3/dist-packages/torch/$cmod" \
+	"$(jget a.lock.json frameworks.torch.python_tags.0) $(jget a.lock.json frameworks.torch.python_tags_source)"
+pkginfo=$(cd "$tdir" && ls -d torch-*.egg-info)/PKG-INFO
+check_eq "torch: Requires-Python from its egg-info" \
+	"$(sed -n 's/^Requires-Python: //p' "$tdir/$pkginfo") /usr/lib/python3/dist-packages/$pkginfo" \
+	"$(jget a.lock.json frameworks.torch.requires_python) $(jget a.lock.json frameworks.torch.requires_python_source)"
+# rules FILE: the ids of check's findings, sorted
+rules() { "$ENVLOCK" check --json "$1" 2>/dev/null | "$PYTHON" -c 'import json, sys; print(" ".join(sorted(f["rule"] for f in json.load(sys.stdin)["findings"])))'; }
+case " $(rules a.lock.json) " in
+*" torch-python-unsupported "*) not_ok "Debian's torch on Debian's Python: no torch-python-unsupported finding" ;;
+*) ok "Debian's torch on Debian's Python: no torch-python-unsupported finding" ;;
+esac
+# what check said before envlock read the files: the table's claim
+"$PYTHON" - a.lock.json bare.lock.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("python_tags", "python_tags_source", "requires_python", "requires_python_source"):
+    d["frameworks"]["torch"].pop(k)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$ENVLOCK" check bare.lock.json >bare.out 2>&1
+check_grep "without them, the table would say otherwise" "supports Python 3.7 to 3.10; this environment has Python $py" bare.out
+
 # the same tree without patchlevel.h and without dpkg's record
 rm -rf "$tree/var/lib/dpkg" "$tree/usr/include/python3.11/patchlevel.h"
 "$ENVLOCK" save --root "$tree" -o b.lock.json 2>b.err

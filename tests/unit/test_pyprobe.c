@@ -624,6 +624,115 @@ static void torch_cuda_or_cpu(void **state)
 	unit_rmtree(root);
 }
 
+/* torch's Python from its own files: the compiled module's tag, else the wheel's, and Requires-Python */
+static void torch_python_from_its_files(void **state)
+{
+	char *root = venv_root();
+	envlock_lock *lock;
+
+	(void)state;
+	dist_info(root, SITE, "torch-1.13.1.dist-info", "torch", "1.13.1");
+	unit_write(root, SITE "/torch-1.13.1.dist-info/METADATA",
+		   "Metadata-Version: 2.1\nName: torch\nVersion: 1.13.1\nRequires-Python: >=3.7.0\n\n"
+		   "Requires-Python: >=9 in the body is not a header\n", -1);
+	unit_write(root, SITE "/torch-1.13.1.dist-info/WHEEL",
+		   "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp38-cp38-linux_x86_64\n\n", -1);
+	unit_write(root, SITE "/torch/version.py", "__version__ = '1.13.1'\ncuda = None\n", -1);
+	unit_write(root, SITE "/torch/_C.cpython-311-x86_64-linux-gnu.so", "\x7f" "ELF", -1);
+	unit_write(root, SITE "/torch/_C_flatbuffer.cpython-39-x86_64-linux-gnu.so", "\x7f" "ELF", -1);
+	unit_write(root, SITE "/torch/_C/__init__.pyi", "", -1);
+	lock = unit_probe(root);
+	/* the module CPython imports decides over the wheel's metadata; _C_flatbuffer is another module */
+	assert_string_equal(unit_str(lock, "frameworks.torch.python_tags.0"), "3.11");
+	assert_null(unit_get(lock, "frameworks.torch.python_tags.1"));
+	assert_string_equal(unit_str(lock, "frameworks.torch.python_tags_source"),
+			    "/" SITE "/torch/_C.cpython-311-x86_64-linux-gnu.so");
+	assert_string_equal(unit_str(lock, "frameworks.torch.requires_python"), ">=3.7.0");
+	assert_string_equal(unit_str(lock, "frameworks.torch.requires_python_source"),
+			    "/" SITE "/torch-1.13.1.dist-info/METADATA");
+	envlock_lock_free(lock);
+
+	/* no tagged module (the stable ABI's name says no release): the wheel's tags */
+	unit_remove(root, SITE "/torch/_C.cpython-311-x86_64-linux-gnu.so");
+	unit_write(root, SITE "/torch/_C.abi3.so", "\x7f" "ELF", -1);
+	unit_write(root, SITE "/torch-1.13.1.dist-info/WHEEL",
+		   "Wheel-Version: 1.0\nTag: cp38-abi3-manylinux2014_x86_64\nTag: cp39.cp310-cp310-linux_x86_64\n"
+		   "Tag: py3-none-any\n", -1);
+	lock = unit_probe(root);
+	assert_string_equal(unit_str(lock, "frameworks.torch.python_tags.0"), "3.8+");
+	assert_string_equal(unit_str(lock, "frameworks.torch.python_tags.1"), "3.9");
+	assert_string_equal(unit_str(lock, "frameworks.torch.python_tags.2"), "3.10");
+	assert_null(unit_get(lock, "frameworks.torch.python_tags.3"));
+	assert_string_equal(unit_str(lock, "frameworks.torch.python_tags_source"),
+			    "/" SITE "/torch-1.13.1.dist-info/WHEEL");
+	envlock_lock_free(lock);
+
+	/* nothing says: nothing recorded */
+	unit_remove(root, SITE "/torch-1.13.1.dist-info/WHEEL");
+	unit_write(root, SITE "/torch-1.13.1.dist-info/METADATA",
+		   "Metadata-Version: 2.1\nName: torch\nVersion: 1.13.1\n", -1);
+	lock = unit_probe(root);
+	assert_string_equal(unit_str(lock, "frameworks.torch.version"), "1.13.1");
+	assert_null(unit_get(lock, "frameworks.torch.python_tags"));
+	assert_null(unit_get(lock, "frameworks.torch.python_tags_source"));
+	assert_null(unit_get(lock, "frameworks.torch.requires_python"));
+	envlock_lock_free(lock);
+	unit_rmtree(root);
+}
+
+/* The mmcv range an OpenMMLab __init__.py asserts, as the file says it (edited or not) */
+static void mmcv_range_from_init_py(void **state)
+{
+	char *root = venv_root();
+	envlock_lock *lock;
+
+	(void)state;
+	dist_info(root, SITE, "mmdet-2.28.2.dist-info", "mmdet", "2.28.2");
+	unit_write(root, SITE "/mmdet/version.py", "__version__ = '2.28.2'\n", -1);
+	unit_write(root, SITE "/mmdet/__init__.py",
+		   "import mmcv\n\nfrom .version import __version__, short_version\n\n"
+		   "mmcv_minimum_version = '1.3.17'\nmmcv_maximum_version = '1.8.0'\n"
+		   "mmcv_version = digit_version(mmcv.__version__)\n\n"
+		   "assert (mmcv_version >= digit_version(mmcv_minimum_version)\n"
+		   "        and mmcv_version <= digit_version(mmcv_maximum_version)), \\\n"
+		   "    f'MMCV=={mmcv.__version__} is used but incompatible.'\n", -1);
+	dist_info(root, SITE, "mmpose-1.3.1.dist-info", "mmpose", "1.3.1");
+	unit_write(root, SITE "/mmpose/version.py", "__version__ = '1.3.1'\n", -1);
+	unit_write(root, SITE "/mmpose/__init__.py",
+		   "mmcv_maximum_version = '2.2.0'\nmmcv_version = digit_version(mmcv.__version__)\n"
+		   "assert mmcv_version < digit_version(mmcv_maximum_version)\n", -1);
+	dist_info(root, SITE, "mmsegmentation-1.2.2.dist-info", "mmsegmentation", "1.2.2");
+	unit_write(root, SITE "/mmseg/version.py", "__version__ = '1.2.2'\n", -1);
+	unit_write(root, SITE "/mmseg/__init__.py",
+		   "MMCV_MAX = get_max()\nmmcv_version = digit_version(mmcv.__version__)\n"
+		   "assert mmcv_version < digit_version(MMCV_MAX)\n", -1);
+	dist_info(root, SITE, "mmcls-0.25.0.dist-info", "mmcls", "0.25.0");
+	unit_write(root, SITE "/mmcls/version.py", "__version__ = '0.25.0'\n", -1);
+	unit_write(root, SITE "/mmcls/__init__.py", "from .version import __version__\n", -1);
+	dist_info(root, SITE, "mmengine-0.10.3.dist-info", "mmengine", "0.10.3");
+	unit_write(root, SITE "/mmengine/version.py", "__version__ = '0.10.3'\n", -1);
+	unit_write(root, SITE "/mmengine/__init__.py", "from .version import __version__\n", -1);
+	lock = unit_probe(root);
+	assert_string_equal(unit_str(lock, "frameworks.mmdet.mmcv_range.min"), "1.3.17");
+	assert_string_equal(unit_str(lock, "frameworks.mmdet.mmcv_range.max"), "1.8.0");
+	assert_true(unit_bool(lock, "frameworks.mmdet.mmcv_range.max_inclusive"));
+	assert_string_equal(unit_str(lock, "frameworks.mmdet.mmcv_range.source"), "/" SITE "/mmdet/__init__.py");
+	assert_null(unit_get(lock, "frameworks.mmpose.mmcv_range.min"));
+	assert_string_equal(unit_str(lock, "frameworks.mmpose.mmcv_range.max"), "2.2.0");
+	assert_false(unit_bool(lock, "frameworks.mmpose.mmcv_range.max_inclusive"));
+	/* a computed bound: nothing recorded, so the rules' table judges */
+	assert_string_equal(unit_str(lock, "frameworks.mmseg.version"), "1.2.2");
+	assert_null(unit_get(lock, "frameworks.mmseg.mmcv_range"));
+	/* a file that checks no mmcv version: a range without bounds */
+	assert_string_equal(unit_str(lock, "frameworks.mmcls.mmcv_range.source"), "/" SITE "/mmcls/__init__.py");
+	assert_null(unit_get(lock, "frameworks.mmcls.mmcv_range.min"));
+	assert_null(unit_get(lock, "frameworks.mmcls.mmcv_range.max"));
+	/* mmengine checks no mmcv: not looked at */
+	assert_null(unit_get(lock, "frameworks.mmengine.mmcv_range"));
+	envlock_lock_free(lock);
+	unit_rmtree(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +747,8 @@ int main(void)
 		cmocka_unit_test(egg_link_editable),
 		cmocka_unit_test(mmcv_ops_present_or_not),
 		cmocka_unit_test(torch_cuda_or_cpu),
+		cmocka_unit_test(torch_python_from_its_files),
+		cmocka_unit_test(mmcv_range_from_init_py),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

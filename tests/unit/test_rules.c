@@ -212,6 +212,157 @@ static void mmcv_and_torch_rules(void **state)
 	unit_rmtree(dir);
 }
 
+static void requires_python_specifiers(void **state)
+{
+	(void)state;
+	assert_int_equal(el_version_satisfies("3.11.2", ">=3.8.0"), 1);
+	assert_int_equal(el_version_satisfies("3.7.16", ">=3.8.0"), 0);
+	assert_int_equal(el_version_satisfies("3.11.2", ">=3.6, !=3.7.*, <4"), 1);
+	assert_int_equal(el_version_satisfies("3.7.16", ">=3.6, !=3.7.*, <4"), 0);
+	assert_int_equal(el_version_satisfies("3.10.12", "~=3.9"), 1);
+	assert_int_equal(el_version_satisfies("4.0", "~=3.9"), 0);
+	assert_int_equal(el_version_satisfies("3.9.1", "~=3.9.2"), 0);
+	assert_int_equal(el_version_satisfies("3.9.3", "~=3.9.2"), 1);
+	assert_int_equal(el_version_satisfies("3.12.0", "==3.12.*"), 1);
+	assert_int_equal(el_version_satisfies("3.1.0", "==3.12.*"), 0);
+	assert_int_equal(el_version_satisfies("3.8.10", " >= 3.8 , < 3.12 "), 1);
+	/* what PEP 440 does not allow reads as nothing */
+	assert_int_equal(el_version_satisfies("3.8.10", ""), -1);
+	assert_int_equal(el_version_satisfies("3.8.10", ">=3.8,"), -1);
+	assert_int_equal(el_version_satisfies("3.8.10", "3.8"), -1);
+	assert_int_equal(el_version_satisfies("3.8.10", ">=3.*"), -1);
+	assert_int_equal(el_version_satisfies("3.8.10", "~=3"), -1);
+	assert_int_equal(el_version_satisfies("3.8.10", ">=three"), -1);
+}
+
+/* torch_python: the table only where torch's own files say nothing; the files' variant names them */
+static void torch_python_files_first(void **state)
+{
+	char *dir = unit_tmpdir(), *rules;
+	envlock_findings *f;
+	const char *rule = "{\"id\": \"py\", \"kind\": \"torch_python\", \"table\": \"t\", \"section\": \"python\", "
+			   "\"severity\": \"risky\", \"checks\": \"c\", \"message\": \"table {min}-{max} {python}\"},"
+			   "{\"id\": \"py\", \"kind\": \"torch_python\", \"section\": \"python\", \"severity\": \"breaking\", "
+			   "\"checks\": \"c\", \"message\": \"built for {built_for} ({evidence}); {python}\", "
+			   "\"fix\": \"{release} {cp}\", \"source\": \"s\"}";
+	const char *rows = "{\"torch\": \"1.13\", \"python\": [\"3.7\", \"3.10\"]}";
+	const char *lock = "{\"envlock\": 1, \"python\": {\"status\": \"present\", \"version\": \"3.11.2\"},"
+			   " \"frameworks\": {\"torch\": {\"status\": \"present\", \"version\": \"1.13.1\"%s}}}";
+	char text[2048];
+
+	(void)state;
+	rules = rules_file(dir, rule, rows);
+	/* the module is tagged for 3.11: the table's 3.7-3.10 is not asked */
+	snprintf(text, sizeof(text), lock, ", \"python_tags\": [\"3.11\"], \"python_tags_source\": \"/s/torch/_C.cpython-311-x86_64-linux-gnu.so\","
+		 " \"requires_python\": \">=3.7.0\", \"requires_python_source\": \"/s/torch.egg-info/PKG-INFO\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
+	/* tagged for 3.8: the finding names the module */
+	snprintf(text, sizeof(text), lock, ", \"python_tags\": [\"3.8\"], \"python_tags_source\": \"/s/torch/_C.cpython-38-x86_64-linux-gnu.so\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_int_equal(envlock_findings_get(f, 0)->severity, ENVLOCK_SEV_BREAKING);
+	assert_string_equal(envlock_findings_get(f, 0)->message,
+			    "built for 3.8 (/s/torch/_C.cpython-38-x86_64-linux-gnu.so); 3.11.2");
+	assert_string_equal(envlock_findings_get(f, 0)->fix, "3.11 cp311");
+	assert_string_equal(envlock_findings_get(f, 0)->subject, "torch 1.13.1 / Python 3.11.2");
+	envlock_findings_free(f);
+	/* a wheel's stable-ABI tag: 3.8 and later fits 3.11; one for 3.12 and later does not */
+	snprintf(text, sizeof(text), lock, ", \"python_tags\": [\"3.8+\"], \"python_tags_source\": \"/s/torch.dist-info/WHEEL\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
+	snprintf(text, sizeof(text), lock, ", \"python_tags\": [\"3.12+\", \"3.9\"], \"python_tags_source\": \"/s/torch.dist-info/WHEEL\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message,
+			    "built for 3.12 or newer, 3.9 (the Tag lines of /s/torch.dist-info/WHEEL); 3.11.2");
+	envlock_findings_free(f);
+	/* only Requires-Python: it decides, and the finding names it */
+	snprintf(text, sizeof(text), lock, ", \"requires_python\": \">=3.12\", \"requires_python_source\": \"/s/torch.dist-info/METADATA\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message,
+			    "built for >=3.12 (Requires-Python in /s/torch.dist-info/METADATA); 3.11.2");
+	envlock_findings_free(f);
+	snprintf(text, sizeof(text), lock, ", \"requires_python\": \">=3.7\", \"requires_python_source\": \"/s/torch.dist-info/METADATA\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
+	/* nothing from the files, or a Requires-Python that does not read: the table */
+	snprintf(text, sizeof(text), lock, ", \"requires_python\": \">=3.7.*\", \"requires_python_source\": \"/s/METADATA\"");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message, "table 3.7-3.10 3.11.2");
+	envlock_findings_free(f);
+	snprintf(text, sizeof(text), lock, "");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_int_equal(envlock_findings_get(f, 0)->severity, ENVLOCK_SEV_RISKY);
+	assert_string_equal(envlock_findings_get(f, 0)->message, "table 3.7-3.10 3.11.2");
+	envlock_findings_free(f);
+	free(rules);
+	unit_rmtree(dir);
+}
+
+/* mmcv_range: a range the codebase's __init__.py asserts beats the table's row */
+static void mmcv_range_files_first(void **state)
+{
+	char *dir = unit_tmpdir(), *rules;
+	envlock_findings *f;
+	const char *rule = "{\"id\": \"mm\", \"kind\": \"mmcv_range\", \"framework\": \"mmdet\", \"table\": \"t\", "
+			   "\"section\": \"frameworks\", \"severity\": \"breaking\", \"checks\": \"c\", "
+			   "\"message\": \"table {min} <= {mmcv} {bound} {max}\"},"
+			   "{\"id\": \"mm\", \"kind\": \"mmcv_range\", \"framework\": \"mmdet\", \"section\": \"frameworks\", "
+			   "\"severity\": \"breaking\", \"checks\": \"c\", \"message\": \"{file}: {range}, have {mmcv}\", \"source\": \"s\"}";
+	const char *rows = "{\"mmdet\": \"2.25.2\", \"mmcv_min\": \"1.3.17\", \"mmcv_max\": \"1.7.0\", \"max_inclusive\": true}";
+	const char *lock = "{\"envlock\": 1, \"frameworks\": {\"mmdet\": {\"status\": \"present\", \"version\": \"2.28.2\"%s},"
+			   " \"mmcv\": {\"status\": \"present\", \"version\": \"%s\", \"package\": \"mmcv-full\", \"ops\": true}}}";
+	const char *edited = ", \"mmcv_range\": {\"min\": \"1.3.17\", \"max\": \"1.8.0\", \"max_inclusive\": true,"
+			     " \"source\": \"/s/mmdet/__init__.py\"}";
+	char text[2048];
+
+	(void)state;
+	rules = rules_file(dir, rule, rows);
+	/* the edited maximum 1.8.0: mmcv 1.7.2 imports; the table's 1.7.0 is not asked */
+	snprintf(text, sizeof(text), lock, edited, "1.7.2");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
+	snprintf(text, sizeof(text), lock, edited, "1.8.0");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
+	/* mmcv 2.0: outside what the file asserts, and the finding names the file */
+	snprintf(text, sizeof(text), lock, edited, "2.0.0");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message, "/s/mmdet/__init__.py: 1.3.17 <= mmcv <= 1.8.0, have 2.0.0");
+	assert_string_equal(envlock_findings_get(f, 0)->source, "s");
+	envlock_findings_free(f);
+	/* 3.x's exclusive maximum; a file with one side only */
+	snprintf(text, sizeof(text), lock, ", \"mmcv_range\": {\"max\": \"2.2.0\", \"max_inclusive\": false, \"source\": \"/s/i.py\"}",
+		 "2.2.0");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message, "/s/i.py: mmcv < 2.2.0, have 2.2.0");
+	envlock_findings_free(f);
+	/* a file that checks no mmcv version: nothing to break */
+	snprintf(text, sizeof(text), lock, ", \"mmcv_range\": {\"source\": \"/s/i.py\"}", "9.0.0");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 0);
+	envlock_findings_free(f);
+	/* no recorded range: the table's row */
+	snprintf(text, sizeof(text), lock, "", "1.7.2");
+	f = check_json(dir, rules, text);
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message, "table 1.3.17 <= 1.7.2 <= 1.7.0");
+	envlock_findings_free(f);
+	free(rules);
+	unit_rmtree(dir);
+}
+
 static void gcc_and_glibc_rules(void **state)
 {
 	char *dir = unit_tmpdir(), *rules;
@@ -316,6 +467,9 @@ int main(void)
 		cmocka_unit_test(version_helpers),
 		cmocka_unit_test(driver_rules),
 		cmocka_unit_test(mmcv_and_torch_rules),
+		cmocka_unit_test(requires_python_specifiers),
+		cmocka_unit_test(torch_python_files_first),
+		cmocka_unit_test(mmcv_range_files_first),
 		cmocka_unit_test(gcc_and_glibc_rules),
 		cmocka_unit_test(record_checks_again),
 		cmocka_unit_test(rules_file_errors),

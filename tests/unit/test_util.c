@@ -11,9 +11,11 @@
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
+#include "util/pysource.h"
 #include "util/root.h"
 #include "util/spawn.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 static void buf_cap_is_hard(void **state)
 {
@@ -599,12 +601,161 @@ static void jget_int_rejects_what_does_not_fit(void **state)
 	cJSON_Delete(o);
 }
 
+/* text's mmcv range as "rc min max incl" ("-" for an unbounded side) */
+static char *range_of(const char *text, size_t len)
+{
+	el_mmcv_range r;
+	int rc = el_py_mmcv_range(text, len, &r);
+	char *out = el_xasprintf("%d %s %s %s", rc, r.min ? r.min : "-", r.max ? r.max : "-",
+				 r.max ? (r.max_inclusive ? "<=" : "<") : "-");
+
+	el_mmcv_range_release(&r);
+	return out;
+}
+
+static void expect_range(const char *text, const char *want)
+{
+	char *got = range_of(text, strlen(text));
+
+	if (strcmp(got, want) != 0)
+		fail_msg("'%s': got '%s', want '%s'", text, got, want);
+	free(got);
+}
+
+#define MMDET2_HEAD "import mmcv\n\nfrom .version import __version__, short_version\n\n\n" \
+	"def digit_version(version_str):\n    digit_version = []\n    for x in version_str.split('.'):\n" \
+	"        if x.isdigit():\n            digit_version.append(int(x))\n" \
+	"        elif x.find('rc') != -1:\n            patch_version = x.split('rc')\n" \
+	"            digit_version.append(int(patch_version[0]) - 1)\n" \
+	"            digit_version.append(int(patch_version[1]))\n    return digit_version\n\n\n"
+#define MMDET2_ASSERT "assert (mmcv_version >= digit_version(mmcv_minimum_version)\n" \
+	"        and mmcv_version <= digit_version(mmcv_maximum_version)), \\\n" \
+	"    f'MMCV=={mmcv.__version__} is used but incompatible. ' \\\n" \
+	"    f'Please install mmcv>={mmcv_minimum_version}, <={mmcv_maximum_version}.'\n"
+
+/* The shapes of OpenMMLab's own __init__.py files, and what is not read for certain. */
+static void py_mmcv_range_of_openmmlab_files(void **state)
+{
+	(void)state;
+	/* mmdet 2.x (open-mmlab/mmdetection at 22694d9): <=, and the common edit of its maximum */
+	expect_range(MMDET2_HEAD "mmcv_minimum_version = '1.3.17'\nmmcv_maximum_version = '1.5.0'\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n\n\n" MMDET2_ASSERT
+		     "\n__all__ = ['__version__', 'short_version']\n", "1 1.3.17 1.5.0 <=");
+	expect_range(MMDET2_HEAD "mmcv_minimum_version = '1.3.17'\nmmcv_maximum_version = '1.7.0'\n"
+		     "mmcv_maximum_version = '1.8.0'  # edited: the last assignment is the one asserted\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n" MMDET2_ASSERT, "1 1.3.17 1.8.0 <=");
+	/* mmdet 3.x, black-formatted: < */
+	expect_range("import mmcv\nimport mmengine\nfrom mmengine.utils import digit_version\n\n"
+		     "mmcv_minimum_version = \"2.0.0rc4\"\nmmcv_maximum_version = \"2.2.0\"\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n\n"
+		     "mmengine_minimum_version = \"0.7.1\"\nmmengine_maximum_version = \"1.0.0\"\n"
+		     "mmengine_version = digit_version(mmengine.__version__)\n\n"
+		     "assert mmcv_version >= digit_version(\n    mmcv_minimum_version\n"
+		     ") and mmcv_version < digit_version(mmcv_maximum_version), (\n"
+		     "    f\"MMCV=={mmcv.__version__} is used but incompatible. \"\n"
+		     "    f\"Please install mmcv>={mmcv_minimum_version}, <{mmcv_maximum_version}.\"\n)\n\n"
+		     "assert mmengine_version >= digit_version(\n    mmengine_minimum_version\n"
+		     ") and mmengine_version < digit_version(mmengine_maximum_version), (\n"
+		     "    f\"MMEngine=={mmengine.__version__} is used but incompatible.\"\n)\n", "1 2.0.0rc4 2.2.0 <");
+	/* mmpose 0.x (056d8db): two asserts, the bound on the left */
+	expect_range("import mmcv\nfrom mmcv import digit_version, parse_version_info\n\n"
+		     "mmcv_minimum_version = '1.1.1'\nmmcv_maximum_version = '1.2'\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n"
+		     "version_info = parse_version_info(__version__)\n\n"
+		     "assert digit_version(mmcv_minimum_version) <= mmcv_version, \\\n"
+		     "        f'MMCV=={mmcv.__version__} is used but incompatible. ' \\\n"
+		     "        f'Please install mmcv>={mmcv_minimum_version}.'\n\n"
+		     "assert digit_version(mmcv_maximum_version) > mmcv_version, \\\n"
+		     "        f'Please install mmcv<{mmcv_maximum_version}.'\n", "1 1.1.1 1.2 <");
+	/* mmaction2: a chain */
+	expect_range("mmcv_minimum_version = '1.1.1'\nmmcv_maximum_version = '1.2'\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n\n"
+		     "assert (digit_version(mmcv_minimum_version) <= mmcv_version\n"
+		     "        <= digit_version(mmcv_maximum_version)), \\\n    f'MMCV=={mmcv.__version__}'\n",
+		     "1 1.1.1 1.2 <=");
+	/* mmsegmentation 0.x (2c7724f): MMCV_MIN, versions made once */
+	expect_range("import mmcv\n\nMMCV_MIN = '1.3.7'\nMMCV_MAX = '1.4.0'\n\n\ndef digit_version(version_str):\n"
+		     "    return []\n\n\nmmcv_min_version = digit_version(MMCV_MIN)\n"
+		     "mmcv_max_version = digit_version(MMCV_MAX)\nmmcv_version = digit_version(mmcv.__version__)\n\n\n"
+		     "assert (mmcv_min_version <= mmcv_version <= mmcv_max_version), \\\n"
+		     "    f'MMCV=={mmcv.__version__} is used but incompatible. ' \\\n"
+		     "    f'Please install mmcv>={mmcv_min_version}, <={mmcv_max_version}.'\n", "1 1.3.7 1.4.0 <=");
+	/* the bounds without an assert (or with it commented out): importing checks nothing */
+	expect_range("mmcv_minimum_version = '2.0.0rc4'\nmmcv_maximum_version = '2.1.0'\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n"
+		     "# assert (mmcv_version >= digit_version(mmcv_minimum_version)\n"
+		     "#         and mmcv_version < digit_version(mmcv_maximum_version))\n"
+		     "__all__ = ['__version__']\n", "0 - - -");
+	expect_range("", "0 - - -");
+	/* an assert in a function runs only when it is called */
+	expect_range("mmcv_maximum_version = '1.8.0'\nmmcv_version = digit_version(mmcv.__version__)\n"
+		     "def check():\n    assert mmcv_version <= digit_version(mmcv_maximum_version)\n"
+		     "\n__all__ = []\n", "0 - - -");
+	/* not read for certain: a computed bound, a conditional bound, an or, an if ... raise, a bare string compare */
+	expect_range("mmcv_maximum_version = '.'.join(['1', '8'])\nmmcv_version = digit_version(mmcv.__version__)\n"
+		     "assert mmcv_version <= digit_version(mmcv_maximum_version)\n", "-1 - - -");
+	expect_range("if torch2:\n    mmcv_maximum_version = '2.2.0'\nelse:\n    mmcv_maximum_version = '2.1.0'\n"
+		     "mmcv_version = digit_version(mmcv.__version__)\n"
+		     "assert mmcv_version < digit_version(mmcv_maximum_version)\n", "-1 - - -");
+	expect_range("mmcv_version = digit_version(mmcv.__version__)\n"
+		     "assert mmcv_version < digit_version('2.1.0') or ALLOW\n", "-1 - - -");
+	expect_range("mmcv_version = digit_version(mmcv.__version__)\n"
+		     "if mmcv_version < digit_version('2.0.0rc0'):\n    raise RuntimeError('old mmcv')\n", "-1 - - -");
+	expect_range("assert mmcv.__version__ < '2.1.0'\n", "-1 - - -");
+	expect_range("mmcv_version = digit_version(mmcv.__version__)\n"
+		     "assert mmcv_version < digit_version('not a version')\n", "-1 - - -");
+	/* text that does not tokenize: an open bracket, an open string */
+	expect_range("mmcv_version = digit_version(mmcv.__version__\n", "-1 - - -");
+	expect_range("x = '''never closed\n", "-1 - - -");
+}
+
+/* Odd and huge input: no crash, no hang, no answer it cannot stand behind. */
+static void py_mmcv_range_on_odd_input(void **state)
+{
+	size_t n = 1u << 20;
+	char *big = el_xmalloc(n), *got;
+	el_buf b = EL_BUF_INIT(4u << 20);
+
+	(void)state;
+	/* one statement far longer than is followed, naming mmcv past the part kept */
+	memcpy(big, "assert (", 8);
+	for (size_t i = 8; i < n; i += 2)
+		memcpy(big + i, "1+", 2);
+	memcpy(big + n - 40, "0) or mmcv_version < digit_version('9')\n", 40);
+	got = range_of(big, n);
+	assert_string_equal(got, "-1 - - -");
+	free(got);
+	/* brackets a million deep, never closed */
+	memset(big, '(', n);
+	got = range_of(big, n);
+	assert_string_equal(got, "-1 - - -");
+	free(got);
+	/* NUL bytes, stray closers, lone backslashes */
+	memset(big, 0, n);
+	memcpy(big, ")\\\\\n'", 5);
+	got = range_of(big, n);
+	assert_string_equal(got, "-1 - - -");
+	free(got);
+	free(big);
+	/* a hundred thousand assignments: only so many names are followed, the assert still reads */
+	el_buf_puts(&b, "mmcv_maximum_version = '1.8.0'\nmmcv_version = digit_version(mmcv.__version__)\n");
+	for (int i = 0; i < 100000; i++)
+		el_buf_printf(&b, "v%d = '%d'\n", i, i);
+	el_buf_puts(&b, "assert mmcv_version <= digit_version(mmcv_maximum_version)\n");
+	got = range_of(b.data, b.len);
+	assert_string_equal(got, "1 - 1.8.0 <=");
+	free(got);
+	el_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(buf_cap_is_hard),
 		cmocka_unit_test(c_define_reads_only_real_macros),
 		cmocka_unit_test(py_assign_and_headers),
+		cmocka_unit_test(py_mmcv_range_of_openmmlab_files),
+		cmocka_unit_test(py_mmcv_range_on_odd_input),
 		cmocka_unit_test(json_writer_sorts_and_escapes),
 		cmocka_unit_test(lock_id_ignores_created_and_id),
 		cmocka_unit_test(canonical_text_is_the_writers),

@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:17282f7b228348120122b07b6483d87baddc40e88e4ab7221264b32b61912eee,
+# sha256:a70f85e1e901c6c09a99e64272abd8cd25372815c2714f93a4a5cfbf30f00c12,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:17282f7b228348120122b07b6483d87baddc40e88e4ab7221264b32b61912eee"
+LABEL envlock.lock-id="sha256:a70f85e1e901c6c09a99e64272abd8cd25372815c2714f93a4a5cfbf30f00c12"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

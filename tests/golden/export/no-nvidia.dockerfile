@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:6c37781d7e35559c53633c17552afb2c859e747e45b0039c7fbffd1feb760e11,
+# sha256:59680f95ec06fd145eb43caa6a64c5313ad88b6567b60647f0ca91d51074946d,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:6c37781d7e35559c53633c17552afb2c859e747e45b0039c7fbffd1feb760e11"
+LABEL envlock.lock-id="sha256:59680f95ec06fd145eb43caa6a64c5313ad88b6567b60647f0ca91d51074946d"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -11,15 +11,16 @@ cd "$(dirname "$0")/.."
 ENVLOCK=${ENVLOCK:-build/envlock}
 N=${N:-51}
 [ -x "$ENVLOCK" ] || make -s all
-tree=build/loader/tree
-sh tests/loader/mktree.sh build/loader/debs "$tree" || exit 0
+# TREE and FILE name another tree and file (t0075's wheel tree: torch's _C with NVIDIA's cuDNN and cudart)
+tree=${TREE:-build/loader/tree}
+sh tests/loader/mktree.sh build/loader/debs build/loader/tree || exit 0
 mkdir -p bench/out
 # the deepest: the most objects loaded, among the tree's libraries and extension modules
-file=$(cd "$tree" && for f in usr/lib/x86_64-linux-gnu/*.so.* usr/lib/python3.11/lib-dynload/*.so usr/bin/python3.11; do
+file=${FILE:-$(cd "$tree" && for f in usr/lib/x86_64-linux-gnu/*.so.* usr/lib/python3.11/lib-dynload/*.so usr/bin/python3.11; do
 	[ -L "$f" ] && continue
 	n=$("$OLDPWD/$ENVLOCK" ldd --root . --json "/$f" 2>/dev/null | grep -c '"path": "/') || true
 	echo "$n /$f"
-done | sort -n | tail -n 1 | cut -d' ' -f2)
+done | sort -n | tail -n 1 | cut -d' ' -f2)}
 python3 - "$ENVLOCK" "$tree" "$file" "$N" <<'PY' | tee bench/out/ldd.txt
 import statistics, subprocess, sys, time
 envlock, tree, f, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

@@ -50,6 +50,22 @@ setup_or_skip() {
 	fi
 }
 
+# debian_tree WHAT: tests/loader/mktree.sh's tree of Debian 12's own packages, made once
+# into $build/loader (skipping the suite, with the reason, when it cannot be made here);
+# sets build, work and tree, and can_chroot=yes when the real loader can be run in it.
+debian_tree() {
+	build=${BUILD:-build}
+	case $build in /*) ;; *) build=$top/$build ;; esac
+	work=$build/loader
+	tree=$work/tree
+	setup_or_skip "tests/loader/mktree.sh made the Debian tree" "$1" \
+		sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree"
+	can_chroot=no
+	if [ "$(id -u)" = 0 ] && chroot "$tree" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/python3.11 >/dev/null 2>&1; then
+		can_chroot=yes
+	fi
+}
+
 # check_eq WHAT EXPECTED ACTUAL
 check_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   expected: '$2'"; echo "#   actual:   '$3'"; fi

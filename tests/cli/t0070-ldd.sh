@@ -8,13 +8,8 @@
 #   chroot TREE /lib64/ld-linux-x86-64.so.2 --list FILE
 . "$(dirname "$0")/lib.sh"
 
-build=${BUILD:-build}
-case $build in /*) ;; *) build=$top/$build ;; esac
-work=$build/loader
-tree=$work/tree
-setup_or_skip "tests/loader/mktree.sh made the Debian tree" "envlock ldd agrees with the real loader on Debian 12's packages" \
-	sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree"
-if [ "$(id -u)" != 0 ] || ! chroot "$tree" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/python3.11 >/dev/null 2>&1; then
+debian_tree "envlock ldd agrees with the real loader on Debian 12's packages"
+if [ "$can_chroot" != yes ]; then
 	skip "envlock ldd agrees with the real loader in a chroot" "chroot needs root, and a loader the tree can run"
 	exit 0
 fi

@@ -8,12 +8,7 @@
 # mmcv's ops on another CUDA runtime than torch's, naming the exact files.
 . "$(dirname "$0")/lib.sh"
 
-build=${BUILD:-build}
-case $build in /*) ;; *) build=$top/$build ;; esac
-work=$build/loader
-tree=$work/tree
-setup_or_skip "tests/loader/mktree.sh made the Debian tree" "the loads section on Debian 12's packages" \
-	sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree"
+debian_tree "the loads section on Debian 12's packages"
 loads=$build/loads
 if ! sh "$top/tests/loader/mkloads.sh" "$tree" "$loads" >mk.out 2>&1; then
 	not_ok "tests/loader/mkloads.sh built the fixtures"; sed 's/^/#   /' mk.out | tail -n 20
@@ -21,10 +16,6 @@ if ! sh "$top/tests/loader/mkloads.sh" "$tree" "$loads" >mk.out 2>&1; then
 fi
 site=/usr/local/lib/python3.11/dist-packages
 ext=cpython-311-x86_64-linux-gnu.so
-can_chroot=no
-if [ "$(id -u)" = 0 ] && chroot "$tree" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/python3.11 >/dev/null 2>&1; then
-	can_chroot=yes
-fi
 save() { "$ENVLOCK" save --root "$1" --python /usr/bin/python3.11 -o "$2" 2>save.err; }
 
 # 1. Debian's python: the lock's resolution is the real loader's

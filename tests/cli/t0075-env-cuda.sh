@@ -10,19 +10,10 @@
 # rules leave them alone.
 . "$(dirname "$0")/lib.sh"
 
-build=${BUILD:-build}
-case $build in /*) ;; *) build=$top/$build ;; esac
-work=$build/loader
-tree=$work/tree
-setup_or_skip "tests/loader/mktree.sh made the Debian tree" "the environment's CUDA on Debian 12's packages" \
-	sh "$top/tests/loader/mktree.sh" "$work/debs" "$tree"
+debian_tree "the environment's CUDA on Debian 12's packages"
 trees=$build/envcuda
 setup_or_skip "tests/loader/mkenvcuda.sh built the trees" "the environment's CUDA from NVIDIA's wheel files" \
 	sh "$top/tests/loader/mkenvcuda.sh" "$tree" "$trees"
-can_chroot=no
-if [ "$(id -u)" = 0 ] && chroot "$tree" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/python3.11 >/dev/null 2>&1; then
-	can_chroot=yes
-fi
 cw=${CUDA_WHEELS:-/usr/local/cuda}
 ext=cpython-311-x86_64-linux-gnu.so
 

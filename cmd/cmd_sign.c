@@ -1,4 +1,4 @@
-/* envlock sign, verify-sig, keygen: Ed25519 signatures of lockfiles. */
+/* envlock sign, verify-sig, keygen: Ed25519 signatures of whole lockfiles. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +9,17 @@
 static void usage_sign(FILE *out)
 {
 	fputs("usage: envlock sign LOCK --key KEY.pem [-o LOCK.sig]\n"
+	      "       envlock sign LOCK --print-signed-bytes\n"
 	      "       envlock sign --file FILE --key KEY.pem [-o FILE.sig]\n"
 	      "\n"
-	      "  -k, --key KEY.pem   Ed25519 private key (PEM, unencrypted; envlock keygen makes one)\n"
-	      "  -o, --output FILE   signature file to write (default LOCK.sig; - for stdout)\n"
-	      "      --file          FILE is any file (a release's SHA256SUMS): sign its bytes as they are\n"
+	      "  -k, --key KEY.pem         Ed25519 private key (PEM, unencrypted; envlock keygen makes one)\n"
+	      "  -o, --output FILE         signature file to write (default LOCK.sig; - for stdout)\n"
+	      "      --print-signed-bytes  write the bytes a signature of LOCK covers to stdout; sign nothing\n"
+	      "      --file                FILE is any file (a release's SHA256SUMS): sign its bytes as they are\n"
 	      "\n"
-	      "Signs the lock's canonical form, the bytes its id is computed from: re-indenting\n"
-	      "the file keeps the signature valid, changing any value breaks it.\n", out);
+	      "Signs the whole lock, created and verify included, as canonical JSON (keys sorted,\n"
+	      "no whitespace): re-indenting the file keeps the signature valid, changing any value,\n"
+	      "the date or the verify section breaks it.\n", out);
 }
 
 static void usage_verify(FILE *out)
@@ -28,6 +31,7 @@ static void usage_verify(FILE *out)
 	      "  -p, --pub PUB.pem   the signer's Ed25519 public key (PEM)\n"
 	      "      --file          FILE is any file, signed with sign --file\n"
 	      "\n"
+	      "Says what the signature covers: the lock id, created and the verify result.\n"
 	      "Exit status: 0 the signature is valid, 1 it is not, 2 an input cannot be read.\n", out);
 }
 
@@ -43,18 +47,19 @@ static void usage_keygen(FILE *out)
 /*
  * What sign and verify-sig share after their options: exactly one LOCK
  * (or, with file, any FILE) and the required key (key_flag names it in the
- * error), the signature file (sig, else LOCK.sig, malloc'd into
- * *sig_path) and the loaded lock (none for a file). CMD_OK; the status to
- * exit with after saying why; or the library's code of a failed load.
+ * error; none with no_key), the signature file (sig, else LOCK.sig,
+ * malloc'd into *sig_path) and the loaded lock (none for a file). CMD_OK;
+ * the status to exit with after saying why; or the library's code of a
+ * failed load.
  */
-static int signed_lock(const char *cmd, int argc, char **argv, const char *key, const char *key_flag,
+static int signed_lock(const char *cmd, int argc, char **argv, const char *key, const char *key_flag, int no_key,
 		       const char *sig, int file, void (*usage)(FILE *), envlock_ctx *ctx, envlock_lock **lock,
 		       char **sig_path)
 {
 	*lock = NULL;
 	*sig_path = NULL;
-	if (argc - optind != 1 || !key) {
-		cmd_error("%s: expected one LOCK and %s", cmd, key_flag);
+	if (argc - optind != 1 || (!key && !no_key)) {
+		cmd_error("%s: expected one LOCK%s%s", cmd, no_key ? "" : " and ", no_key ? "" : key_flag);
 		usage(stderr);
 		return CMD_USAGE;
 	}
@@ -66,40 +71,88 @@ static int signed_lock(const char *cmd, int argc, char **argv, const char *key, 
 	return file ? CMD_OK : cmd_lock_load(lock, ctx, argv[optind]);
 }
 
+/* "verify: pass", or that the lock had no verify section. */
+static const char *verify_words(const char *result, char *buf, size_t size)
+{
+	if (!*result)
+		return "no verify section";
+	snprintf(buf, size, "verify: %s", result);
+	return buf;
+}
+
+/* sign LOCK --print-signed-bytes: the bytes a signature of the lock covers, as they are. */
+static int print_signed_bytes(envlock_ctx *ctx, const envlock_lock *lock, const char *path)
+{
+	size_t len = 0;
+	char *bytes = NULL;
+	int rc = envlock_signed_bytes(&bytes, &len, ctx, lock);
+
+	if (rc == 0) {
+		fwrite(bytes, 1, len, stdout);
+		envlock_signed_bytes_free(bytes);
+		return CMD_OK;
+	}
+	cmd_error("sign: '%s': %s", path, envlock_error_last(ctx));
+	return CMD_USAGE;
+}
+
 int cmd_sign(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "key", required_argument, NULL, 'k' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "file", no_argument, NULL, 'F' },
+		{ "print-signed-bytes", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *key = NULL, *output = NULL;
 	envlock_sign_result res;
 	envlock_lock *lock = NULL;
-	char *path = NULL;
-	int c, file = 0, rc;
+	char *path = NULL, words[64];
+	int c, file = 0, print = 0, rc;
 
 	while ((c = getopt_long(argc, argv, "k:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'k': key = optarg; break;
 		case 'o': output = optarg; break;
 		case 'F': file = 1; break;
+		case 'P': print = 1; break;
 		case 'h': usage_sign(stdout); return CMD_OK;
 		default: return cmd_bad_option("sign", argv, usage_sign);
 		}
 	}
-	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", output, file, usage_sign, ctx, &lock,
+	if (print && (file || key || output)) {
+		cmd_error("sign: --print-signed-bytes signs nothing and writes to stdout: it takes a LOCK and no %s",
+			  file ? "--file" : key ? "--key" : "-o");
+		usage_sign(stderr);
+		return CMD_USAGE;
+	}
+	if ((rc = signed_lock("sign", argc, argv, key, "--key KEY.pem", print, output, file, usage_sign, ctx, &lock,
 			      &path)) != CMD_OK)
 		goto done;
-	if ((file ? envlock_sign_file(&res, ctx, argv[optind], key, path) : envlock_sign(&res, ctx, lock, key, path)) != 0) {
+	if (print) {
+		rc = print_signed_bytes(ctx, lock, argv[optind]);
+		goto done;
+	}
+	rc = file ? envlock_sign_file(&res, ctx, argv[optind], key, path) : envlock_sign(&res, ctx, lock, key, path);
+	if (rc == ENVLOCK_EINVAL) {
+		/* a lock that is not as it was saved: the lock is at fault, not the key */
+		cmd_error("sign: '%s': %s", argv[optind], envlock_error_last(ctx));
+		rc = CMD_USAGE;
+		goto done;
+	} else if (rc != 0) {
 		cmd_error("sign: %s", envlock_error_last(ctx));
 		rc = CMD_FAIL;
 		goto done;
 	}
-	if (!output || strcmp(output, "-") != 0)
-		printf("signed %s\nkey %s\nwrote %s\n", res.lock_id, res.fingerprint, path);
+	if (!output || strcmp(output, "-") != 0) {
+		printf("signed %s\n", res.lock_id);
+		if (!file)
+			printf("covers the whole lock: created %s, %s\n", res.created,
+			       verify_words(res.verify, words, sizeof(words)));
+		printf("key %s\nwrote %s\n", res.fingerprint, path);
+	}
 	rc = CMD_OK;
 done:
 	envlock_lock_free(lock);
@@ -119,7 +172,7 @@ int cmd_verify_sig(int argc, char **argv, envlock_ctx *ctx)
 	const char *sig = NULL, *pub = NULL;
 	envlock_sig_report rep;
 	envlock_lock *lock = NULL;
-	char *path = NULL;
+	char *path = NULL, words[64];
 	int c, file = 0, rc;
 
 	while ((c = getopt_long(argc, argv, "s:p:h", options, NULL)) != -1) {
@@ -131,7 +184,7 @@ int cmd_verify_sig(int argc, char **argv, envlock_ctx *ctx)
 		default: return cmd_bad_option("verify-sig", argv, usage_verify);
 		}
 	}
-	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", sig, file, usage_verify, ctx, &lock,
+	if ((rc = signed_lock("verify-sig", argc, argv, pub, "--pub PUB.pem", 0, sig, file, usage_verify, ctx, &lock,
 			      &path)) != CMD_OK)
 		goto done;
 	/* an input that cannot be read is an error (2), not a signature that fails (1) */
@@ -142,7 +195,8 @@ int cmd_verify_sig(int argc, char **argv, envlock_ctx *ctx)
 		if (file)
 			printf("ok: '%s' (%s) is signed by key %s\n", argv[optind], rep.lock_id, rep.fingerprint);
 		else
-			printf("ok: %s is signed by key %s\n", rep.lock_id, rep.fingerprint);
+			printf("ok: %s (created %s, %s) is signed by key %s\n", rep.lock_id, rep.created,
+			       verify_words(rep.verify, words, sizeof(words)), rep.fingerprint);
 		rc = CMD_OK;
 	} else {
 		cmd_error("verify-sig: '%s': %s", argv[optind], rep.reason);

@@ -47,7 +47,7 @@ _envlock_options()
 		*) echo "-o --output --lock --exclude --checkpoints --level --threads -q --quiet -h --help" ;;
 		esac ;;
 	report) echo "--format -o --output --short --against --rules -h --help" ;;
-	sign) echo "-k --key -o --output --file -h --help" ;;
+	sign) echo "-k --key -o --output --file --print-signed-bytes -h --help" ;;
 	verify-sig) echo "-s --sig -p --pub --file -h --help" ;;
 	keygen) echo "-o --output --force -h --help" ;;
 	export) echo "-f --format -o --output -q --quiet -h --help" ;;

@@ -73,11 +73,30 @@ int el_json_write(const cJSON *item, el_buf *out, int indent);
 /*
  * Append the canonical form of the lock to out: the document without
  * "id", "created" and "verify" (measurements at save time), keys sorted, compact (el_json_write with indent 0).
- * These are the bytes the lock id is the SHA-256 of, and the bytes a
- * signature covers; re-indenting or reordering the file does not change
- * them, changing any value does. The document is unchanged afterwards.
+ * These are the bytes the lock id is the SHA-256 of (and what a format 1
+ * signature, before envlock signed the whole document, covered);
+ * re-indenting or reordering the file does not change them, changing any
+ * value does. The document is unchanged afterwards.
  */
 void el_lock_canonical(envlock_lock *lock, el_buf *out);
+
+/* "sha256:" + 64 hex digits + NUL */
+#define EL_LOCK_DIGEST_SIZE (7 + EL_SHA256_HEX)
+
+/*
+ * Append the form a signature of the lock covers (envlock sign): the
+ * whole document, "id", "created" and "verify" included, keys sorted
+ * bytewise, compact (el_json_write with indent 0). Re-indenting or
+ * reordering the file does not change it; changing any value, the date
+ * or the verify section does.
+ */
+void el_lock_document(const envlock_lock *lock, el_buf *out);
+
+/*
+ * "sha256:<hex>" of the compact form of the lock's "verify" section into
+ * out, and true; "" and false when the lock has none.
+ */
+bool el_lock_verify_digest(const envlock_lock *lock, char out[EL_LOCK_DIGEST_SIZE]);
 
 /*
  * Rewrite a lock file's text, in place, into its canonical form (the

@@ -22,10 +22,24 @@ int el_key_read(EVP_PKEY **out, envlock_ctx *ctx, const char *path, int want_pri
 /* "sha256:<hex>" of the raw 32-byte public key of pkey. */
 int el_key_fingerprint(char out[ENVLOCK_SIGN_ID_SIZE], envlock_ctx *ctx, EVP_PKEY *pkey);
 
-/* A parsed signature file: of a lock (lock_id) or of a file's bytes (file_sha256), never both. */
+/* Signature file formats: 1 a lock's id form or a file's bytes, 2 a lock's whole document. */
+#define EL_SIG_FORMAT_OLD 1
+#define EL_SIG_FORMAT_DOCUMENT 2
+
+/*
+ * A parsed signature file: of a lock (lock_id) or of a file's bytes
+ * (file_sha256, format 1), never both. A lock's format 2 file also
+ * records what was signed besides the content: created, and the verify
+ * section's result and digest (has_verify 0: there was none).
+ */
 typedef struct {
+	int format;
 	char lock_id[ENVLOCK_SIGN_ID_SIZE];
 	char file_sha256[ENVLOCK_SIGN_ID_SIZE];
+	char created[ENVLOCK_SIGN_CREATED_SIZE];
+	int has_verify;
+	char verify_result[ENVLOCK_SIGN_RESULT_SIZE];
+	char verify_sha256[ENVLOCK_SIGN_ID_SIZE];
 	char key_sha256[65];
 	unsigned char sig[EL_ED25519_SIG_LEN];
 } el_sigfile;
@@ -33,7 +47,7 @@ typedef struct {
 /* Read and check a signature file the user named. */
 int el_sigfile_read(el_sigfile *out, envlock_ctx *ctx, const char *path);
 
-/* Serialise a signature file (2-space JSON, final newline); malloc'd. */
+/* Serialise a signature file in its format (2-space JSON, final newline); malloc'd. */
 char *el_sigfile_format(const el_sigfile *s, size_t *len);
 
 #endif

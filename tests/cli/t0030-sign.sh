@@ -1,6 +1,8 @@
 #!/bin/sh
 # envlock keygen, sign, verify-sig: key files and modes, valid and broken
-# signatures, hostile inputs, and interop with the openssl CLI both ways.
+# signatures, what a lock's signature covers (the whole document: created
+# and verify too), old signatures, hostile inputs, and interop with the
+# openssl CLI both ways.
 . "$(dirname "$0")/lib.sh"
 
 cd "$scratch" || exit 1
@@ -35,6 +37,11 @@ check_eq "--force keeps mode 0600" "600" "$(stat -c %a alice.key.pem)"
 "$ENVLOCK" sign lock.json --key alice.key.pem >out 2>err
 check_status "sign" 0 $?
 check_eq "sign names the lock it signed" "signed $(jget lock.json id)" "$(head -n 1 out)"
+check_eq "and what the signature covers" "covers the whole lock: created $(jget lock.json created), no verify section" \
+	"$(sed -n 2p out)"
+check_eq "the signature file records it" "2 document $(jget lock.json created)" \
+	"$(jget lock.json.sig envlock_signature) $(jget lock.json.sig covers) $(jget lock.json.sig created)"
+check_grep "and that the lock had no verify section" '^  "verify": null$' lock.json.sig
 if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.sig.schema.json" lock.json.sig >v 2>&1; then
 	ok "the signature file is valid against its schema"
 else
@@ -42,7 +49,9 @@ else
 fi
 "$ENVLOCK" verify-sig lock.json --pub alice.pub.pem >out 2>err
 check_status "verify-sig of the signed lock" 0 $?
-check_eq "verify-sig says which lock and key" "ok: $(jget lock.json id) is signed by key sha256:$(openssl pkey -pubin -in alice.pub.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)" "$(cat out)"
+alice=sha256:$(openssl pkey -pubin -in alice.pub.pem -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)
+check_eq "verify-sig says which lock, date and key, and that no verify section was signed" \
+	"ok: $(jget lock.json id) (created $(jget lock.json created), no verify section) is signed by key $alice" "$(cat out)"
 
 # re-indented, keys reordered, unicode escaped: the same canonical form
 "$PYTHON" -c 'import json,sys; d=json.load(open("lock.json")); d=dict(reversed(list(d.items()))); json.dump(d, open("reindented.json","w"), indent=7, ensure_ascii=True)'
@@ -77,6 +86,136 @@ PY
 check_status "a flipped signature bit fails" 1 $?
 check_grep "it says the signature does not match" "the signature does not match this lock's content and key" err
 
+# what a paper cites besides the environment: the date and the verify result are signed too
+"$PYTHON" - lock.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+stages = [{"stage": s, "status": "pass", "reason": "passed", "figures": {"seconds": 0.125, "max_deviation": 1.5e-07}}
+          for s in ("toolchain", "runtime", "training", "cudnn", "lock")]
+v = {"envlock_verify": 1, "result": "pass", "exit_status": 0, "steps": 200, "stages": stages}
+def put(name, doc):
+    json.dump(doc, open(name, "w"), indent=2)
+put("added.json", dict(d, verify=v))
+put("backdated.json", dict(d, created="2019-06-01T00:00:00Z"))
+put("verified.json", dict(d, verify=v))
+PY
+for f in added backdated; do cp lock.json.sig $f.json.sig; done
+"$ENVLOCK" verify-sig added.json --pub alice.pub.pem >out 2>err
+check_status "a verify section added after signing fails" 1 $?
+check_eq "it says so, with the result added" \
+	"envlock: verify-sig: 'added.json': a verify section was added after signing: the signature covers none, this lock's says pass" "$(cat err)"
+"$ENVLOCK" verify-sig backdated.json --pub alice.pub.pem >out 2>err
+check_status "a backdated created fails" 1 $?
+check_eq "it names both dates" \
+	"envlock: verify-sig: 'backdated.json': \"created\" changed after signing: the signature covers $(jget lock.json created), this lock says 2019-06-01T00:00:00Z" "$(cat err)"
+check_eq "neither edit changes the lock id (a measurement and a date, not the environment)" \
+	"$(jget lock.json id) $(jget lock.json id)" "$("$ENVLOCK" show added.json 2>/dev/null | sed -n '1s/^envlock //p') $("$ENVLOCK" show backdated.json 2>/dev/null | sed -n '1s/^envlock //p')"
+"$ENVLOCK" sign verified.json --key alice.key.pem >out 2>err
+check_status "sign a lock with a verify section" 0 $?
+check_eq "sign says the verify result is covered" "covers the whole lock: created $(jget verified.json created), verify: pass" "$(sed -n 2p out)"
+check_eq "the signature file records the result and the section's digest" "pass sha256:" \
+	"$(jget verified.json.sig verify.result) $(jget verified.json.sig verify.sha256 | cut -c1-7)"
+if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.sig.schema.json" verified.json.sig >v 2>&1; then
+	ok "that signature file is valid against the schema"
+else
+	not_ok "that signature file is valid against the schema"; sed 's/^/#   /' v
+fi
+"$ENVLOCK" verify-sig verified.json --pub alice.pub.pem >out 2>err
+check_status "verify-sig of the verified lock" 0 $?
+check_eq "it says the verify result was signed" \
+	"ok: $(jget verified.json id) (created $(jget verified.json created), verify: pass) is signed by key $alice" "$(cat out)"
+"$PYTHON" -c 'import json; d=json.load(open("verified.json")); d=dict(reversed(list(d.items()))); json.dump(d, open("verified2.json","w"), indent=5, ensure_ascii=True)'
+cp verified.json.sig verified2.json.sig
+"$ENVLOCK" verify-sig verified2.json --pub alice.pub.pem >/dev/null 2>err
+check_status "re-indented and reordered, with its verify section, it still verifies" 0 $?
+"$PYTHON" - verified.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+json.dump(dict(d, verify=dict(d["verify"], result="fail", exit_status=1)), open("result.json", "w"), indent=2)
+stages = [dict(s) for s in d["verify"]["stages"]]
+stages[2] = dict(stages[2], figures={"seconds": 0.125, "max_deviation": 0.5})
+json.dump(dict(d, verify=dict(d["verify"], stages=stages)), open("figures.json", "w"), indent=2)
+del d["verify"]
+json.dump(d, open("removed.json", "w"), indent=2)
+PY
+for f in result figures removed; do cp verified.json.sig $f.json.sig; done
+"$ENVLOCK" verify-sig result.json --pub alice.pub.pem >out 2>err
+check_status "a verify result changed after signing fails" 1 $?
+check_eq "it names both results" \
+	"envlock: verify-sig: 'result.json': the verify result changed after signing: the signature covers pass, this lock says fail" "$(cat err)"
+"$ENVLOCK" verify-sig figures.json --pub alice.pub.pem >out 2>err
+check_status "a verify figure changed after signing fails" 1 $?
+check_eq "it says the section changed, not its result" \
+	"envlock: verify-sig: 'figures.json': the verify section changed after signing (its result, pass, did not)" "$(cat err)"
+"$ENVLOCK" verify-sig removed.json --pub alice.pub.pem >out 2>err
+check_status "a verify section removed after signing fails" 1 $?
+check_grep "it says so" "the verify section was removed after signing: the signature covers one that says pass" err
+# the signature file's own record edited (the lock is as signed): said as such
+sed 's/"result": "pass"/"result": "fail"/' verified.json.sig >recedit.sig
+"$ENVLOCK" verify-sig verified.json --sig recedit.sig --pub alice.pub.pem >out 2>err
+check_status "a signature file whose record of the verify result was edited fails" 1 $?
+check_grep "it says the signature file was edited" "the signature file records created .* and verify result fail, but the signed lock has .* and pass: the signature file was edited" err
+
+# an old signature (format 1, over the lock id's form: neither created nor verify) is refused, saying why
+"$PYTHON" - lock.json idform.bin <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d.pop("id"); d.pop("created")
+open(sys.argv[2], "wb").write(json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+PY
+if openssl pkeyutl -help 2>&1 | grep -q -- -rawin; then
+	openssl pkeyutl -sign -inkey alice.key.pem -rawin -in idform.bin -out old.bin 2>/dev/null
+	"$PYTHON" - old.bin lock.json.sig old.sig <<'PY'
+import base64, json, sys
+s = json.load(open(sys.argv[2]))
+old = {k: s[k] for k in ("algorithm", "lock_id", "public_key_sha256")}
+old.update(envlock_signature=1, signature=base64.b64encode(open(sys.argv[1], "rb").read()).decode())
+json.dump(old, open(sys.argv[3], "w"), indent=2)
+PY
+	if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.sig.schema.json" old.sig >v 2>&1; then
+		ok "an old lock signature is still a valid signature file"
+	else
+		not_ok "an old lock signature is still a valid signature file"; sed 's/^/#   /' v
+	fi
+	"$ENVLOCK" verify-sig lock.json --sig old.sig --pub alice.pub.pem >out 2>err
+	check_status "an old signature of an unchanged lock is refused" 1 $?
+	check_eq "in one line: intact, but it covers neither created nor verify" \
+		"envlock: verify-sig: 'lock.json': an old signature (envlock_signature 1): the lock's content is as signed, but it covers neither \"created\" nor \"verify\", so it is refused; the signer must sign the lock again" \
+		"$(cat err)"
+	check_eq "and prints no ok" "" "$(cat out)"
+	"$ENVLOCK" verify-sig added.json --sig old.sig --pub alice.pub.pem >out 2>err
+	check_status "an old signature of a lock given a verify section later" 1 $?
+	check_grep "the same refusal" "covers neither \"created\" nor \"verify\", so it is refused" err
+	"$ENVLOCK" verify-sig lock.json --sig old.sig --pub mallory.pub.pem >out 2>err
+	check_status "an old signature checked with another key" 1 $?
+	check_grep "says another key, not old form" "signed by another key" err
+	"$PYTHON" - old.sig oldflip.sig <<'PY'
+import base64, json, sys
+s = json.load(open(sys.argv[1])); raw = bytearray(base64.b64decode(s["signature"])); raw[3] ^= 1
+s["signature"] = base64.b64encode(bytes(raw)).decode(); json.dump(s, open(sys.argv[2], "w"))
+PY
+	"$ENVLOCK" verify-sig lock.json --sig oldflip.sig --pub alice.pub.pem >out 2>err
+	check_status "a damaged old signature" 1 $?
+	check_grep "says it does not match, not that it is intact" "the signature does not match this lock's content and key" err
+else
+	skip "old signatures" "this openssl has no -rawin (OpenSSL 3.0 added it)"
+fi
+
+# a lock whose recorded id is not its content's is not signed (its signature could never be checked)
+"$PYTHON" -c 'import json; d=json.load(open("lock.json")); d["host"]["hostname"]="edited"; json.dump(d, open("stale.json","w"), indent=2)'
+"$ENVLOCK" sign stale.json --key alice.key.pem >out 2>err
+check_status "sign of a lock edited after it was saved" 2 $?
+check_grep "one line naming the file: not signed" "^envlock: sign: 'stale.json': its recorded id $(jget lock.json id) is not the id of its content (sha256:[0-9a-f]*): not signed$" err
+check_eq "no signature file" "no" "$(test -e stale.json.sig && echo yes || echo no)"
+# a lock that fails its schema: one line naming it, exit 2, for both commands
+"$PYTHON" -c 'import json; d=json.load(open("lock.json")); d["created"]="yesterday"; json.dump(d, open("invalid.json","w"), indent=2)'
+cp lock.json.sig invalid.json.sig
+"$ENVLOCK" sign invalid.json --key alice.key.pem >out 2>err
+check_status "sign of a lock that fails its schema" 2 $?
+check_eq "one line naming it" "1 yes" "$(wc -l <err | tr -d ' ') $(grep -q "^envlock: sign: 'invalid.json': not a valid lockfile: " err && echo yes || echo no)"
+"$ENVLOCK" verify-sig invalid.json --pub alice.pub.pem >out 2>err
+check_status "verify-sig of a lock that fails its schema" 2 $?
+check_eq "one line naming it" "1 yes" "$(wc -l <err | tr -d ' ') $(grep -q "^envlock: verify-sig: 'invalid.json': not a valid lockfile: " err && echo yes || echo no)"
+
 # malformed signature files: one clear line each, exit 2
 bad_sig() { # WHAT CONTENT EXPECTED-MESSAGE
 	printf '%s' "$2" >bad.sig
@@ -87,7 +226,15 @@ bad_sig() { # WHAT CONTENT EXPECTED-MESSAGE
 good=$(cat lock.json.sig)
 bad_sig "not JSON" "not json" "not an envlock signature file: not a JSON object"
 bad_sig "no format number" '{"algorithm": "ed25519"}' 'not an envlock signature file: no "envlock_signature" format number'
-bad_sig "a future format" '{"envlock_signature": 2}' "signature format 2 is not supported (this envlock reads 1)"
+bad_sig "a future format" '{"envlock_signature": 3}' "signature format 3 is not supported (this envlock reads 1 and 2)"
+bad_sig "covers something else" "$(echo "$good" | sed 's/"document"/"content"/')" "it covers 'content', which this envlock does not know (it signs the whole \"document\")"
+bad_sig "no covers" "$(echo "$good" | sed '/"covers"/d')" 'not an envlock signature file: no "covers"'
+bad_sig "a created that is not a time" "$(echo "$good" | sed 's/"created": "[^"]*"/"created": "yesterday"/')" 'not an envlock signature file: "created" is not a time like 2026-01-31T12:00:00Z'
+bad_sig "no verify" "$(echo "$good" | sed '/"verify": null/d; s/\("signature": "[^"]*"\),$/\1/')" 'not an envlock signature file: no "verify" (null when the lock had no verify section)'
+bad_sig "a verify that is a string" "$(echo "$good" | sed 's/"verify": null/"verify": "pass"/')" 'not an envlock signature file: "verify" is neither null nor an object'
+bad_sig "a verify with another member" "$(echo "$good" | sed 's/"verify": null/"verify": {"result": "pass", "note": 1}/')" 'not an envlock signature file: unexpected member "note" in "verify"'
+bad_sig "a verify with an unknown result" "$(echo "$good" | sed 's/"verify": null/"verify": {"result": "great", "sha256": "sha256:'"$(printf '%064d' 0)"'"}/')" 'not an envlock signature file: "verify" has no "result" of pass, fail or no-gpu'
+bad_sig "a format 1 file with format 2 members" "$(echo "$good" | sed 's/"envlock_signature": 2/"envlock_signature": 1/')" 'not an envlock signature file: unexpected member "covers"'
 bad_sig "another algorithm" "$(echo "$good" | sed 's/"ed25519"/"rsa-pss"/')" "algorithm 'rsa-pss' is not supported (envlock signs with ed25519)"
 bad_sig "a short signature" "$(echo "$good" | sed 's/"signature": "..../"signature": "/')" 'not an envlock signature file: "signature" is not the base64 of a 64-byte Ed25519 signature'
 bad_sig "a lock id that is not one" "$(echo "$good" | sed 's/"lock_id": "sha256:/"lock_id": "md5:/')" 'not an envlock signature file: "lock_id" is not "sha256:" and 64 hex digits'
@@ -125,25 +272,51 @@ check_eq "a private key to verify-sig" "envlock: verify-sig: 'alice.key.pem': a 
 "$ENVLOCK" sign lock.json >out 2>err
 check_status "sign without --key" 2 $?
 
-# the canonical bytes, rebuilt independently: Python's json, sorted, compact, without id and created
+# the id's form, rebuilt independently: Python's json, sorted, compact, without id, created (and verify)
 "$PYTHON" - lock.json canon.bin <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d.pop("id"); d.pop("created")
 open(sys.argv[2], "wb").write(json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
 PY
 check_eq "sha256 of Python's canonical bytes = the lock id" "$(jget lock.json id)" "sha256:$(sha256sum canon.bin | cut -d' ' -f1)"
-"$PYTHON" -c 'import base64,json,sys; open("sig.bin","wb").write(base64.b64decode(json.load(open("lock.json.sig"))["signature"]))'
+# the signed bytes: the whole document, sorted, compact, as Python's json writes it and as --print-signed-bytes prints it
+"$PYTHON" - verified.json whole.bin <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+open(sys.argv[2], "wb").write(json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+PY
+"$ENVLOCK" sign verified2.json --print-signed-bytes >printed.bin 2>err
+check_status "sign --print-signed-bytes" 0 $?
+if cmp -s whole.bin printed.bin; then ok "--print-signed-bytes of the re-indented lock = Python's sorted compact dump of the whole document"
+else not_ok "--print-signed-bytes of the re-indented lock = Python's sorted compact dump of the whole document"; cmp whole.bin printed.bin | sed 's/^/#   /'; fi
+check_grep "those bytes hold created and verify" '"created":"[^"]*".*"id":"sha256:[0-9a-f]*".*"verify":{"envlock_verify":1' printed.bin
+"$ENVLOCK" sign verified.json --print-signed-bytes --key alice.key.pem >out 2>err
+check_status "--print-signed-bytes with --key" 2 $?
+check_grep "says it signs nothing" "^envlock: sign: --print-signed-bytes signs nothing and writes to stdout: it takes a LOCK and no --key$" err
+"$ENVLOCK" sign stale.json --print-signed-bytes >out 2>err
+check_status "--print-signed-bytes of a lock edited after it was saved" 2 $?
+check_eq "prints no bytes" "" "$(cat out)"
+"$PYTHON" -c 'import base64,json,sys; open("sig.bin","wb").write(base64.b64decode(json.load(open("verified.json.sig"))["signature"]))'
 if openssl pkeyutl -help 2>&1 | grep -q -- -rawin; then
-	openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in canon.bin -sigfile sig.bin >out 2>&1
-	check_status "openssl pkeyutl -verify -rawin accepts envlock's signature" 0 $?
+	openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in printed.bin -sigfile sig.bin >out 2>&1
+	check_status "openssl pkeyutl -verify -rawin accepts envlock's signature over the printed bytes" 0 $?
+	openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in whole.bin -sigfile sig.bin >out 2>&1
+	check_status "and over Python's bytes" 0 $?
+	"$PYTHON" - verified.json idform2.bin <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d.pop("id"); d.pop("created"); d.pop("verify")
+open(sys.argv[2], "wb").write(json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+PY
+	openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in idform2.bin -sigfile sig.bin >out 2>&1
+	check_status "but not over the id's form: the signature is not over the environment alone" 1 $?
 	# and the other way: openssl signs, envlock verifies
-	openssl pkeyutl -sign -inkey alice.key.pem -rawin -in canon.bin -out osig.bin 2>/dev/null
-	"$PYTHON" - osig.bin lock.json.sig openssl.sig <<'PY'
+	openssl pkeyutl -sign -inkey alice.key.pem -rawin -in whole.bin -out osig.bin 2>/dev/null
+	"$PYTHON" - osig.bin verified.json.sig openssl.sig <<'PY'
 import base64, json, sys
 s = json.load(open(sys.argv[2])); s["signature"] = base64.b64encode(open(sys.argv[1], "rb").read()).decode()
 json.dump(s, open(sys.argv[3], "w"), indent=2)
 PY
-	"$ENVLOCK" verify-sig lock.json --sig openssl.sig --pub alice.pub.pem >out 2>err
+	"$ENVLOCK" verify-sig verified.json --sig openssl.sig --pub alice.pub.pem >out 2>err
 	check_status "envlock accepts a signature made by openssl pkeyutl -sign -rawin" 0 $?
 else
 	skip "openssl pkeyutl interop" "this openssl has no -rawin (OpenSSL 3.0 added it)"

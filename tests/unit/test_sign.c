@@ -1,7 +1,8 @@
 /*
- * Unit tests for signatures: the canonical bytes (shared with the lock id),
- * key generation and its file modes, signing and verifying in process,
- * signature files that are not, and the no-replace atomic write.
+ * Unit tests for signatures: the id's canonical bytes, the whole document a
+ * signature covers, key generation and its file modes, signing and
+ * verifying in process (what no longer matches when created or verify
+ * change), signature files that are not, and the no-replace atomic write.
  */
 #include "unit.h"
 
@@ -85,6 +86,78 @@ static void canonical_form(void **state)
 	unit_rmtree(dir);
 }
 
+/* The bytes a signature covers: the whole document, id, created and verify too, in any layout the same. */
+static void document_form(void **state)
+{
+	char *dir = unit_tmpdir(), path[4200], digest[EL_LOCK_DIGEST_SIZE], *bytes = NULL;
+	envlock_lock *a = load(GOLDEN), *b;
+	el_buf da = EL_BUF_INIT(EL_LOCK_CANONICAL_MAX), db = EL_BUF_INIT(EL_LOCK_CANONICAL_MAX);
+	envlock_ctx *ctx;
+	size_t len = 0;
+	cJSON *v;
+
+	(void)state;
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	el_lock_document(a, &da);
+	assert_non_null(strstr(da.data, "\"created\":\""));
+	assert_non_null(strstr(da.data, "\"id\":\"sha256:"));
+	assert_null(strchr(da.data, '\n'));
+	assert_false(el_lock_verify_digest(a, digest));
+	assert_string_equal(digest, "");
+	/* what envlock sign --print-signed-bytes prints */
+	assert_int_equal(envlock_signed_bytes(&bytes, &len, ctx, a), 0);
+	assert_int_equal(len, da.len);
+	assert_memory_equal(bytes, da.data, len);
+	envlock_signed_bytes_free(bytes);
+
+	/* another layout, the same bytes */
+	snprintf(path, sizeof(path), "%s/compact.json", dir);
+	{
+		char *text = cJSON_PrintUnformatted(a->doc);
+
+		unit_write(dir, "compact.json", text, -1);
+		free(text);
+	}
+	b = load(path);
+	el_lock_document(b, &db);
+	assert_int_equal(da.len, db.len);
+	assert_memory_equal(da.data, db.data, da.len);
+
+	/* a verify section: in the bytes and in its digest, while the id stays */
+	v = el_jset_obj(b->doc, "verify");
+	el_jset_str(v, "result", "pass");
+	el_lock_touch(b);
+	assert_string_equal(envlock_lock_id(b), envlock_lock_id(a));
+	assert_true(el_lock_verify_digest(b, digest));
+	assert_int_equal(strncmp(digest, "sha256:", 7), 0);
+	assert_int_equal(strlen(digest), 71);
+	db.len = 0;
+	el_lock_document(b, &db);
+	assert_non_null(strstr(db.data, "\"verify\":{\"result\":\"pass\"}"));
+
+	/* a file whose recorded id is not its content's (edited after save): no bytes to sign */
+	envlock_lock_free(b);
+	el_jset_str(el_jget(a->doc, "python"), "version", "3.7.17");
+	{
+		char *text = cJSON_PrintUnformatted(a->doc);
+
+		unit_write(dir, "edited.json", text, -1);
+		free(text);
+	}
+	snprintf(path, sizeof(path), "%s/edited.json", dir);
+	b = load(path);
+	assert_int_equal(envlock_signed_bytes(&bytes, &len, ctx, b), ENVLOCK_EINVAL);
+	assert_null(bytes);
+	assert_non_null(strstr(envlock_error_last(ctx), "is not the id of its content"));
+
+	el_buf_release(&da);
+	el_buf_release(&db);
+	envlock_lock_free(a);
+	envlock_lock_free(b);
+	envlock_ctx_free(ctx);
+	unit_rmtree(dir);
+}
+
 static void keygen_and_sign(void **state)
 {
 	char *dir = unit_tmpdir(), prefix[4200], sig[4200], other[4200];
@@ -120,9 +193,46 @@ static void keygen_and_sign(void **state)
 	assert_int_equal(envlock_sign(&sr, ctx, lock, kr.private_path, sig), 0);
 	assert_string_equal(sr.lock_id, envlock_lock_id(lock));
 	assert_string_equal(sr.fingerprint, kr.fingerprint);
+	assert_string_equal(sr.created, el_jget_str(lock->doc, "created"));
+	assert_string_equal(sr.verify, "");
 	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
 	assert_int_equal(rep.valid, 1);
 	assert_string_equal(rep.reason, "");
+	assert_int_equal(rep.covers, ENVLOCK_SIG_COVERS_DOCUMENT);
+	assert_string_equal(rep.created, sr.created);
+	assert_string_equal(rep.verify, "");
+
+	/* a date changed after signing: the id stays, the signature fails, saying which date */
+	el_jset_str(lock->doc, "created", "2001-01-01T00:00:00Z");
+	el_lock_touch(lock);
+	assert_string_equal(envlock_lock_id(lock), sr.lock_id);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
+	assert_int_equal(rep.valid, 0);
+	assert_non_null(strstr(rep.reason, "\"created\" changed after signing"));
+	assert_non_null(strstr(rep.reason, "this lock says 2001-01-01T00:00:00Z"));
+	el_jset_str(lock->doc, "created", sr.created);
+	/* a verify section added after signing */
+	el_jset_str(el_jset_obj(lock->doc, "verify"), "result", "pass");
+	el_lock_touch(lock);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
+	assert_int_equal(rep.valid, 0);
+	assert_non_null(strstr(rep.reason, "a verify section was added after signing"));
+	/* signed with it, then its result changed */
+	assert_int_equal(envlock_sign(&sr, ctx, lock, kr.private_path, sig), 0);
+	assert_string_equal(sr.verify, "pass");
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
+	assert_int_equal(rep.valid, 1);
+	assert_string_equal(rep.verify, "pass");
+	el_jset_str(el_jget(lock->doc, "verify"), "result", "fail");
+	el_lock_touch(lock);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
+	assert_int_equal(rep.valid, 0);
+	assert_non_null(strstr(rep.reason, "the signature covers pass, this lock says fail"));
+	cJSON_DeleteItemFromObjectCaseSensitive(lock->doc, "verify");
+	el_lock_touch(lock);
+	assert_int_equal(envlock_verify_sig(&rep, ctx, lock, sig, kr.public_path), 0);
+	assert_non_null(strstr(rep.reason, "the verify section was removed after signing"));
+	assert_int_equal(envlock_sign(&sr, ctx, lock, kr.private_path, sig), 0);
 
 	/* another key */
 	snprintf(other, sizeof(other), "%s/other", dir);
@@ -156,6 +266,9 @@ static void signature_files(void **state)
 		{ "{\"envlock_signature\": 1, \"algorithm\": \"ed448\"}", ENVLOCK_EPARSE, "'ed448' is not supported" },
 		{ "{\"envlock_signature\": 1, \"algorithm\": \"ed25519\", \"lock_id\": \"sha256:00\"}", ENVLOCK_EPARSE, "\"lock_id\"" },
 		{ "{\"envlock_signature\": 1, \"x\": 1}", ENVLOCK_EPARSE, "unexpected member \"x\"" },
+		{ "{\"envlock_signature\": 1, \"covers\": \"document\"}", ENVLOCK_EPARSE, "unexpected member \"covers\"" },
+		{ "{\"envlock_signature\": 2, \"file_sha256\": \"x\"}", ENVLOCK_EPARSE, "unexpected member \"file_sha256\"" },
+		{ "{\"envlock_signature\": 2, \"algorithm\": \"ed25519\"}", ENVLOCK_EPARSE, "no \"lock_id\"" },
 	};
 	char *dir = unit_tmpdir(), path[4200];
 	envlock_ctx *ctx;
@@ -171,6 +284,7 @@ static void signature_files(void **state)
 	}
 	/* a formatted file reads back to the same values */
 	memset(&s, 0, sizeof(s));
+	s.format = EL_SIG_FORMAT_OLD;
 	snprintf(s.lock_id, sizeof(s.lock_id), "sha256:%064d", 7);
 	snprintf(s.key_sha256, sizeof(s.key_sha256), "%064d", 9);
 	for (int i = 0; i < EL_ED25519_SIG_LEN; i++)
@@ -183,8 +297,30 @@ static void signature_files(void **state)
 		unit_write(dir, "x.sig", text, (long)len);
 		free(text);
 		assert_int_equal(el_sigfile_read(&back, ctx, path), 0);
+		assert_int_equal(back.format, EL_SIG_FORMAT_OLD);
 		assert_string_equal(back.lock_id, s.lock_id);
 		assert_memory_equal(back.sig, s.sig, EL_ED25519_SIG_LEN);
+	}
+	/* format 2, with what it covers */
+	s.format = EL_SIG_FORMAT_DOCUMENT;
+	snprintf(s.created, sizeof(s.created), "2026-01-31T12:00:00Z");
+	s.has_verify = 1;
+	snprintf(s.verify_result, sizeof(s.verify_result), "no-gpu");
+	snprintf(s.verify_sha256, sizeof(s.verify_sha256), "sha256:%064d", 5);
+	{
+		size_t len;
+		char *text = el_sigfile_format(&s, &len);
+		el_sigfile back;
+
+		assert_non_null(strstr(text, "\"covers\": \"document\""));
+		unit_write(dir, "x.sig", text, (long)len);
+		free(text);
+		assert_int_equal(el_sigfile_read(&back, ctx, path), 0);
+		assert_int_equal(back.format, EL_SIG_FORMAT_DOCUMENT);
+		assert_string_equal(back.created, s.created);
+		assert_int_equal(back.has_verify, 1);
+		assert_string_equal(back.verify_result, "no-gpu");
+		assert_string_equal(back.verify_sha256, s.verify_sha256);
 	}
 	envlock_ctx_free(ctx);
 	unit_rmtree(dir);
@@ -227,6 +363,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(canonical_form),
+		cmocka_unit_test(document_form),
 		cmocka_unit_test(keygen_and_sign),
 		cmocka_unit_test(signature_files),
 		cmocka_unit_test(write_new_keeps_existing),

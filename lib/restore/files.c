@@ -22,7 +22,7 @@
 
 #define EL_CONFIG_MAX (16u << 20)
 
-char *el_restore_dest_path(envlock_restore *r, const char *path)
+char *el_restore_dest_path(const envlock_restore *r, const char *path)
 {
 	size_t n = strlen(r->dest);
 

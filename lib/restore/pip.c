@@ -1,5 +1,5 @@
 /*
- * Restore step 6: the pip-installed distributions, into the locked
+ * Restore step 7: the pip-installed distributions, into the locked
  * environment's Python: exact pins, --no-deps (the lock already lists
  * every dependency), hashes with --require-hashes when the lock has one
  * for every pin, --no-index --find-links with --wheels; editable and VCS

@@ -15,11 +15,11 @@
 #include "util/xalloc.h"
 
 static const char *const step_names[EL_STEP_COUNT] = {
-	"driver", "cuda", "cudnn", "conda", "repos", "pip", "configs", "checkpoints", "verify"
+	"driver", "cuda", "compilers", "cudnn", "conda", "repos", "pip", "configs", "checkpoints", "verify"
 };
 
 static void (*const planners[EL_STEP_COUNT])(envlock_restore *, el_step *) = {
-	el_plan_driver, el_plan_cuda, el_plan_cudnn, el_plan_conda,
+	el_plan_driver, el_plan_cuda, el_plan_compilers, el_plan_cudnn, el_plan_conda,
 	el_plan_repos, el_plan_pip, el_plan_configs, el_plan_checkpoints, el_plan_verify
 };
 

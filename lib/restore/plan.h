@@ -1,7 +1,7 @@
 /*
  * The restore plan inside the library: steps of items, each "do" item
  * carrying the action apply performs. One planner file per subject
- * (system.c: driver and CUDA; cudnn.c; conda.c; repos.c;
+ * (system.c: driver and CUDA; compilers.c; cudnn.c; conda.c; repos.c;
  * pip.c; files.c: configs and checkpoints; verify.c), each comparing the lock's
  * view with the live view of this machine (built by the same probes);
  * apply.c runs the items; step.c and host.c hold what the planners share
@@ -26,6 +26,7 @@
 enum {
 	EL_STEP_DRIVER,
 	EL_STEP_CUDA,
+	EL_STEP_COMPILERS,
 	EL_STEP_CUDNN,
 	EL_STEP_CONDA,
 	EL_STEP_REPOS,     /* before pip: an editable install's source is a restored checkout */
@@ -123,6 +124,7 @@ bool el_restore_created(const envlock_restore *r, const char *host_path);
  */
 void el_plan_driver(envlock_restore *r, el_step *s);
 void el_plan_cuda(envlock_restore *r, el_step *s);
+void el_plan_compilers(envlock_restore *r, el_step *s);
 void el_plan_cudnn(envlock_restore *r, el_step *s);
 void el_plan_conda(envlock_restore *r, el_step *s);
 void el_plan_repos(envlock_restore *r, el_step *s);

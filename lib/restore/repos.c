@@ -1,5 +1,5 @@
 /*
- * Restore step 5: code repositories, with libgit2. A missing one is
+ * Restore step 6: code repositories, with libgit2. A missing one is
  * cloned from its recorded remote; then the recorded commit is checked
  * out (fetched first when the clone lacks it) and the recorded patch of
  * uncommitted changes applied. A working tree with local changes is

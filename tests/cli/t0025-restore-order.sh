@@ -19,6 +19,11 @@ if [ -n "$(pos repos)" ] && [ -n "$(pos pip)" ] && [ "$(pos repos)" -lt "$(pos p
 else
 	not_ok "repos comes before pip"; echo "#   steps: '$steps'"
 fi
+if [ -n "$(pos cuda)" ] && [ -n "$(pos compilers)" ] && [ "$(pos cuda)" -lt "$(pos compilers)" ] && [ "$(pos compilers)" -lt "$(pos pip)" ]; then
+	ok "compilers comes after cuda and before pip"
+else
+	not_ok "compilers comes after cuda and before pip"; echo "#   steps: '$steps'"
+fi
 check_eq "--help lists the steps in that order" "$steps" \
 	"$("$ENVLOCK" restore --help | tr '\n' ' ' | sed -n 's/.*Steps, in order: \(.*\) (run after.*/\1/p' | tr -d ',' | tr -s ' ')"
 check_eq "envlock-restore(1) describes them in that order" "$steps" \

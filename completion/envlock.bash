@@ -4,7 +4,7 @@
 
 _envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import ldd"
 _envlock_sections="system gpu cuda cudnn compilers python conda pip frameworks loads repos configs checkpoints env"
-_envlock_steps="driver cuda cudnn conda pip repos configs checkpoints verify"
+_envlock_steps="driver cuda compilers cudnn conda repos pip configs checkpoints verify"
 _envlock_report_formats="md latex html json text"
 _envlock_export_formats="conda-explicit requirements environment-yml dockerfile"
 

@@ -3,8 +3,8 @@
  *
  * Restore is plan, then apply. The planner compares the lock with a fresh
  * probe of this machine (the same probes as `save`, under the same root)
- * and lists ordered steps — driver, cuda, cudnn, conda, pip, repos,
- * configs, checkpoints, verify — each made of items that are "ok" (already as
+ * and lists ordered steps — driver, cuda, compilers, cudnn, conda, repos,
+ * pip, configs, checkpoints, verify — each made of items that are "ok" (already as
  * locked), "do" (what apply will change, exactly) or "manual" (what
  * envlock cannot or will not do, with the instruction). Apply performs
  * the "do" items in order with every program run from an argv array,

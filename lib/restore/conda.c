@@ -1,5 +1,5 @@
 /*
- * Restore step 4: the conda environment, created from an @EXPLICIT spec
+ * Restore step 5: the conda environment, created from an @EXPLICIT spec
  * (one package URL per line with its digest, in the locked order: the
  * one `envlock export --format conda-explicit` writes, in the form of
  * `conda list --explicit --md5`) by the first of micromamba, mamba or

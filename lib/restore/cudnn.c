@@ -1,5 +1,5 @@
 /*
- * Restore step 3: cuDNN. The locked headers and libraries in their locked
+ * Restore step 4: cuDNN. The locked headers and libraries in their locked
  * folders (unpacked from NVIDIA's archive with --cudnn-archive, each
  * library checked against the digest the lock recorded), every soname
  * link (libcudnn.so.8 -> libcudnn.so.8.2.1, and the links the lock had),

@@ -1,5 +1,5 @@
 /*
- * Restore steps 7 and 8: configs are written back from the text the lock
+ * Restore steps 8 and 9: configs are written back from the text the lock
  * recorded (a different file already there is kept as
  * FILE.envlock-bak-<time>); checkpoints are only verified against their
  * digests — envlock never downloads or invents weights.
@@ -22,7 +22,7 @@
 
 #define EL_CONFIG_MAX (16u << 20)
 
-char *el_restore_dest_path(envlock_restore *r, const char *path)
+char *el_restore_dest_path(const envlock_restore *r, const char *path)
 {
 	size_t n = strlen(r->dest);
 

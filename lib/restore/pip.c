@@ -1,9 +1,10 @@
 /*
- * Restore step 5: the pip-installed distributions, into the locked
+ * Restore step 7: the pip-installed distributions, into the locked
  * environment's Python: exact pins, --no-deps (the lock already lists
  * every dependency), hashes with --require-hashes when the lock has one
  * for every pin, --no-index --find-links with --wheels; editable and VCS
- * installs from their recorded source. mmcv-full with compiled ops is
+ * installs from their recorded source (a checkout the repos step, run
+ * before this one, restores counts as there). mmcv-full with compiled ops is
  * rebuilt with MMCV_WITH_OPS=1 FORCE_CUDA=1 in pip's environment.
  */
 #include <dirent.h>
@@ -147,7 +148,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	const char *conda_prefix = r->lock->conda.prefix, *exe = r->lock->python.executable;
 	const el_framework *mmcv = el_view_framework(r->lock, "mmcv");
 	el_buf pinned = EL_BUF_INIT(64u << 20), editable = EL_BUF_INIT(64u << 20);
-	el_buf refused = EL_BUF_INIT(1u << 20);
+	el_buf refused = EL_BUF_INIT(1u << 20), from_repos_text = EL_BUF_INIT(1u << 20);
 	size_t n_ok = 0, n_pinned = 0, n_hashed = 0, n_editable = 0, n_conda = 0;
 	bool mmcv_ops = mmcv && mmcv->ops == EL_YES;
 	bool mmcv_pending = false, same_env;
@@ -205,16 +206,29 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		if (strcmp(norm, "mmcv-full") == 0 || strcmp(norm, "mmcv") == 0)
 			mmcv_pending = mmcv_ops;
 		if (is_editable) {
-			const char *src = d->source;
+			const char *src = d->source, *repo = NULL;
 			struct stat st;
+			bool missing = src && el_root_stat(&r->root, src, &st) != 0, from_repos = false;
 
+			/* a checkout the repos step restores in this run is there by the time pip runs */
+			if (missing) {
+				char *host = el_restore_host(&r->root, src);
+
+				repo = el_restore_repo_at(r, host, &from_repos);
+				free(host);
+			}
 			if (vcs && url && commit) {
 				el_buf_printf(&editable, "-e %s+%s@%s#egg=%s\n", vcs, url, commit, name);
-			} else if (src && el_root_stat(&r->root, src, &st) != 0) {
+			} else if (missing && !from_repos) {
 				el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "editable %s %s: its source %s is missing",
 							  name, version, src);
-				el_item_note(it, "put the source tree back (record it with %s %s to have restore clone it)",
-					     el_restore_option(r, "repo"), src);
+
+				if (repo)
+					el_item_note(it, "the repos step restores it (the locked repository %s)%s", repo,
+						     r->steps[EL_STEP_REPOS].skipped ? ": plan that step too" : ", but cannot this time: see there");
+				else
+					el_item_note(it, "put the source tree back (record it with %s %s to have restore clone it)",
+						     el_restore_option(r, "repo"), src);
 				free(norm);
 				continue;
 			} else if (src) {
@@ -222,6 +236,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 
 				el_buf_printf(&editable, "-e %s\n", host);
 				free(host);
+				if (from_repos)
+					el_buf_printf(&from_repos_text, "%s%s (%s)", from_repos_text.len ? ", " : "", name, repo);
 			}
 			else if (url && el_starts_with(url, "file://"))
 				el_buf_printf(&editable, "-e %s\n", url + 7);
@@ -288,10 +304,15 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			el_item_note(it, "only %zu of %zu have an archive hash in the lock: pinned by exact version only",
 				     n_hashed, n_pinned);
 	}
-	if (n_editable)
-		add_install(r, s, python, &editable, n_editable,
-			    n_editable == 1 ? "editable install" : "editable installs", "editable.txt", false,
-			    mmcv_pending && !n_pinned);
+	if (n_editable) {
+		el_item *it = add_install(r, s, python, &editable, n_editable,
+					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt", false,
+					  mmcv_pending && !n_pinned);
+
+		if (from_repos_text.len)
+			el_item_note(it, "%s%sfrom the checkouts the repos step restores first: %s", it->note ? it->note : "",
+				     it->note ? "; " : "", el_buf_cstr(&from_repos_text));
+	}
 done:
 	for (size_t i = 0; i < n_index; i++)
 		free(index[i].norm);
@@ -301,4 +322,5 @@ done:
 	el_buf_release(&editable);
 	el_buf_release(&with_hash);
 	el_buf_release(&refused);
+	el_buf_release(&from_repos_text);
 }

@@ -15,12 +15,12 @@
 #include "util/xalloc.h"
 
 static const char *const step_names[EL_STEP_COUNT] = {
-	"driver", "cuda", "cudnn", "conda", "pip", "repos", "configs", "checkpoints", "verify"
+	"driver", "cuda", "compilers", "cudnn", "conda", "repos", "pip", "configs", "checkpoints", "verify"
 };
 
 static void (*const planners[EL_STEP_COUNT])(envlock_restore *, el_step *) = {
-	el_plan_driver, el_plan_cuda, el_plan_cudnn, el_plan_conda,
-	el_plan_pip, el_plan_repos, el_plan_configs, el_plan_checkpoints, el_plan_verify
+	el_plan_driver, el_plan_cuda, el_plan_compilers, el_plan_cudnn, el_plan_conda,
+	el_plan_repos, el_plan_pip, el_plan_configs, el_plan_checkpoints, el_plan_verify
 };
 
 size_t envlock_restore_step_count(void)
@@ -50,11 +50,18 @@ static int step_index(const char *name)
 
 static int check_step_names(envlock_ctx *ctx, const char *what, const char *const *names, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (step_index(names[i]) < 0)
-			return el_error_set(ctx, ENVLOCK_EINVAL,
-					    "the step '%s' to %s does not exist (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints, verify)",
-					    names[i], what);
+	for (size_t i = 0; i < n; i++) {
+		char list[256];
+		size_t len = 0;
+
+		if (step_index(names[i]) >= 0)
+			continue;
+		/* the steps in their order, from the one list */
+		for (int k = 0; k < EL_STEP_COUNT && len < sizeof(list); k++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", k ? ", " : "", step_names[k]);
+		return el_error_set(ctx, ENVLOCK_EINVAL, "the step '%s' to %s does not exist (steps: %s)",
+				    names[i], what, list);
+	}
 	return 0;
 }
 

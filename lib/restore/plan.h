@@ -1,8 +1,8 @@
 /*
  * The restore plan inside the library: steps of items, each "do" item
  * carrying the action apply performs. One planner file per subject
- * (system.c: driver and CUDA; cudnn.c; conda.c; pip.c; repos.c;
- * files.c: configs and checkpoints; verify.c), each comparing the lock's
+ * (system.c: driver and CUDA; compilers.c; cudnn.c; conda.c; repos.c;
+ * pip.c; files.c: configs and checkpoints; verify.c), each comparing the lock's
  * view with the live view of this machine (built by the same probes);
  * apply.c runs the items; step.c and host.c hold what the planners share
  * (items, argument lists, host paths). What a lock may hand on is checked
@@ -26,10 +26,11 @@
 enum {
 	EL_STEP_DRIVER,
 	EL_STEP_CUDA,
+	EL_STEP_COMPILERS,
 	EL_STEP_CUDNN,
 	EL_STEP_CONDA,
+	EL_STEP_REPOS,     /* before pip: an editable install's source is a restored checkout */
 	EL_STEP_PIP,
-	EL_STEP_REPOS,
 	EL_STEP_CONFIGS,
 	EL_STEP_CHECKPOINTS,
 	EL_STEP_VERIFY,
@@ -116,13 +117,18 @@ void el_restore_read_journal(envlock_restore *r);
 /* Did an earlier apply of this lock begin to create host_path and never finish? */
 bool el_restore_created(const envlock_restore *r, const char *host_path);
 
-/* Planners: add the items of one step (r->lock against r->live). */
+/*
+ * Planners: add the items of one step (r->lock against r->live). They
+ * run in the steps' order, so a planner may read the items of the steps
+ * before it (pip reads conda's and repos').
+ */
 void el_plan_driver(envlock_restore *r, el_step *s);
 void el_plan_cuda(envlock_restore *r, el_step *s);
+void el_plan_compilers(envlock_restore *r, el_step *s);
 void el_plan_cudnn(envlock_restore *r, el_step *s);
 void el_plan_conda(envlock_restore *r, el_step *s);
-void el_plan_pip(envlock_restore *r, el_step *s);
 void el_plan_repos(envlock_restore *r, el_step *s);
+void el_plan_pip(envlock_restore *r, el_step *s);
 void el_plan_configs(envlock_restore *r, el_step *s);
 void el_plan_checkpoints(envlock_restore *r, el_step *s);
 void el_plan_verify(envlock_restore *r, el_step *s);
@@ -140,6 +146,14 @@ void el_item_release(el_item *it);
 /* Append a copy of each string to v (NULL ends the list): an argument list in one call. */
 void el_args_push(el_strvec *v, const char *first, ...) __attribute__((sentinel));
 
+/*
+ * The locked repository the repos step restores at host_path or at a
+ * folder above it (its path as the lock records it, borrowed), or NULL;
+ * *doing: this run's repos step clones it or checks it out (a "do"
+ * item), so the tree is there once that step has run (repos.c).
+ */
+const char *el_restore_repo_at(const envlock_restore *r, const char *host_path, bool *doing);
+
 /* The checks of what a lock may hand to programs and the file system: lib/lock/untrusted.h */
 /* ... and what only the cuDNN step hands on: the files it unpacks, the links it makes (cudnn.c) */
 int el_restore_check_cudnn(envlock_ctx *ctx, const el_view *lock);
@@ -149,7 +163,7 @@ int el_restore_check_cudnn(envlock_ctx *ctx, const el_view *lock);
  * path under the destination (malloc'd), or NULL when it is absolute and
  * outside it (files.c).
  */
-char *el_restore_dest_path(envlock_restore *r, const char *path);
+char *el_restore_dest_path(const envlock_restore *r, const char *path);
 
 /*
  * The host path of an in-root path, its folders resolved under the root

@@ -3,7 +3,8 @@
  * cloned from its recorded remote; then the recorded commit is checked
  * out (fetched first when the clone lacks it) and the recorded patch of
  * uncommitted changes applied. A working tree with local changes is
- * never touched: that is "manual".
+ * never touched: that is "manual". It comes before the pip step, whose
+ * editable installs may be these checkouts (el_restore_repo_at).
  */
 #include <errno.h>
 #include <git2.h>
@@ -192,29 +193,83 @@ static const char *first_remote(const el_repo *entry)
 	return url;
 }
 
+/* Is the locked entry one the repos step restores (a repository with a commit)? */
+static bool restorable(const el_repo *e)
+{
+	return e->path && e->status && strcmp(e->status, "present") == 0 && e->head.commit;
+}
+
+/* The host path the repository recorded at path is restored at (malloc'd), or NULL when outside --dest. */
+static char *repo_host(const envlock_restore *r, const char *path)
+{
+	char *in = el_restore_dest_path(r, path), *host;
+
+	if (!in)
+		return NULL;
+	host = el_restore_host(&r->dest_root, in);
+	free(in);
+	return host;
+}
+
+/* Is path dir or inside it? */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+const char *el_restore_repo_at(const envlock_restore *r, const char *host_path, bool *doing)
+{
+	const el_step *s = &r->steps[EL_STEP_REPOS];
+	const el_repo *found = NULL;
+	char *found_host = NULL;
+
+	*doing = false;
+	/* the innermost of the locked repositories that hold the path (a clone inside another) */
+	for (size_t i = 0; i < r->lock->repos.nrepos; i++) {
+		const el_repo *e = &r->lock->repos.repos[i];
+		char *host;
+
+		if (!restorable(e) || !(host = repo_host(r, e->path)))
+			continue;
+		if (path_under(host_path, host) && (!found_host || strlen(host) > strlen(found_host))) {
+			free(found_host);
+			found_host = host;
+			found = e;
+		} else {
+			free(host);
+		}
+	}
+	for (size_t k = 0; found && k < s->n; k++)
+		*doing |= s->items[k].state == ENVLOCK_ITEM_DO && s->items[k].run == repo_restore &&
+			  s->items[k].path && strcmp(s->items[k].path, found_host) == 0;
+	free(found_host);
+	return found ? found->path : NULL;
+}
+
 void el_plan_repos(envlock_restore *r, el_step *s)
 {
 	size_t ok = 0;
 
 	for (size_t i = 0; i < r->lock->repos.nrepos; i++) {
 		const el_repo *e = &r->lock->repos.repos[i], *live;
-		const char *path = e->path, *status = e->status;
-		const char *commit = e->head.commit, *url = first_remote(e);
+		const char *path = e->path, *commit = e->head.commit, *url = first_remote(e);
 		const char *patch_text = e->patch.text, *patch_sha = e->patch.sha256;
 		bool want_patch = e->patch.recorded && e->patch.size > 0, half_made;
-		char *in, *host, hex[EL_SHA256_HEX];
+		char *host, hex[EL_SHA256_HEX];
 		struct stat st;
 		repo_job *j;
 		el_item *it;
 
-		if (!path || !status || strcmp(status, "present") != 0 || !commit)
+		if (!restorable(e))
 			continue;
-		if (!(in = el_restore_dest_path(r, path))) {
+		if (!(host = repo_host(r, path))) {
 			el_restore_outside(r, s, "repository", path);
 			continue;
 		}
-		host = el_restore_host(&r->dest_root, in);
-		free(in);
 		if (want_patch && patch_text) {
 			el_sha256_buf(patch_text, strlen(patch_text), hex);
 			if (!patch_sha || strcmp(hex, patch_sha) != 0) {

@@ -1,5 +1,5 @@
 /*
- * Restore step 9: prove the result trains, with `envlock verify` (the
+ * Restore step 10: prove the result trains, with `envlock verify` (the
  * bundled CUDA training step, checked against the CPU reference). It runs
  * only after this restore changed something on the live machine, or when
  * asked for with --only verify: a second restore of a restored machine

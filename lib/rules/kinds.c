@@ -170,6 +170,40 @@ static void driver_user_space(envlock_findings *f, const cJSON *rule, const cJSO
 	}
 }
 
+/* The highest gcc major the nvcc of CUDA release rel accepts, from the table's row (*row), or -1. */
+static long nvcc_max_gcc(const cJSON *table, const char *rel, const cJSON **row)
+{
+	const cJSON *max;
+
+	*row = row_eq(table, "cuda", rel);
+	max = el_jget(*row, "max_gcc");
+	/* a gcc major from a rules file: in range before the cast */
+	if (cJSON_IsNumber(max) && max->valuedouble >= 0 && max->valuedouble < 1000)
+		return (long)max->valuedouble;
+	return -1;
+}
+
+long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda)
+{
+	const cJSON *r, *row;
+	long max = -1;
+	char *rel;
+
+	if (!cuda)
+		return -1;
+	rel = el_version_prefix(cuda, 2);
+	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
+		const char *kind = el_jget_str(r, "kind"), *table = el_jget_str(r, "table");
+
+		if (kind && table && strcmp(kind, "gcc_max_for_nvcc") == 0) {
+			max = nvcc_max_gcc(el_jget(el_jget(rules->doc, "tables"), table), rel, &row);
+			break;
+		}
+	}
+	free(rel);
+	return max;
+}
+
 static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const char *gcc = lock->compilers.def.version;
@@ -182,18 +216,16 @@ static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON
 		const el_toolkit *tk = &lock->cuda.toolkits[i];
 		const char *v = tk->version;
 		char *rel;
-		const cJSON *row, *max;
+		const cJSON *row;
 		char subject[256], maxs[32];
+		long max;
 
 		if (!v || !tk->nvcc.recorded)
 			continue;
 		rel = el_version_prefix(v, 2);
-		row = row_eq(table, "cuda", rel);
-		max = el_jget(row, "max_gcc");
-		/* a gcc major from a rules file: in range before the cast */
-		if (cJSON_IsNumber(max) && max->valuedouble >= 0 && max->valuedouble < 1000 &&
-		    el_version_major(gcc) > (long)max->valuedouble) {
-			snprintf(maxs, sizeof(maxs), "%d", (int)max->valuedouble);
+		max = nvcc_max_gcc(table, rel, &row);
+		if (max >= 0 && el_version_major(gcc) > max) {
+			snprintf(maxs, sizeof(maxs), "%ld", max);
 			snprintf(subject, sizeof(subject), "gcc %s / nvcc %s", gcc, rel);
 			el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
 				"gcc", gcc, "gcc_major", gcc_major, "cuda", rel, "max", maxs,

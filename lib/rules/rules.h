@@ -57,6 +57,14 @@ typedef void (*el_rule_fn)(envlock_findings *f, const cJSON *rule, const cJSON *
  */
 envlock_findings *el_check_view(const envlock_rules *rules, const el_view *view);
 
+/*
+ * The highest gcc major that nvcc of CUDA version cuda ("10.2.89")
+ * accepts as its host compiler: the table of the rule of kind
+ * gcc_max_for_nvcc (rules/envlock.rules.json's nvcc_gcc), the row of
+ * the release; -1 when no rule or row says (kinds.c, beside that kind).
+ */
+long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda);
+
 /* The kind's evaluator, or NULL for a kind this envlock does not know. */
 el_rule_fn el_rule_kind(const char *kind);
 

@@ -67,7 +67,7 @@ check_grep "plan: the loader entry" "add $TK/lib64 to /etc/ld.so.conf.d/envlock-
 check_grep "plan: ldconfig -r" "refresh the loader cache (ldconfig -r $PWD/B)" plan
 check_eq "a dry run changes nothing" "" "$(find B -type l -name 'libcudnn.so*')"
 "$ENVLOCK" restore A.lock --root B --only cudnn --dry-run --json >plan.json
-check_eq "--json: the steps and their states" "driver:skipped cuda:skipped cudnn:do conda:skipped pip:skipped repos:skipped configs:skipped checkpoints:skipped verify:skipped" \
+check_eq "--json: the steps and their states" "driver:skipped cuda:skipped compilers:skipped cudnn:do conda:skipped repos:skipped pip:skipped configs:skipped checkpoints:skipped verify:skipped" \
 	"$("$PYTHON" -c "import json; print(' '.join(s['step'] + ':' + s['state'] for s in json.load(open('plan.json'))['steps']))")"
 check_eq "--json: ldconfig's argv (the same program as this machine's ldconfig)" "[\"$(readlink -f "$LDCONFIG")\", \"-r\", \"$PWD/B\"]" \
 	"$("$PYTHON" -c "import json, os; a = [i['argv'] for s in json.load(open('plan.json'))['steps'] for i in s['items'] if 'argv' in i][0]; print(json.dumps([os.path.realpath(a[0])] + a[1:]))")"

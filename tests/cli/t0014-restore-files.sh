@@ -175,8 +175,11 @@ mkdir -p R/home/alice && cp -a "$fx/home/alice/mmdetection" R/home/alice/
 STANDIN_EXPECT=$scratch/expect STANDIN_FIXTURE_ENV=$env_src STANDIN_TOOLKIT=$fx/usr/local/cuda-10.2 \
 	"$ENVLOCK" restore "$lock" --root R --cuda-runfile cuda_10.2.89_440.33.01_linux.run \
 	--cudnn-archive cudnn.tar.xz --conda-exe "$PWD/bin/conda" --yes >out 2>err
-check_status "round trip: only the driver is left (manual)" 1 $?
+check_status "round trip: only the driver and the host compiler are left (manual)" 1 $?
 check_grep "the driver: manual, never installed" "manual  no NVIDIA driver found (locked: 450.142.00)" out
+check_grep "the compiler: manual, never installed (the sandbox has no gcc)" "manual  no default gcc here: nvcc of CUDA 10.2 needs a host gcc" out
+check_eq "nothing else manual, in the plan and after apply" "2 2" \
+	"$(sed -n 's/^[0-9]* to do, \([0-9]*\) manual.*/\1/p' out | tr '\n' ' ' | sed 's/ $//')"
 check_eq "no step failed" "" "$(grep '^  failed' out)"
 "$ENVLOCK" save --root R --conda-prefix /home/alice/miniconda3/envs/mmdet -o R.lock 2>/dev/null
 "$ENVLOCK" diff --json "$lock" R.lock >diff.json

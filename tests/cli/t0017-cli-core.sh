@@ -106,7 +106,7 @@ one_line "restore --cudnn-archive of a missing file" 2 "envlock: restore: --cudn
 "$ENVLOCK" restore "$good" --dry-run --name x --prefix /opt/x >out 2>err
 one_line "restore --name with --prefix" 2 "envlock: restore: give --name or --prefix, not both"
 "$ENVLOCK" restore "$good" --dry-run --skip nothing >out 2>err
-one_line "restore --skip of an unknown step" 2 "envlock: restore: --skip 'nothing': no such step (steps: driver, cuda, cudnn, conda, pip, repos, configs, checkpoints, verify)"
+one_line "restore --skip of an unknown step" 2 "envlock: restore: --skip 'nothing': no such step (steps: driver, cuda, compilers, cudnn, conda, repos, pip, configs, checkpoints, verify)"
 "$ENVLOCK" diff "$good" "$good" --ignore nothing >out 2>err
 one_line "diff --ignore of an unknown section" 2 "envlock: diff: --ignore 'nothing': not a section (sections: system, gpu, cuda, cudnn, compilers, python, conda, pip, frameworks, loads, repos, configs, checkpoints, env)"
 # keygen and bundle extract add the flag the library does not name

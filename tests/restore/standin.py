@@ -153,6 +153,9 @@ def pip(args):
             continue
         m = re.match(r"^-e (/\S+)$", r)
         if m:
+            # pip stops on an editable source that is not there (an order that clones it later)
+            if not os.path.isfile(os.path.join(m.group(1), "setup.py")):
+                fail("%s does not appear to be a Python project: no setup.py" % m.group(1))
             for d in os.listdir(site_src):
                 if d.endswith(".egg-link"):
                     with open(os.path.join(site_src, d)) as f:

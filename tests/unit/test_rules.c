@@ -395,6 +395,35 @@ static void gcc_and_glibc_rules(void **state)
 	unit_rmtree(dir);
 }
 
+/* restore's compilers step reads nvcc's gcc limit from the table the gcc_max_for_nvcc rule names */
+static void nvcc_max_gcc_lookup(void **state)
+{
+	char *dir = unit_tmpdir(), *path;
+	const char *rule = "{\"id\": \"gcc\", \"kind\": \"gcc_max_for_nvcc\", \"table\": \"t\", \"section\": \"compilers\", "
+			   "\"severity\": \"breaking\", \"checks\": \"c\", \"message\": \"m\"}";
+	envlock_ctx *ctx;
+	envlock_rules *rules = NULL;
+
+	(void)state;
+	path = rules_file(dir, rule, "{\"cuda\": \"10.2\", \"max_gcc\": 8}, {\"cuda\": \"11.0\", \"max_gcc\": -3}");
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_rules_load(&rules, ctx, path), 0);
+	assert_int_equal(el_rules_nvcc_max_gcc(rules, "10.2.89"), 8);
+	assert_int_equal(el_rules_nvcc_max_gcc(rules, "10.2"), 8);
+	/* no row, a row out of range, no version: nothing says */
+	assert_int_equal(el_rules_nvcc_max_gcc(rules, "10.1.243"), -1);
+	assert_int_equal(el_rules_nvcc_max_gcc(rules, "11.0.3"), -1);
+	assert_int_equal(el_rules_nvcc_max_gcc(rules, NULL), -1);
+	envlock_rules_free(rules);
+	free(path);
+	/* the built-in rules: the shipped table's row for CUDA 10.2 */
+	assert_int_equal(envlock_rules_load_default(&rules, ctx), 0);
+	assert_true(el_rules_nvcc_max_gcc(rules, "10.2.89") > 0);
+	envlock_rules_free(rules);
+	envlock_ctx_free(ctx);
+	unit_rmtree(dir);
+}
+
 /* Recording the checks again replaces them, and the lock's view reads the new ones. */
 static void record_checks_again(void **state)
 {
@@ -471,6 +500,7 @@ int main(void)
 		cmocka_unit_test(torch_python_files_first),
 		cmocka_unit_test(mmcv_range_files_first),
 		cmocka_unit_test(gcc_and_glibc_rules),
+		cmocka_unit_test(nvcc_max_gcc_lookup),
 		cmocka_unit_test(record_checks_again),
 		cmocka_unit_test(rules_file_errors),
 	};

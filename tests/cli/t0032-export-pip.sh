@@ -1,7 +1,7 @@
 #!/bin/sh
 # The requirements export as pip takes it: pip install --dry-run --no-index
 # --find-links on tiny wheels built here (standard library only), with and
-# without pip's hash-checking mode.
+# without pip's hash-checking mode; the index lines before the pins.
 . "$(dirname "$0")/lib.sh"
 
 # A lock a test edited gets the id of its new content back (show prints it
@@ -20,11 +20,15 @@ if ! "$PYTHON" -m venv venv >venv.log 2>&1 || ! venv/bin/pip --version >/dev/nul
 fi
 PIP="venv/bin/pip"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+# pip reads only what a test gives it: not this machine's pip.conf nor its PIP_* settings
+export PIP_CONFIG_FILE=/dev/null
+unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
 
 # every pinned distribution of a lock as a wheel, then pip resolves the export against them only
 for name in no-nvidia cuda92-cudnn7; do
 	"$ENVLOCK" export "$GOLDEN/$name.lock.json" --format requirements -o "$name.txt" 2>/dev/null
-	grep -v '^#' "$name.txt" | sed 's/===*/==/' | xargs "$PYTHON" "$top/tests/export/mkwheel.py" "wheels-$name" >/dev/null
+	# the pins only: not the comments, nor the --extra-index-url lines, which --no-index turns off
+	grep -v '^[#-]' "$name.txt" | sed 's/===*/==/' | xargs "$PYTHON" "$top/tests/export/mkwheel.py" "wheels-$name" >/dev/null
 	$PIP install --dry-run --no-index --find-links "wheels-$name" -r "$name.txt" >pip.out 2>&1
 	check_status "pip install --dry-run accepts the $name export" 0 $?
 	check_eq "pip would install exactly the lock's distributions ($name)" \
@@ -86,3 +90,50 @@ for f in requirements environment-yml dockerfile; do
 done
 "$ENVLOCK" restore pwned.lock.json --dry-run >/dev/null 2>err
 check_eq "restore says the same" "envlock: restore: 'pwned.lock.json': pip.distributions[0].name 'foo\$(touch\${IFS}pwned)': contains a shell metacharacter or space" "$(cat err)"
+
+# a pip configuration's index comes first, its origin named; a torch it serves is not called inferred
+lock=$GOLDEN/ubuntu1604-mmdet.lock.json
+"$PYTHON" - "$lock" conf.lock.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["pip"]["index_options"] = [{"option": "index-url", "url": "https://pypi.mirror.example/simple", "from": "/etc/pip.conf"},
+                             {"option": "extra-index-url", "url": "https://download.pytorch.org/whl/cu102/",
+                              "from": "PIP_EXTRA_INDEX_URL"}]
+for x in d["pip"]["distributions"]:
+    if x["name"] in ("torch", "torchvision"):
+        x["origin"] = {"kind": "config", "option": "extra-index-url", "url": "https://download.pytorch.org/whl/cu102/",
+                       "from": "PIP_EXTRA_INDEX_URL"}
+    if x["name"] == "mmcv-full":
+        x["origin"] = {"kind": "inferred", "option": "find-links", "note": "inferred from torch 1.10 and CUDA 10.2",
+                       "url": "https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html"}
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+reseal conf.lock.json
+"$ENVLOCK" export conf.lock.json --format requirements -o conf.txt 2>/dev/null
+check_eq "configured options first, then the inferred page; nothing twice" \
+	"# from pip's configuration (/etc/pip.conf)
+--index-url https://pypi.mirror.example/simple
+# from pip's configuration (PIP_EXTRA_INDEX_URL); it serves torch 1.10.0+cu102, torchvision 0.11.1+cu102
+--extra-index-url https://download.pytorch.org/whl/cu102/
+# inferred by envlock, pip records no index: mmcv-full 1.7.5
+--find-links https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html" \
+	"$(sed -n '/^[a-zA-Z]/q; 3,$p' conf.txt)"
+
+# URLs a lock must not hand to pip: refused, naming the field, nothing written
+for bad in 'https://x.example/$(touch${IFS}pwned)' 'ftp://x.example/simple' 'https://alice:s3cret@x.example/simple' \
+	'file:///srv/../etc' "https://x.example/$(printf '%05000d' 0)"; do
+	"$PYTHON" - "$lock" bad.lock.json "$bad" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["pip"]["index_options"] = [{"option": "find-links", "url": sys.argv[3], "from": "/etc/pip.conf"}]
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+	rm -f bad.txt
+	"$ENVLOCK" export bad.lock.json --format requirements -o bad.txt 2>err
+	echo "$? $(test -e bad.txt && echo written || echo none) $(sed "s|^envlock: export: 'bad.lock.json': pip.index_options\[0\].url '.*': ||" err)" >>refused
+done
+check_eq "each refused for its reason" "2 none contains a shell metacharacter or space
+2 none is not an http(s) or file URL
+2 none has a user name or password in it
+2 none has a '..' component
+2 none is too long" "$(cat refused)"

@@ -79,6 +79,27 @@ if [ -x A/bin/python ]; then
 	unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
 	seed=$GOLDEN/ubuntu1604-mmdet.lock.json
 	"$VENV_PY" -m venv R
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --dry-run --json >plan.json 2>/dev/null
+	# what pip gets after its requirements file (-r FILE) in the plan's item for the pins
+	argv_of() {
+		"$PYTHON" - "$1" <<'PY'
+import json, sys
+items = [i for s in json.load(open(sys.argv[1]))["steps"] for i in s.get("items", []) if "argv" in i and "pinned" in i["what"]]
+assert len(items) == 1, items
+argv = items[0]["argv"]
+print("after -r:", " ".join(argv[argv.index("-r") + 2:]))
+PY
+	}
+	check_eq "the seed lock: pip gets OpenMMLab's page and PyTorch's index after its pins" \
+		"after -r: --find-links https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html --extra-index-url https://download.pytorch.org/whl/cu102" \
+		"$(argv_of plan.json)"
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --dry-run >plan.txt 2>/dev/null
+	check_grep "the plan says they are inferred, and for what" "(inferred for torch, torchvision)" plan.txt
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --wheels wheels --dry-run --json >plan.json 2>/dev/null
+	check_eq "--wheels: offline, no index at all but the folder" "after -r: " "$(argv_of plan.json)"
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --wheels wheels --dry-run >plan.txt 2>/dev/null
+	check_grep "and the plan says the lock's indexes are not used" "offline (--wheels): not the 2 index options the lock names" plan.txt
+
 	M=$scratch/mirror
 	"$PYTHON" "$top/tests/export/mkwheel.py" "$M/download.pytorch.org/whl/cu102" torch==1.10.0+cu102 torchvision==0.11.1+cu102 >/dev/null
 	"$PYTHON" "$top/tests/export/mkindex.py" simple "$M/download.pytorch.org/whl/cu102" "$M"/download.pytorch.org/whl/cu102/*.whl

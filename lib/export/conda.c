@@ -231,7 +231,17 @@ int el_export_environment_yml(el_export *e)
 		el_buf_puts(e->out, "  - pip\n");
 	}
 	if (npip) {
+		el_index_line *lines;
+		size_t nlines = el_pip_index_lines(reqs, n, pip_owned, e->v, &lines);
+
 		el_buf_puts(e->out, "  - pip:\n");
+		/* conda env create hands the pip: list to pip as a requirements file: its options work there too */
+		for (size_t i = 0; i < nlines; i++) {
+			el_buf_printf(e->out, "      %s\n      - ", lines[i].comment);
+			yaml_scalar(e->out, lines[i].line);
+			el_buf_putc(e->out, '\n');
+		}
+		el_index_lines_free(lines, nlines);
 		for (size_t i = 0; i < n; i++) {
 			el_pip_req *r = &reqs[i];
 

@@ -47,11 +47,28 @@ typedef struct {
 	bool local_editable; /* "-e /path": the source tree is on the saving machine only */
 	bool unsafe;         /* a field is not an el_export_word: the distribution is left out */
 	el_owner owner;
+	const el_pip_dist *dist; /* the lock's entry */
 } el_pip_req;
 
 /* The pip requirements of a lock, one per distribution name, sorted like pip freeze (reqs.c). */
 void el_pip_reqs(const el_view *v, el_pip_req **out, size_t *n);
 void el_pip_reqs_free(el_pip_req *r, size_t n);
+
+/* A pip option line ("--extra-index-url URL") and the comment line before it ("# ..."). */
+typedef struct {
+	char *comment, *line;
+} el_index_line;
+
+/*
+ * The index, extra-index and find-links lines the requirements of reqs that
+ * keep() says yes to (keep may be NULL) need, to go before the pins: the
+ * lock's pip configuration first, then each index or page their origins
+ * name, once, its comment saying where it came from (inferred ones say
+ * so). indexes.c; free with el_index_lines_free.
+ */
+size_t el_pip_index_lines(const el_pip_req *reqs, size_t n, bool (*keep)(const el_pip_req *r),
+			  const el_view *v, el_index_line **out);
+void el_index_lines_free(el_index_line *l, size_t n);
 
 /* PEP 440's grammar (packaging's VERSION_PATTERN): may "name==version" be written? */
 bool el_pep440_valid(const char *version);

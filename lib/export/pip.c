@@ -8,7 +8,8 @@
 void el_write_requirements(el_export *e, el_pip_req *reqs, size_t n,
 			   bool (*keep)(const el_pip_req *r), bool image)
 {
-	size_t kept = 0, hashed = 0;
+	size_t kept = 0, hashed = 0, nlines;
+	el_index_line *lines;
 	bool all_hashed;
 
 	for (size_t i = 0; i < n; i++) {
@@ -23,6 +24,11 @@ void el_write_requirements(el_export *e, el_pip_req *reqs, size_t n,
 	 * hash): give them only when all can.
 	 */
 	all_hashed = kept && hashed == kept;
+	/* pip's requirements-file options go on lines of their own, before the pins they serve */
+	nlines = el_pip_index_lines(reqs, n, keep, e->v, &lines);
+	for (size_t i = 0; i < nlines; i++)
+		el_buf_printf(e->out, "%s\n%s\n", lines[i].comment, lines[i].line);
+	el_index_lines_free(lines, nlines);
 	if (hashed && !all_hashed) {
 		el_buf_printf(e->out, "# %zu of %zu requirements have a known sha256; pip checks --hash only when\n"
 				      "# every line has one, so the known ones stay in their URLs (#sha256=)\n",

@@ -130,6 +130,7 @@ static void one_req(const el_view *v, const el_pip_dist *d, el_pip_req *r)
 	const char *url = d->direct_url.url, *vcs = d->direct_url.vcs;
 	const char *commit = d->direct_url.commit_id, *hash = d->direct_url.archive_hash;
 
+	r->dist = d;
 	r->name = el_xstrdup(name);
 	r->key = el_xstrdup(name);
 	r->unsafe = !el_export_word(name) || (version && !el_export_word(version)) ||

@@ -115,6 +115,31 @@ const char *el_bad_url(const char *v)
 	return "is not an http(s), file, ssh or git URL";
 }
 
+/*
+ * A URL pip is told to look in (--index-url, --extra-index-url, -f): only
+ * http(s) and file, which is what pip's index and find-links pages are;
+ * no user or password (save strips them; one here was put in by hand) and,
+ * for file:, no '..' component.
+ */
+const char *el_bad_index_url(const char *v)
+{
+	static const char *const schemes[] = { "https://", "http://", "file://", NULL };
+	const char *why = bad_chars(v, "/._+-@=,:%~#", EL_MAX_URL), *auth = NULL;
+
+	if (why)
+		return why;
+	for (size_t i = 0; schemes[i] && !auth; i++)
+		if (strncmp(v, schemes[i], strlen(schemes[i])) == 0)
+			auth = v + strlen(schemes[i]);
+	if (!auth)
+		return "is not an http(s) or file URL";
+	if (memchr(auth, '@', strcspn(auth, "/#")))
+		return "has a user name or password in it";
+	if (v[0] == 'f')
+		return bad_components(auth);
+	return NULL;
+}
+
 const char *el_bad_hex(const char *v, size_t len)
 {
 	if (strlen(v) != len)
@@ -218,7 +243,13 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 		el_lock_str(&failed, ctx, sub, "url", el_bad_url, "pip.distributions[%d].direct_url", i);
 		el_lock_str(&failed, ctx, sub, "vcs", el_bad_name, "pip.distributions[%d].direct_url", i);
 		el_lock_str(&failed, ctx, sub, "commit_id", el_bad_name, "pip.distributions[%d].direct_url", i);
+		sub = cJSON_GetObjectItemCaseSensitive(el, "origin");
+		el_lock_str(&failed, ctx, sub, "url", el_bad_index_url, "pip.distributions[%d].origin", i);
 	}
+	/* pip: the index options export writes and restore hands to pip */
+	arr = cJSON_GetObjectItemCaseSensitive(sec, "index_options");
+	EL_EACH(arr, i, el)
+		el_lock_str(&failed, ctx, el, "url", el_bad_index_url, "pip.index_options[%d]", i);
 	/* repositories: where they go, where from, which commit */
 	sec = cJSON_GetObjectItemCaseSensitive(lock, "repos");
 	arr = cJSON_GetObjectItemCaseSensitive(sec, "repositories");

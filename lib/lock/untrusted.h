@@ -20,6 +20,7 @@
 const char *el_bad_name(const char *v);         /* package, distribution, soname */
 const char *el_bad_version(const char *v);
 const char *el_bad_url(const char *v);          /* http(s), file, git+..., ssh, scp-like */
+const char *el_bad_index_url(const char *v);    /* an index or find-links URL for pip: http(s) or file, no credentials */
 const char *el_bad_abs_path(const char *v);     /* absolute, no "..", no control chars */
 const char *el_bad_rel_path(const char *v);     /* relative, no "..", no control chars */
 const char *el_bad_hex(const char *v, size_t len);

@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "util/error.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 #include "view.h"
 
@@ -515,6 +516,12 @@ static const member direct_url_members[] = {
 };
 #undef DU
 
+#define ORIGIN(key, type) { #key, type, offsetof(el_pip_dist, origin.key) }
+static const member origin_members[] = {
+	ORIGIN(kind, M_STR), ORIGIN(option, M_STR), ORIGIN(url, M_STR), ORIGIN(from, M_STR), ORIGIN(note, M_STR),
+};
+#undef ORIGIN
+
 static void fill_shadow(el_view *v, const cJSON *o, el_pip_shadow *s)
 {
 	(void)v;
@@ -525,15 +532,26 @@ static void fill_shadow(el_view *v, const cJSON *o, el_pip_shadow *s)
 
 static void fill_dist(el_view *v, const cJSON *o, el_pip_dist *d)
 {
-	const cJSON *du = el_jget(o, "direct_url");
+	const cJSON *du = el_jget(o, "direct_url"), *og = el_jget(o, "origin");
 
 	d->requested = EL_UNSET;
 	read_members(o, d, dist_members, MEMBERS(dist_members));
 	d->direct_url.recorded = cJSON_IsObject(du);
 	if (d->direct_url.recorded)
 		read_members(du, d, direct_url_members, MEMBERS(direct_url_members));
+	if (cJSON_IsObject(og))
+		read_members(og, d, origin_members, MEMBERS(origin_members));
+	d->origin.recorded = d->origin.kind != NULL;
 	d->tags = strlist(v, o, "tags");
 	OBJECTS(v, o, "shadows", el_pip_shadow, d->shadows, d->nshadows, fill_shadow);
+}
+
+static void fill_index_option(el_view *v, const cJSON *o, el_pip_index_option *x)
+{
+	(void)v;
+	x->option = str(o, "option");
+	x->url = str(o, "url");
+	x->from = str(o, "from");
 }
 
 static void build_pip(el_view *v, const cJSON *o)
@@ -544,6 +562,7 @@ static void build_pip(el_view *v, const cJSON *o)
 	p->site_packages = strlist(v, o, "site_packages");
 	p->count = num(o, "count");
 	p->conda_and_pip = strlist(v, o, "conda_and_pip");
+	OBJECTS(v, o, "index_options", el_pip_index_option, p->index_options, p->nindex_options, fill_index_option);
 	OBJECTS(v, o, "distributions", el_pip_dist, p->dists, p->ndists, fill_dist);
 }
 
@@ -976,6 +995,82 @@ const el_pip_dist *el_view_pip_dist(const el_view *v, const char *name)
 		if (v->pip.dists[i].name && pep503_equal(v->pip.dists[i].name, name))
 			return &v->pip.dists[i];
 	return NULL;
+}
+
+const char *el_pip_option_flag(const char *option)
+{
+	static const char *const flags[][2] = {
+		{ "index-url", "--index-url" }, { "extra-index-url", "--extra-index-url" }, { "find-links", "--find-links" },
+	};
+
+	for (size_t i = 0; option && i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strcmp(option, flags[i][0]) == 0)
+			return flags[i][1];
+	return NULL;
+}
+
+/* the same URL for pip: a trailing '/' does not count */
+static bool same_url(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	la -= la && a[la - 1] == '/';
+	lb -= lb && b[lb - 1] == '/';
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+static el_pip_index *index_find(el_pip_index *ix, size_t n, const char *option, const char *url)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ix[i].option, option) == 0 && same_url(ix[i].url, url))
+			return &ix[i];
+	return NULL;
+}
+
+void el_pip_indexes(const el_view *v, const el_pip_dist *const *dists, size_t n,
+		    el_pip_index **out, size_t *nout)
+{
+	el_pip_index *ix = NULL, *x;
+	size_t nix = 0, cap = 0;
+
+	for (size_t i = 0; i < v->pip.nindex_options; i++) {
+		const el_pip_index_option *o = &v->pip.index_options[i];
+
+		if (!el_pip_option_flag(o->option) || !o->url || index_find(ix, nix, o->option, o->url))
+			continue;
+		EL_GROW(ix, nix + 1, cap);
+		x = &ix[nix++];
+		memset(x, 0, sizeof(*x));
+		x->option = o->option;
+		x->url = o->url;
+		x->from = o->from ? o->from : "";
+	}
+	for (size_t i = 0; i < n; i++) {
+		const el_pip_dist *d = dists[i];
+		const char *option = d->origin.option, *url = d->origin.url;
+
+		if (!d->origin.recorded || strcmp(d->origin.kind, "direct_url") == 0 || !el_pip_option_flag(option) || !url)
+			continue;
+		if ((x = index_find(ix, nix, option, url)) == NULL) {
+			EL_GROW(ix, nix + 1, cap);
+			x = &ix[nix++];
+			memset(x, 0, sizeof(*x));
+			x->option = option;
+			x->url = url;
+		}
+		if (!x->dists)
+			x->dists = el_xcalloc(n, sizeof(*x->dists));
+		x->dists[x->ndists++] = d;
+	}
+	*out = ix;
+	*nout = nix;
+}
+
+void el_pip_indexes_free(el_pip_index *ix, size_t n)
+{
+	for (size_t i = 0; ix && i < n; i++)
+		free(ix[i].dists);
+	free(ix);
 }
 
 #define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED | EL_FW_MMCV_RANGE)

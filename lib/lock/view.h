@@ -268,16 +268,30 @@ typedef struct {
 		const char *url, *vcs, *commit_id, *requested_revision, *archive_hash;
 		bool editable;
 	} direct_url;
+	struct {
+		bool recorded;
+		const char *kind;   /* "direct_url", "config", "inferred" */
+		const char *option; /* "index-url", "extra-index-url", "find-links" (not for direct_url) */
+		const char *url, *from, *note;
+	} origin; /* where it came from, when that can be known (the direct_url member for direct_url) */
 	el_strlist tags;
 	const el_pip_shadow *shadows; /* the same distribution later on sys.path, never imported */
 	size_t nshadows;
 } el_pip_dist;
+
+/* One of pip's index options as its configuration set it (pip.index_options). */
+typedef struct {
+	const char *option; /* "index-url", "extra-index-url", "find-links" */
+	const char *url, *from;
+} el_pip_index_option;
 
 typedef struct {
 	el_state st;
 	el_strlist site_packages;
 	long long count;
 	el_strlist conda_and_pip;
+	const el_pip_index_option *index_options; /* in the order pip applies them */
+	size_t nindex_options;
 	const el_pip_dist *dists;
 	size_t ndists;
 } el_pip;
@@ -512,6 +526,32 @@ const el_framework *el_view_framework(const el_view *view, const char *key);
 
 /* The pip distribution named name (PEP 503 comparison), or NULL. */
 const el_pip_dist *el_view_pip_dist(const el_view *view, const char *name);
+
+/*
+ * An option pip needs to find a set of distributions (el_pip_indexes):
+ * the configured ones first, then each one the distributions' origins
+ * name, once. Strings are the lock's.
+ */
+typedef struct {
+	const char *option;        /* "index-url", "extra-index-url", "find-links" */
+	const char *url;
+	const char *from;          /* the configuration it came from; NULL: only inferred */
+	const el_pip_dist **dists; /* the given distributions whose origin it is */
+	size_t ndists;
+} el_pip_index;
+
+/*
+ * The options pip needs for dists (n of them, any of the lock's): the
+ * lock's configured ones, then those their inferred or configured
+ * origins name; malloc'd, freed with el_pip_indexes_free. An option that
+ * is not one of the three is left out.
+ */
+void el_pip_indexes(const el_view *v, const el_pip_dist *const *dists, size_t n,
+		    el_pip_index **out, size_t *nout);
+void el_pip_indexes_free(el_pip_index *ix, size_t n);
+
+/* The pip command-line flag of an option ("--extra-index-url"), or NULL when it is not one of the three. */
+const char *el_pip_option_flag(const char *option);
 
 /* The toolkit whose home or one of whose aliases is path, or NULL. */
 const el_toolkit *el_view_toolkit_at(const el_view *view, const char *path);

@@ -64,6 +64,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_conda(&p);
 	el_probe_pip(&p);
 	el_probe_frameworks(&p);
+	el_probe_pip_origins(&p);
 	el_probe_cuda(&p);
 	el_probe_cudnn(&p);
 	el_probe_compilers(&p);

@@ -524,6 +524,7 @@ void el_probe_pip(el_probe *p)
 			cJSON_Delete(l.v[i].obj);
 	}
 	el_jset_int(sec, "count", (long long)recorded);
+	el_probe_pip_config(p, sec);
 	for (size_t i = 0; i < l.n; i++)
 		free(l.v[i].norm);
 	free(l.v);

@@ -151,6 +151,7 @@ void el_probe_gpus(el_probe *p);      /* gpu.c: gpu.devices */
 void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python" */
 void el_probe_conda(el_probe *p);     /* conda.c */
 void el_probe_pip(el_probe *p);       /* pip.c */
+void el_probe_pip_origins(el_probe *p); /* pipsource.c: after frameworks, each distribution's "origin" */
 void el_probe_frameworks(el_probe *p);/* frameworks.c */
 void el_probe_cuda(el_probe *p);      /* cuda.c: after the environment, whose own CUDA it records too */
 void el_probe_cudnn(el_probe *p);     /* cudnn.c */
@@ -195,6 +196,9 @@ void el_probe_env_cudnn(el_probe *p, cJSON *cudnn);
 
 /* rel resolved under base (an already-resolved in-root directory) if it is a directory; malloc'd or NULL. */
 char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel);
+
+/* pip's index options from its configuration files and PIP_* variables into pip's "index_options" (pipsource.c). */
+void el_probe_pip_config(el_probe *p, cJSON *pip);
 
 /* The section object key in the document, created on first use. */
 cJSON *el_probe_section(el_probe *p, const char *key);

@@ -2,10 +2,14 @@
  * Restore step 7: the pip-installed distributions, into the locked
  * environment's Python: exact pins, --no-deps (the lock already lists
  * every dependency), hashes with --require-hashes when the lock has one
- * for every pin, --no-index --find-links with --wheels; editable and VCS
- * installs from their recorded source (a checkout the repos step, run
- * before this one, restores counts as there). mmcv-full with compiled ops is
- * rebuilt with MMCV_WITH_OPS=1 FORCE_CUDA=1 in pip's environment.
+ * for every pin, the lock's index options (pip's configuration, and the
+ * indexes of the distributions' origins: PyTorch's for torch 1.10.0+cu102,
+ * OpenMMLab's page for mmcv-full) as --index-url, --extra-index-url and
+ * --find-links, or instead --no-index --find-links with --wheels; editable
+ * and VCS installs from their recorded source (a checkout the repos step,
+ * run before this one, restores counts as there). mmcv-full with compiled
+ * ops, when pip has to build it, is built with MMCV_WITH_OPS=1
+ * FORCE_CUDA=1 in pip's environment.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -114,6 +118,56 @@ static int pip_install(el_item *it, el_apply *ap)
 	return el_apply_run_argv(it, ap);
 }
 
+/* it's note, and then more (a note can say several things) */
+static void note_more(el_item *it, const char *more)
+{
+	if (it->note)
+		el_item_note(it, "%s; %s", it->note, more);
+	else
+		el_item_note(it, "%s", more);
+}
+
+/*
+ * The lock's index options for the distributions an install pins (none
+ * for editable installs: only the configured ones) onto pip's command
+ * line, and a note saying which; --wheels installs offline instead.
+ */
+static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *const *dists, size_t n)
+{
+	el_pip_index *ix;
+	size_t nix, used = 0;
+	el_buf note = EL_BUF_INIT(64u << 10);
+
+	el_pip_indexes(r->lock, dists, n, &ix, &nix);
+	for (size_t i = 0; i < nix; i++) {
+		const char *flag = el_pip_option_flag(ix[i].option);
+
+		if (!flag)
+			continue;
+		used++;
+		if (r->opts.wheels)
+			continue;
+		/* the URL passed el_bad_index_url (untrusted.c): http(s) or file, no '-' first, no credentials */
+		el_args_push(&it->argv, flag, ix[i].url, NULL);
+		el_buf_printf(&note, "%s%s %s", note.len ? ", " : "pip also looks in ", flag, ix[i].url);
+		if (!ix[i].from && ix[i].ndists) {
+			el_buf_puts(&note, " (inferred for");
+			for (size_t k = 0; k < ix[i].ndists; k++)
+				el_buf_printf(&note, "%s %s", k ? "," : "", ix[i].dists[k]->name);
+			el_buf_puts(&note, ")");
+		} else if (ix[i].from) {
+			el_buf_printf(&note, " (from %s)", ix[i].from);
+		}
+	}
+	if (used && r->opts.wheels)
+		el_buf_printf(&note, "offline (--wheels): not the %zu index option%s the lock names", used,
+			      used == 1 ? "" : "s");
+	if (note.len)
+		note_more(it, el_buf_cstr(&note));
+	el_buf_release(&note);
+	el_pip_indexes_free(ix, nix);
+}
+
 static el_item *add_install(envlock_restore *r, el_step *s, const char *python, el_buf *reqs,
 			    size_t count, const char *what, const char *file, bool hashes, bool mmcv_ops)
 {
@@ -131,7 +185,7 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 	el_args_push(&it->argv, "-r", j->req_path, NULL);
 	if (mmcv_ops) {
 		el_args_push(&it->envv, "MMCV_WITH_OPS=1", "FORCE_CUDA=1", NULL);
-		el_item_note(it, "mmcv-full is built with its CUDA ops (MMCV_WITH_OPS=1 FORCE_CUDA=1)");
+		el_item_note(it, "mmcv-full, if pip builds it from source, is built with its CUDA ops (MMCV_WITH_OPS=1 FORCE_CUDA=1)");
 	}
 	it->data_len = reqs->len;
 	it->data = el_buf_detach(reqs);
@@ -156,6 +210,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	el_buf with_hash = EL_BUF_INIT(64u << 20);
 	named_dist *index = NULL;
 	size_t n_index = 0;
+	const el_pip_dist **pinned_dists = el_xcalloc(pip->ndists + 1, sizeof(*pinned_dists));
 
 	if (!pip->ndists) {
 		el_step_add(s, ENVLOCK_ITEM_OK, "no pip distributions locked");
@@ -249,6 +304,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			el_buf_printf(&with_hash, "%s @ %s+%s@%s\n", name, vcs, url, commit);
 			n_pinned++;
 		} else {
+			pinned_dists[n_pinned] = d;
 			el_buf_printf(&pinned, "%s==%s\n", name, version);
 			if (sha) {
 				el_buf_printf(&with_hash, "%s==%s --hash=sha256:%s\n", name, version, sha);
@@ -303,17 +359,28 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		else if (!hashes && !it->note)
 			el_item_note(it, "only %zu of %zu have an archive hash in the lock: pinned by exact version only",
 				     n_hashed, n_pinned);
+		/* VCS pins leave their place in pinned_dists NULL */
+		{
+			size_t k = 0;
+
+			for (size_t i = 0; i < n_pinned; i++)
+				if (pinned_dists[i])
+					pinned_dists[k++] = pinned_dists[i];
+			add_indexes(r, it, pinned_dists, k);
+		}
 	}
 	if (n_editable) {
 		el_item *it = add_install(r, s, python, &editable, n_editable,
-					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt", false,
-					  mmcv_pending && !n_pinned);
+					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt",
+					  false, mmcv_pending && !n_pinned);
 
+		add_indexes(r, it, NULL, 0);
 		if (from_repos_text.len)
 			el_item_note(it, "%s%sfrom the checkouts the repos step restores first: %s", it->note ? it->note : "",
 				     it->note ? "; " : "", el_buf_cstr(&from_repos_text));
 	}
 done:
+	free(pinned_dists);
 	for (size_t i = 0; i < n_index; i++)
 		free(index[i].norm);
 	free(index);

@@ -66,6 +66,73 @@ EOF
 	check_eq "nothing installed" "" "$(C/bin/python -m pip list --format=freeze 2>/dev/null | grep elpkg)"
 fi
 
+# --- pip, where the lock says the seed stack comes from -----------------------
+# The lock's index options go on pip's command line: PyPI has neither torch
+# 1.10.0+cu102 nor a wheel of mmcv-full 1.7.5. Stand-in (no network here):
+# a mirror laid out like PyTorch's cu102 index and OpenMMLab's page for
+# cu102/torch1.10, the origins of a lock of the seed stack pointed at it
+# (https://HOST/PATH -> file://$scratch/mirror/HOST/PATH), and an empty
+# index for PyPI (a configured index-url) so that pip never reaches for the
+# network.
+if [ -x A/bin/python ]; then
+	export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1
+	unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
+	seed=$GOLDEN/ubuntu1604-mmdet.lock.json
+	"$VENV_PY" -m venv R
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --dry-run --json >plan.json 2>/dev/null
+	# what pip gets after its requirements file (-r FILE) in the plan's item for the pins
+	argv_of() {
+		"$PYTHON" - "$1" <<'PY'
+import json, sys
+items = [i for s in json.load(open(sys.argv[1]))["steps"] for i in s.get("items", []) if "argv" in i and "pinned" in i["what"]]
+assert len(items) == 1, items
+argv = items[0]["argv"]
+print("after -r:", " ".join(argv[argv.index("-r") + 2:]))
+PY
+	}
+	check_eq "the seed lock: pip gets OpenMMLab's page and PyTorch's index after its pins" \
+		"after -r: --find-links https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html --extra-index-url https://download.pytorch.org/whl/cu102" \
+		"$(argv_of plan.json)"
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --dry-run >plan.txt 2>/dev/null
+	check_grep "the plan says they are inferred, and for what" "(inferred for torch, torchvision)" plan.txt
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --wheels wheels --dry-run --json >plan.json 2>/dev/null
+	check_eq "--wheels: offline, no index at all but the folder" "after -r: " "$(argv_of plan.json)"
+	"$ENVLOCK" restore "$seed" --python "$PWD/R/bin/python" --only pip --wheels wheels --dry-run >plan.txt 2>/dev/null
+	check_grep "and the plan says the lock's indexes are not used" "offline (--wheels): not the 2 index options the lock names" plan.txt
+
+	M=$scratch/mirror
+	"$PYTHON" "$top/tests/export/mkwheel.py" "$M/download.pytorch.org/whl/cu102" torch==1.10.0+cu102 torchvision==0.11.1+cu102 >/dev/null
+	"$PYTHON" "$top/tests/export/mkindex.py" simple "$M/download.pytorch.org/whl/cu102" "$M"/download.pytorch.org/whl/cu102/*.whl
+	page=$M/download.openmmlab.com/mmcv/dist/cu102/torch1.10
+	"$PYTHON" "$top/tests/export/mkwheel.py" "$page" mmcv-full==1.7.5 >/dev/null
+	"$PYTHON" "$top/tests/export/mkindex.py" links "$page/index.html" "$page"/*.whl
+	"$PYTHON" "$top/tests/export/mkindex.py" simple "$M/pypi.org/simple"
+	"$PYTHON" - "$seed" mirrored.lock "$M" <<'PY'
+import json, sys
+d, m = json.load(open(sys.argv[1])), sys.argv[3]
+# the seed stack's three pip distributions, their origins on the mirror
+d["pip"]["distributions"] = [x for x in d["pip"]["distributions"] if x["name"] in ("torch", "torchvision", "mmcv-full")]
+for x in d["pip"]["distributions"]:
+    if x["name"] == "mmcv-full":
+        x["origin"] = {"kind": "inferred", "option": "find-links", "note": "inferred from torch 1.10 and CUDA 10.2",
+                       "url": "file://%s/download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html" % m}
+    else:
+        x["origin"] = {"kind": "inferred", "option": "extra-index-url", "note": "inferred from +cu102",
+                       "url": "file://%s/download.pytorch.org/whl/cu102" % m}
+d["pip"]["index_options"] = [{"option": "index-url", "url": "file://" + m + "/pypi.org/simple", "from": "/etc/pip.conf"}]
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+	"$ENVLOCK" restore mirrored.lock --python "$PWD/R/bin/python" --only pip --yes >out 2>err
+	check_status "pip restore of the seed stack through the mirror" 0 $?
+	check_eq "torch, torchvision and mmcv-full at the locked versions" \
+		"mmcv-full==1.7.5 torch==1.10.0+cu102 torchvision==0.11.1+cu102" \
+		"$(R/bin/python -m pip list --format=freeze 2>/dev/null | grep -e '^torch' -e '^mmcv' | sort | tr '\n' ' ' | sed 's/ $//')"
+	check_grep "pip ran with the configured index-url and the origins' index and page" \
+		"'--index-url' 'file://$M/pypi.org/simple' '--find-links' 'file://$page/index.html' '--extra-index-url' 'file://$M/download.pytorch.org/whl/cu102'" \
+		"$(ls -t .envlock/restore-*.log | head -n 1)"
+	unset PIP_CONFIG_FILE
+fi
+
 # --- conda, through the stand-in -----------------------------------------
 lock=$GOLDEN/ubuntu1604-mmdet.lock.json
 mkdir -p bin S

@@ -133,6 +133,10 @@ def pip(args):
         rest = rest[1:]
     if rest[:2] == ["--no-index", "--find-links"]:
         rest = rest[3:]
+    # the lock's index options after the requirements file: each a known option and an http(s) or file URL
+    while len(rest) > 2 and rest[-2] in ("--index-url", "--extra-index-url", "--find-links") \
+            and re.match(r"^(https?|file)://\S+$", rest[-1]):
+        rest = rest[:-2]
     if len(rest) != 2 or rest[0] != "-r":
         fail("unexpected arguments: %r" % args)
     src = os.environ["STANDIN_FIXTURE_ENV"]

@@ -58,6 +58,23 @@ static void urls(void **state)
 	assert_non_null(el_bad_url("https://x.invalid/a b"));
 }
 
+/* what pip may be told to look in: http(s) and file only, no credentials, no climbing */
+static void index_urls(void **state)
+{
+	(void)state;
+	assert_null(el_bad_index_url("https://download.pytorch.org/whl/cu102"));
+	assert_null(el_bad_index_url("https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html"));
+	assert_null(el_bad_index_url("file:///srv/wheels"));
+	assert_null(el_bad_index_url("https://x.example/a@b")); /* an '@' in the path is no user */
+	assert_string_equal(el_bad_index_url("git+https://x.example/r.git"), "is not an http(s) or file URL");
+	assert_string_equal(el_bad_index_url("ftp://x.example/simple"), "is not an http(s) or file URL");
+	assert_string_equal(el_bad_index_url("-f"), "is not an http(s) or file URL");
+	assert_string_equal(el_bad_index_url("https://alice:pw@x.example/simple"), "has a user name or password in it");
+	assert_string_equal(el_bad_index_url("https://token@x.example/simple"), "has a user name or password in it");
+	assert_string_equal(el_bad_index_url("file:///srv/../etc"), "has a '..' component");
+	assert_string_equal(el_bad_index_url("https://x.example/$(id)"), "contains a shell metacharacter or space");
+}
+
 static void paths(void **state)
 {
 	(void)state;
@@ -228,6 +245,7 @@ int main(void)
 		cmocka_unit_test(names),
 		cmocka_unit_test(versions),
 		cmocka_unit_test(urls),
+		cmocka_unit_test(index_urls),
 		cmocka_unit_test(paths),
 		cmocka_unit_test(whole_lock),
 		cmocka_unit_test(cudnn_links),

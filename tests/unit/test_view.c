@@ -211,6 +211,59 @@ static void view_follows_the_document(void **state)
 	envlock_ctx_free(ctx);
 }
 
+/* the options pip needs: configured ones first, then each origin's once; direct_url and unknown options add none */
+static void pip_indexes_once_each(void **state)
+{
+	cJSON *doc = parse("{\"pip\":{\"index_options\":["
+			   "{\"option\":\"index-url\",\"url\":\"https://m.example/simple\",\"from\":\"/etc/pip.conf\"},"
+			   "{\"option\":\"no-index\",\"url\":\"https://x.example\",\"from\":\"?\"},"
+			   "{\"option\":\"extra-index-url\",\"url\":\"https://download.pytorch.org/whl/cu102/\",\"from\":\"PIP_EXTRA_INDEX_URL\"}],"
+			   "\"distributions\":["
+			   "{\"name\":\"mmcv-full\",\"origin\":{\"kind\":\"inferred\",\"option\":\"find-links\","
+			   "\"url\":\"https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html\",\"note\":\"n\"}},"
+			   "{\"name\":\"mmpose\",\"origin\":{\"kind\":\"direct_url\"}},"
+			   "{\"name\":\"torch\",\"origin\":{\"kind\":\"inferred\",\"option\":\"extra-index-url\","
+			   "\"url\":\"https://download.pytorch.org/whl/cu102\",\"note\":\"n\"}},"
+			   "{\"name\":\"torchvision\",\"origin\":{\"kind\":\"inferred\",\"option\":\"extra-index-url\","
+			   "\"url\":\"https://download.pytorch.org/whl/cu102\",\"note\":\"n\"}},"
+			   "{\"name\":\"six\"}]}}");
+	el_view *v = el_view_new(doc);
+	const el_pip_dist *all[5];
+	el_pip_index *ix;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++)
+		all[i] = &v->pip.dists[i];
+	assert_string_equal(v->pip.dists[2].origin.kind, "inferred");
+	assert_true(v->pip.dists[1].origin.recorded);
+	assert_false(v->pip.dists[4].origin.recorded);
+	el_pip_indexes(v, all, 5, &ix, &n);
+	assert_int_equal(n, 3);
+	assert_string_equal(ix[0].option, "index-url");
+	assert_string_equal(ix[0].from, "/etc/pip.conf");
+	assert_int_equal(ix[0].ndists, 0);
+	/* torch's inferred index is the configured one: a trailing '/' does not make it another */
+	assert_string_equal(ix[1].url, "https://download.pytorch.org/whl/cu102/");
+	assert_string_equal(ix[1].from, "PIP_EXTRA_INDEX_URL");
+	assert_int_equal(ix[1].ndists, 2);
+	assert_string_equal(ix[1].dists[0]->name, "torch");
+	assert_string_equal(ix[1].dists[1]->name, "torchvision");
+	assert_string_equal(ix[2].option, "find-links");
+	assert_null(ix[2].from);
+	assert_string_equal(ix[2].dists[0]->name, "mmcv-full");
+	el_pip_indexes_free(ix, n);
+	/* only the distributions asked about: the configured options stay */
+	el_pip_indexes(v, &all[4], 1, &ix, &n);
+	assert_int_equal(n, 2);
+	el_pip_indexes_free(ix, n);
+	assert_string_equal(el_pip_option_flag("find-links"), "--find-links");
+	assert_null(el_pip_option_flag("no-index"));
+	assert_null(el_pip_option_flag(NULL));
+	el_view_free(v);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +272,7 @@ int main(void)
 		cmocka_unit_test(default_toolkit_is_named_never_guessed),
 		cmocka_unit_test(wrong_types_read_as_not_recorded),
 		cmocka_unit_test(view_follows_the_document),
+		cmocka_unit_test(pip_indexes_once_each),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:a70f85e1e901c6c09a99e64272abd8cd25372815c2714f93a4a5cfbf30f00c12,
+# sha256:46a36a278265dce97682b43d0735dabe7c17e65f8e98bb75a4888811220c4f00,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:a70f85e1e901c6c09a99e64272abd8cd25372815c2714f93a4a5cfbf30f00c12"
+LABEL envlock.lock-id="sha256:46a36a278265dce97682b43d0735dabe7c17e65f8e98bb75a4888811220c4f00"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*
@@ -17,6 +17,10 @@ RUN python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
 COPY <<'ENVLOCK_EOF' /envlock/requirements.txt
+# inferred by envlock, pip records no index: mmcv 2.1.0
+--find-links https://download.openmmlab.com/mmcv/dist/cu118/torch2.1/index.html
+# inferred by envlock, pip records no index: torch 2.1.2+cu118, torchvision 0.16.2+cu118
+--extra-index-url https://download.pytorch.org/whl/cu118
 addict==2.4.0
 chumpy==0.70
 filelock==3.13.1

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:59680f95ec06fd145eb43caa6a64c5313ad88b6567b60647f0ca91d51074946d,
+# sha256:ec0f36b768b7e762fa8225412eab0b58e7fdb0945c4ac411ae7e570faa41ddae,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:59680f95ec06fd145eb43caa6a64c5313ad88b6567b60647f0ca91d51074946d"
+LABEL envlock.lock-id="sha256:ec0f36b768b7e762fa8225412eab0b58e7fdb0945c4ac411ae7e570faa41ddae"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*
@@ -19,6 +19,8 @@ ENV PIP_BREAK_SYSTEM_PACKAGES=1
 # Installed by the system's package manager on the saved machine, not by pip:
 # six 1.16.0
 COPY <<'ENVLOCK_EOF' /envlock/requirements.txt
+# inferred by envlock, pip records no index: torch 2.1.0+cpu
+--extra-index-url https://download.pytorch.org/whl/cpu
 filelock==3.13.1
 fsspec==2023.12.2
 Jinja2==3.1.3

@@ -99,6 +99,16 @@ static envlock_findings *check_json(const char *dir, const char *rules_path, con
 	return f;
 }
 
+/* The rules on the lock text give one finding, with this message. */
+static void expect_one(const char *dir, const char *rules, const char *text, const char *message)
+{
+	envlock_findings *f = check_json(dir, rules, text);
+
+	assert_int_equal(envlock_findings_count(f), 1);
+	assert_string_equal(envlock_findings_get(f, 0)->message, message);
+	envlock_findings_free(f);
+}
+
 static void driver_rules(void **state)
 {
 	char *dir = unit_tmpdir(), *rules;
@@ -292,10 +302,7 @@ static void torch_python_files_first(void **state)
 	envlock_findings_free(f);
 	/* nothing from the files, or a Requires-Python that does not read: the table */
 	snprintf(text, sizeof(text), lock, ", \"requires_python\": \">=3.7.*\", \"requires_python_source\": \"/s/METADATA\"");
-	f = check_json(dir, rules, text);
-	assert_int_equal(envlock_findings_count(f), 1);
-	assert_string_equal(envlock_findings_get(f, 0)->message, "table 3.7-3.10 3.11.2");
-	envlock_findings_free(f);
+	expect_one(dir, rules, text, "table 3.7-3.10 3.11.2");
 	snprintf(text, sizeof(text), lock, "");
 	f = check_json(dir, rules, text);
 	assert_int_equal(envlock_findings_count(f), 1);
@@ -344,10 +351,7 @@ static void mmcv_range_files_first(void **state)
 	/* 3.x's exclusive maximum; a file with one side only */
 	snprintf(text, sizeof(text), lock, ", \"mmcv_range\": {\"max\": \"2.2.0\", \"max_inclusive\": false, \"source\": \"/s/i.py\"}",
 		 "2.2.0");
-	f = check_json(dir, rules, text);
-	assert_int_equal(envlock_findings_count(f), 1);
-	assert_string_equal(envlock_findings_get(f, 0)->message, "/s/i.py: mmcv < 2.2.0, have 2.2.0");
-	envlock_findings_free(f);
+	expect_one(dir, rules, text, "/s/i.py: mmcv < 2.2.0, have 2.2.0");
 	/* a file that checks no mmcv version: nothing to break */
 	snprintf(text, sizeof(text), lock, ", \"mmcv_range\": {\"source\": \"/s/i.py\"}", "9.0.0");
 	f = check_json(dir, rules, text);
@@ -355,10 +359,7 @@ static void mmcv_range_files_first(void **state)
 	envlock_findings_free(f);
 	/* no recorded range: the table's row */
 	snprintf(text, sizeof(text), lock, "", "1.7.2");
-	f = check_json(dir, rules, text);
-	assert_int_equal(envlock_findings_count(f), 1);
-	assert_string_equal(envlock_findings_get(f, 0)->message, "table 1.3.17 <= 1.7.2 <= 1.7.0");
-	envlock_findings_free(f);
+	expect_one(dir, rules, text, "table 1.3.17 <= 1.7.2 <= 1.7.0");
 	free(rules);
 	unit_rmtree(dir);
 }

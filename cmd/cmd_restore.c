@@ -12,7 +12,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: envlock restore FILE [--dry-run] [--yes] [--only STEP]... [--skip STEP]...\n"
-	      "                        [--root DIR] [--python EXE] [--cuda-runfile FILE]\n"
+	      "                        [--root DIR [--chroot]] [--python EXE] [--cuda-runfile FILE]\n"
 	      "                        [--cudnn-archive FILE] [--wheels DIR] [--conda-exe EXE]\n"
 	      "                        [--prefix DIR | --name NAME] [--force] [--dest DIR] [--state-dir DIR] [--json]\n"
 	      "\n"
@@ -25,11 +25,12 @@ static void usage(FILE *out)
 	      "  --only STEP          plan only these steps (repeatable)\n"
 	      "  --skip STEP          leave these steps out (repeatable)\n"
 	      "  --root DIR           restore the tree under DIR instead of this machine\n"
+	      "  --chroot             with --root, run the tree's conda and pip inside it (chroot; root only)\n"
 	      "  --python EXE         install pip packages into this Python (absolute path)\n"
 	      "  --cuda-runfile FILE  install a missing CUDA toolkit from NVIDIA's runfile (toolkit only)\n"
 	      "  --cudnn-archive FILE install missing cuDNN files from NVIDIA's archive (.tgz, .tar.xz)\n"
 	      "  --wheels DIR         pip installs from this folder only (--no-index --find-links)\n"
-	      "  --conda-exe EXE      create the conda environment with this program\n"
+	      "  --conda-exe EXE      create the conda environment with this program (in the tree, under --root)\n"
 	      "  --prefix DIR         create the conda environment here instead of the locked prefix\n"
 	      "  --name NAME          create it as NAME in the locked conda install (<root>/envs/NAME)\n"
 	      "  --force              replace a conda environment that differs (it is moved aside)\n"
@@ -42,7 +43,8 @@ static void usage(FILE *out)
 }
 
 enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
-       OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY };
+       OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY,
+       OPT_CHROOT };
 
 static const cmd_choices steps = { "no such step", "steps", envlock_restore_step_count, envlock_restore_step_name };
 
@@ -67,6 +69,7 @@ static const char *option_flag(const char *option)
 		{ "conda_name", "--name NAME" },      { "force", "--force" },
 		{ "dest", "--dest" },                 { "python", "--python EXE" },
 		{ "root", "--root" },                 { "repo", "`envlock save --repo`" },
+		{ "chroot", "--chroot" },
 		{ "no_patch", "--no-patch" },
 	};
 
@@ -84,6 +87,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "skip", required_argument, NULL, OPT_SKIP },
 		{ "root", required_argument, NULL, OPT_ROOT },
+		{ "chroot", no_argument, NULL, OPT_CHROOT },
 		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "cuda-runfile", required_argument, NULL, OPT_RUNFILE },
 		{ "cudnn-archive", required_argument, NULL, OPT_CUDNN },
@@ -113,6 +117,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		case OPT_ONLY: cmd_push_arg(&only, &n_only, optarg); break;
 		case OPT_SKIP: cmd_push_arg(&skip, &n_skip, optarg); break;
 		case OPT_ROOT: opts.probe.root = optarg; break;
+		case OPT_CHROOT: opts.chroot = 1; break;
 		case OPT_PYTHON: opts.probe.python = optarg; break;
 		case OPT_RUNFILE: opts.cuda_runfile = optarg; break;
 		case OPT_CUDNN: opts.cudnn_archive = optarg; break;
@@ -145,6 +150,15 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		}
 		if (opts.conda_target && opts.conda_target[0] != '/') {
 			cmd_error("restore: --prefix '%s': must be an absolute path", opts.conda_target);
+			goto out;
+		}
+		if (opts.chroot && !opts.probe.root) {
+			cmd_error("restore: --chroot runs the tree's programs inside it: give --root DIR too");
+			goto out;
+		}
+		/* chroot(2) needs root: say so now, not when the conda step fails */
+		if (opts.chroot && geteuid() != 0) {
+			cmd_error("restore: --chroot needs root (chroot(2) is for root only): run envlock as root, or leave --chroot out and run the printed commands inside the tree yourself");
 			goto out;
 		}
 		if (opts.conda_target && opts.conda_name) {

@@ -58,6 +58,14 @@ typedef struct {
 	int force;
 	/** Where configs, checkpoints and repositories are restored; NULL: ".". */
 	const char *dest;
+	/**
+	 * With probe.root: run the conda and pip programs inside the tree,
+	 * chroot(2) to it and chdir("/") before they start, with the tree's
+	 * own paths (needs root). Without it, those items are "manual" under
+	 * a root: run from here, they would bake this machine's path to the
+	 * tree into the environment and load this machine's libraries.
+	 */
+	int chroot;
 	/** Where the journal, log and generated spec files go; NULL: ".envlock". */
 	const char *state_dir;
 	/**
@@ -65,7 +73,7 @@ typedef struct {
 	 * ..."): given an option's name, the text to show, or NULL for the
 	 * default, "the 'NAME' option". The names are this struct's fields
 	 * ("cuda_runfile", "cudnn_archive", "conda_exe", "conda_target",
-	 * "conda_name", "force", "dest"), the probe's ("python", "root") and
+	 * "conda_name", "force", "dest", "chroot"), the probe's ("python", "root") and
 	 * save's ("repo", "no_patch"). A command line maps them to its flags.
 	 */
 	const char *(*option_text)(const char *option);

@@ -147,18 +147,57 @@ int el_apply_backup_copy(el_apply *ap, el_item *it, const char *host_path)
 	return rc;
 }
 
+int el_apply_write_input(el_apply *ap, el_item *it, const char *host_path, bool in_tree)
+{
+	char *dir = el_path_dir(host_path);
+	struct stat st;
+
+	/* a tree without /tmp gets one as a system's is: world-writable, sticky */
+	if (in_tree && lstat(dir, &st) != 0 && (mkdir(dir, 01777) != 0 || chmod(dir, 01777) != 0)) {
+		el_item_fail(it, "'%s': cannot create the folder: %s", dir, el_strerror(errno));
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	if (el_write_atomic(ap->ctx, host_path, it->data ? it->data : "", it->data_len, 0644) != 0) {
+		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+		return -1;
+	}
+	return 0;
+}
+
+void el_apply_remove_input(el_apply *ap, const char *host_path)
+{
+	if (unlink(host_path) == 0)
+		el_apply_log(ap, "removed '%s'", host_path);
+	else
+		el_apply_log(ap, "'%s': cannot remove it: %s", host_path, el_strerror(errno));
+}
+
 int el_apply_run_argv(el_item *it, el_apply *ap)
 {
-	int status = -1, rc;
+	int status = -1, rc, child_errno = 0;
 
-	el_apply_log(ap, "run:");
+	if (it->chroot)
+		el_apply_log(ap, "run inside the tree (chroot '%s', chdir /):", ap->r->root.prefix);
+	else
+		el_apply_log(ap, "run:");
 	for (size_t i = 0; i < it->argv.n; i++)
 		dprintf(ap->log_fd, " '%s'", it->argv.v[i]);
 	for (size_t i = 0; i < it->envv.n; i++)
 		dprintf(ap->log_fd, " [env %s]", it->envv.v[i]);
 	dprintf(ap->log_fd, "\n");
-	rc = el_spawn_logged((const char *const *)it->argv.v, (const char *const *)it->envv.v,
-			     ap->log_fd, &status);
+	if (it->chroot)
+		rc = el_spawn_logged_in(ap->r->root.prefix, (const char *const *)it->argv.v,
+					(const char *const *)it->envv.v, ap->log_fd, &status, &child_errno);
+	else
+		rc = el_spawn_logged((const char *const *)it->argv.v, (const char *const *)it->envv.v,
+				     ap->log_fd, &status);
+	if (rc == ENVLOCK_ENOTFOUND && it->chroot) {
+		el_item_fail(it, "'%s': cannot be started inside '%s': %s", it->argv.v[0], ap->r->root.prefix,
+			     el_strerror(child_errno));
+		return -1;
+	}
 	if (rc == ENVLOCK_ENOTFOUND) {
 		el_item_fail(it, "'%s': cannot be started", it->argv.v[0]);
 		return -1;

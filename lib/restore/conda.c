@@ -42,7 +42,11 @@ static bool has_key(const el_strvec *set, const char *key)
 	return set->n && bsearch(&key, set->v, set->n, sizeof(*set->v), cmp_str) != NULL;
 }
 
-/* The conda-compatible program: --conda-exe, the locked install's bin/, then PATH. */
+/*
+ * The conda-compatible program: --conda-exe, the locked install's bin/,
+ * then PATH; on this machine its host path, under --root its path in the
+ * tree (it runs there, chroot'ed).
+ */
 static char *find_conda(envlock_restore *r)
 {
 	static const char *const names[] = { "micromamba", "mamba", "conda" };
@@ -56,9 +60,11 @@ static char *find_conda(envlock_restore *r)
 			char *abs = el_xasprintf("%s/bin/%s", root_prefix, names[i]);
 			char *host = el_restore_host(&r->root, abs);
 
+			if (access(host, X_OK) == 0) {
+				free(r->root.live ? abs : host);
+				return r->root.live ? host : abs;
+			}
 			free(abs);
-			if (access(host, X_OK) == 0)
-				return host;
 			free(host);
 		}
 		for (const char *p = path; p && *p;) {
@@ -72,10 +78,12 @@ static char *find_conda(envlock_restore *r)
 			}
 			abs = el_path_join(dir, names[i]);
 			host = r->root.live ? el_xstrdup(abs) : el_restore_host(&r->root, abs);
-			free(abs);
 			free(dir);
-			if (access(host, X_OK) == 0)
-				return host;
+			if (access(host, X_OK) == 0) {
+				free(r->root.live ? abs : host);
+				return r->root.live ? host : abs;
+			}
+			free(abs);
 			free(host);
 		}
 	}
@@ -83,7 +91,8 @@ static char *find_conda(envlock_restore *r)
 }
 
 typedef struct {
-	char *spec_path; /* where the spec is written before the program runs */
+	char *spec_path; /* where the spec is written before the program runs (host path) */
+	bool in_tree;    /* it is in the tree, for the chroot'ed program: removed after the run */
 	bool replace;    /* move the existing prefix aside first */
 } create_job;
 
@@ -100,16 +109,18 @@ static int create_env(el_item *it, el_apply *ap)
 {
 	create_job *j = it->extra;
 	struct stat st;
+	int rc;
 
 	if (j->replace && lstat(it->path, &st) == 0 && el_apply_aside(ap, it, it->path, NULL) != 0)
 		return -1;
-	if (el_write_atomic(ap->ctx, j->spec_path, it->data, it->data_len, 0644) != 0) {
-		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+	if (el_apply_write_input(ap, it, j->spec_path, j->in_tree) != 0)
 		return -1;
-	}
 	el_apply_log(ap, "wrote the explicit spec '%s'", j->spec_path);
 	el_apply_journal(ap, "creating %s", it->path);
-	if (el_apply_run_argv(it, ap) != 0)
+	rc = el_apply_run_argv(it, ap);
+	if (j->in_tree)
+		el_apply_remove_input(ap, j->spec_path);
+	if (rc != 0)
 		return -1;
 	el_apply_journal(ap, "created %s", it->path);
 	return 0;
@@ -200,10 +211,10 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: no explicit spec can be written", target);
 			goto done;
 		}
-		j->spec_path = el_xasprintf("%s/restore-%s.conda-explicit.txt", r->state_dir, r->short_id);
 		j->replace = exists;
-		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with %s (%zu packages, explicit URLs and digests)",
-				 exists ? "replace" : "create", target, el_path_base(exe), total);
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with %s (%zu packages, explicit URLs and digests)%s",
+				 exists ? "replace" : "create", target, el_path_base(exe), total,
+				 r->opts.chroot ? ", inside the tree (chroot)" : "");
 		if (ours)
 			el_item_note(it, "an earlier restore began it and was interrupted: that one is moved aside first");
 		else if (exists)
@@ -212,10 +223,24 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		host = NULL;
 		it->data_len = spec_len;
 		it->data = spec_text;
-		el_args_push(&it->argv, exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
+		if (r->root.live) {
+			j->spec_path = el_xasprintf("%s/restore-%s.conda-explicit.txt", r->state_dir, r->short_id);
+			el_args_push(&it->argv, exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
+		} else {
+			/* in the tree, by the tree's paths, so none of this machine's end up in the environment */
+			char *spec_in_tree;
+
+			j->spec_path = el_restore_tree_file(r, "conda-explicit.txt", &spec_in_tree);
+			j->in_tree = true;
+			el_args_push(&it->argv, exe, "create", "--yes", "--prefix", target, "--file", spec_in_tree, NULL);
+			it->chroot = true;
+			free(spec_in_tree);
+		}
 		it->extra = j;
 		it->free_extra = create_free;
 		it->run = create_env;
+		if (EL_RESTORE_REFUSE_TREE(r))
+			el_restore_needs_chroot(r, it, "the spec is what `envlock export --format conda-explicit` writes");
 		free(exe);
 	}
 done:

@@ -37,3 +37,21 @@ char *el_restore_host_real(const el_root *root, const char *abs)
 {
 	return host_path(root, abs, true);
 }
+
+char *el_restore_tree_file(const envlock_restore *r, const char *name, char **in_tree)
+{
+	*in_tree = el_xasprintf("/tmp/envlock-restore-%s.%s", r->short_id, name);
+	return el_restore_host(&r->root, *in_tree);
+}
+
+char *el_restore_in_tree(const envlock_restore *r, const char *host_path)
+{
+	const char *prefix = r->root.prefix;
+	size_t n = strlen(prefix);
+
+	if (r->root.live)
+		return el_xstrdup(host_path);
+	if (strncmp(host_path, prefix, n) != 0 || (host_path[n] != '/' && host_path[n] != '\0'))
+		return NULL;
+	return el_xstrdup(host_path[n] ? host_path + n : "/");
+}

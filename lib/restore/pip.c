@@ -94,7 +94,8 @@ static char *find_wheel(const char *dir, const char *name, const char *version)
 }
 
 typedef struct {
-	char *req_path; /* requirements file written before pip runs */
+	char *req_path; /* requirements file written before pip runs (host path) */
+	bool in_tree;   /* it is in the tree, for the chroot'ed pip: removed after the run */
 } pip_job;
 
 static void pip_free(void *p)
@@ -109,13 +110,25 @@ static void pip_free(void *p)
 static int pip_install(el_item *it, el_apply *ap)
 {
 	pip_job *j = it->extra;
+	int rc;
 
-	if (el_write_atomic(ap->ctx, j->req_path, it->data, it->data_len, 0644) != 0) {
-		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+	if (el_apply_write_input(ap, it, j->req_path, j->in_tree) != 0)
 		return -1;
-	}
 	el_apply_log(ap, "wrote '%s':\n%.*s", j->req_path, (int)it->data_len, it->data);
-	return el_apply_run_argv(it, ap);
+	rc = el_apply_run_argv(it, ap);
+	if (j->in_tree)
+		el_apply_remove_input(ap, j->req_path);
+	return rc;
+}
+
+/* Can the in-root program be run (its links followed in the tree, as a chroot would)? */
+static bool runnable(const el_root *root, const char *abs)
+{
+	char *host = el_restore_host_real(root, abs);
+	bool ok = access(host, X_OK) == 0;
+
+	free(host);
+	return ok;
 }
 
 /* it's note, and then more (a note can say several things) */
@@ -168,21 +181,34 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
 	el_pip_indexes_free(ix, nix);
 }
 
-static el_item *add_install(envlock_restore *r, el_step *s, const char *python, el_buf *reqs,
-			    size_t count, const char *what, const char *file, bool hashes, bool mmcv_ops)
+/*
+ * An install of reqs with python (its host path on this machine, its path
+ * in the tree under --root) from wheels (--wheels, the same way; NULL: none).
+ */
+static el_item *add_install(envlock_restore *r, el_step *s, const char *python, const char *wheels,
+			    el_buf *reqs, size_t count, const char *what, const char *file, bool hashes,
+			    bool mmcv_ops)
 {
 	pip_job *j = el_xcalloc(1, sizeof(*j));
-	el_item *it = el_step_add(s, ENVLOCK_ITEM_DO, "pip install %zu %s into %s%s", count, what, python,
-				  hashes ? " (hash-checked)" : "");
+	el_item *it = el_step_add(s, ENVLOCK_ITEM_DO, "pip install %zu %s into %s%s%s", count, what, python,
+				  hashes ? " (hash-checked)" : "", r->opts.chroot ? ", inside the tree (chroot)" : "");
+	char *req_in_tree = NULL;
 
-	j->req_path = el_xasprintf("%s/restore-%s.%s", r->state_dir, r->short_id, file);
+	if (r->root.live) {
+		j->req_path = el_xasprintf("%s/restore-%s.%s", r->state_dir, r->short_id, file);
+	} else {
+		j->req_path = el_restore_tree_file(r, file, &req_in_tree);
+		j->in_tree = true;
+		it->chroot = true;
+	}
 	el_args_push(&it->argv, python, "-m", "pip", "install", "--no-deps", "--no-input",
 		     "--disable-pip-version-check", NULL);
 	if (hashes)
 		el_strvec_push(&it->argv, "--require-hashes");
-	if (r->opts.wheels)
-		el_args_push(&it->argv, "--no-index", "--find-links", r->opts.wheels, NULL);
-	el_args_push(&it->argv, "-r", j->req_path, NULL);
+	if (wheels)
+		el_args_push(&it->argv, "--no-index", "--find-links", wheels, NULL);
+	el_args_push(&it->argv, "-r", req_in_tree ? req_in_tree : j->req_path, NULL);
+	free(req_in_tree);
 	if (mmcv_ops) {
 		el_args_push(&it->envv, "MMCV_WITH_OPS=1", "FORCE_CUDA=1", NULL);
 		el_item_note(it, "mmcv-full, if pip builds it from source, is built with its CUDA ops (MMCV_WITH_OPS=1 FORCE_CUDA=1)");
@@ -206,7 +232,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	size_t n_ok = 0, n_pinned = 0, n_hashed = 0, n_editable = 0, n_conda = 0;
 	bool mmcv_ops = mmcv && mmcv->ops == EL_YES;
 	bool mmcv_pending = false, same_env;
-	char *python = NULL;
+	char *python = NULL, *python_in_tree = NULL, *wheels_in_tree = NULL;
+	const char *python_arg, *wheels = NULL;
 	el_buf with_hash = EL_BUF_INIT(64u << 20);
 	named_dist *index = NULL;
 	size_t n_index = 0;
@@ -218,24 +245,23 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	}
 	/* the Python to install with: --python, else the locked one (moved with --conda-target) */
 	if (r->opts.probe.python) {
-		python = el_restore_host(&r->root, r->opts.probe.python);
+		python_in_tree = el_xstrdup(r->opts.probe.python);
 		same_env = true;
 	} else if (exe) {
 		if (r->opts.conda_target && conda_prefix && el_starts_with(exe, conda_prefix) &&
-		    exe[strlen(conda_prefix)] == '/') {
-			char *moved = el_xasprintf("%s%s", r->opts.conda_target, exe + strlen(conda_prefix));
-
-			python = el_restore_host(&r->root, moved);
-			free(moved);
-		} else {
-			python = el_restore_host(&r->root, exe);
-		}
+		    exe[strlen(conda_prefix)] == '/')
+			python_in_tree = el_xasprintf("%s%s", r->opts.conda_target, exe + strlen(conda_prefix));
+		else
+			python_in_tree = el_xstrdup(exe);
 		same_env = live_prefix && lock_prefix && !r->opts.conda_target && strcmp(live_prefix, lock_prefix) == 0;
 	} else {
 		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip distributions: the lock names no Python");
 		el_item_note(it, "rerun with %s to install them into that Python", el_restore_option(r, "python"));
 		goto done;
 	}
+	python = el_restore_host(&r->root, python_in_tree);
+	/* pip runs as the tree's Python under --root: by its path there (a chroot), else by its host path */
+	python_arg = r->root.live ? python : python_in_tree;
 	index = index_dists(&r->live->pip, &n_index);
 	for (size_t i = 0; i < pip->ndists; i++) {
 		const el_pip_dist *d = &pip->dists[i], *have;
@@ -287,7 +313,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 				free(norm);
 				continue;
 			} else if (src) {
-				char *host = el_restore_host(&r->root, src);
+				char *host = r->root.live ? el_restore_host(&r->root, src) : el_xstrdup(src);
 
 				el_buf_printf(&editable, "-e %s\n", host);
 				free(host);
@@ -334,7 +360,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		el_item_note(it, "%s", el_buf_cstr(&refused));
 		goto done;
 	}
-	if ((n_pinned || n_editable) && access(python, X_OK) != 0) {
+	if ((n_pinned || n_editable) && !runnable(&r->root, python_in_tree)) {
 		const el_step *conda = &r->steps[EL_STEP_CONDA];
 		bool created = false;
 
@@ -347,10 +373,24 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			goto done;
 		}
 	}
+	if ((n_pinned || n_editable) && r->opts.wheels && !r->root.live) {
+		char *real = realpath(r->opts.wheels, NULL);
+
+		wheels_in_tree = real ? el_restore_in_tree(r, real) : NULL;
+		free(real);
+		if (!wheels_in_tree) {
+			el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip install from %s: outside the tree %s",
+						  r->opts.wheels, r->root.prefix);
+
+			el_item_note(it, "pip runs inside the tree and cannot read it there: copy the wheels into the tree and pass that folder to --wheels");
+			goto done;
+		}
+	}
+	wheels = r->root.live ? r->opts.wheels : wheels_in_tree;
 	if (n_pinned) {
 		/* hash-checking mode needs a hash for every pin, so hashes go in only when all have one */
 		bool hashes = n_hashed == n_pinned;
-		el_item *it = add_install(r, s, python, hashes ? &with_hash : &pinned, n_pinned,
+		el_item *it = add_install(r, s, python_arg, wheels, hashes ? &with_hash : &pinned, n_pinned,
 					  n_pinned == 1 ? "pinned distribution" : "pinned distributions",
 					  "requirements.txt", hashes, mmcv_pending);
 
@@ -368,9 +408,11 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 					pinned_dists[k++] = pinned_dists[i];
 			add_indexes(r, it, pinned_dists, k);
 		}
+		if (EL_RESTORE_REFUSE_TREE(r))
+			el_restore_needs_chroot(r, it, "the file lists the pins, as `envlock export --format requirements` writes them");
 	}
 	if (n_editable) {
-		el_item *it = add_install(r, s, python, &editable, n_editable,
+		el_item *it = add_install(r, s, python_arg, wheels, &editable, n_editable,
 					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt",
 					  false, mmcv_pending && !n_pinned);
 
@@ -378,6 +420,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		if (from_repos_text.len)
 			el_item_note(it, "%s%sfrom the checkouts the repos step restores first: %s", it->note ? it->note : "",
 				     it->note ? "; " : "", el_buf_cstr(&from_repos_text));
+		if (EL_RESTORE_REFUSE_TREE(r))
+			el_restore_needs_chroot(r, it, "the file lists the editable installs, one '-e SOURCE' a line");
 	}
 done:
 	free(pinned_dists);
@@ -385,6 +429,8 @@ done:
 		free(index[i].norm);
 	free(index);
 	free(python);
+	free(python_in_tree);
+	free(wheels_in_tree);
 	el_buf_release(&pinned);
 	el_buf_release(&editable);
 	el_buf_release(&with_hash);

@@ -132,6 +132,11 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 
 	if ((rc = el_root_init(&r->root, ctx, opts->probe.root)) != 0)
 		goto fail;
+	if (opts->chroot && r->root.live) {
+		rc = el_error_set(ctx, ENVLOCK_EINVAL, "running programs inside the tree needs a tree: give %s DIR",
+				  el_restore_option(r, "root"));
+		goto fail;
+	}
 	dest = opts->dest ? opts->dest : (getcwd(cwd, sizeof(cwd)) ? cwd : ".");
 	if ((rc = el_root_init(&r->dest_root, ctx, dest)) != 0)
 		goto fail;

@@ -64,6 +64,7 @@ struct el_item {
 	mode_t mode;
 	el_strvec argv;       /* program to run (argv.v is NULL-terminated) */
 	el_strvec envv;       /* KEY=VALUE added to its environment */
+	bool chroot;          /* argv runs chroot'ed into the root (--chroot), by in-tree paths */
 	void *extra;          /* action-specific data, freed with free_extra */
 	void (*free_extra)(void *extra);
 };
@@ -183,6 +184,25 @@ char *el_restore_host_real(const el_root *root, const char *abs);
 /* Note on it which runfile installs CUDA version into home, and how (runfiles.c). */
 void el_restore_runfile_note(envlock_restore *r, el_item *it, const char *version, const char *home);
 
+/*
+ * A file envlock writes for a program that runs inside the tree (an
+ * @EXPLICIT spec, a requirements file): "/tmp/envlock-restore-<id>.<name>"
+ * in the tree (malloc'd, in *in_tree) and its host path (returned); the
+ * tree's /tmp is resolved under the root (host.c).
+ */
+char *el_restore_tree_file(const envlock_restore *r, const char *name, char **in_tree);
+/* The in-tree path of a host path under the root (malloc'd), or NULL when it is outside (host.c). */
+char *el_restore_in_tree(const envlock_restore *r, const char *host_path);
+/*
+ * Under --root without --chroot: make the "do" item that runs a program
+ * of the tree "manual", saying why and how to run it inside the tree
+ * (chroot ROOT argv...); file_hint says how to write the file it reads
+ * (step.c).
+ */
+void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_hint);
+/* Does this plan run the tree's programs with host paths, were it allowed (--root, no --chroot)? */
+#define EL_RESTORE_REFUSE_TREE(r) (!(r)->root.live && !(r)->opts.chroot)
+
 /* How the caller names option in advice (envlock_restore_opts.option_text), or "the 'option' option". */
 const char *el_restore_option(envlock_restore *r, const char *option);
 
@@ -196,7 +216,17 @@ void el_apply_log(el_apply *ap, const char *fmt, ...) __attribute__((format(prin
 int el_apply_aside(el_apply *ap, el_item *it, const char *host_path, char **aside);
 /* Keep a copy of host_path as host_path.envlock-bak-<time> (a hard link, else a copy). */
 int el_apply_backup_copy(el_apply *ap, el_item *it, const char *host_path);
-/* Run it->argv with it->envv added, output to the log, no time limit; 0 on exit 0. */
+/*
+ * Write it->data, the input file of it's program, to host_path; in_tree:
+ * it is in the tree's /tmp (made, mode 1777, when the tree has none).
+ */
+int el_apply_write_input(el_apply *ap, el_item *it, const char *host_path, bool in_tree);
+/* Remove that file from the tree again once the program has run. */
+void el_apply_remove_input(el_apply *ap, const char *host_path);
+/*
+ * Run it->argv with it->envv added, output to the log, no time limit (in
+ * a chroot of the root when it->chroot); 0 on exit 0.
+ */
 int el_apply_run_argv(el_item *it, el_apply *ap);
 /*
  * Generic actions: symlink it->path -> it->target (what is there moved

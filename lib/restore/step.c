@@ -81,3 +81,27 @@ const char *el_restore_option(envlock_restore *r, const char *option)
 	el_strvec_push_owned(&r->option_texts, el_xasprintf("the '%s' option", option));
 	return r->option_texts.v[r->option_texts.n - 1];
 }
+
+void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_hint)
+{
+	el_buf cmd = EL_BUF_INIT(1u << 20);
+	char *old = it->note;
+
+	el_buf_printf(&cmd, "chroot %s", r->root.prefix);
+	for (size_t i = 0; i < it->argv.n; i++)
+		el_buf_printf(&cmd, " %s", it->argv.v[i]);
+	it->note = NULL;
+	el_item_note(it, "under %s, run from here it would bake this machine's path to the tree into the environment and load this machine's libraries: rerun with %s as root, or run it inside the tree yourself: %s%s%s%s%s",
+		     el_restore_option(r, "root"), el_restore_option(r, "chroot"), el_buf_cstr(&cmd),
+		     file_hint ? " (" : "", file_hint ? file_hint : "", file_hint ? ")" : "",
+		     old ? "; " : "");
+	if (old) {
+		char *joined = el_xasprintf("%s%s", it->note, old);
+
+		free(it->note);
+		it->note = joined;
+		free(old);
+	}
+	it->state = ENVLOCK_ITEM_MANUAL;
+	el_buf_release(&cmd);
+}

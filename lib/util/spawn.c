@@ -166,3 +166,55 @@ int el_spawn_logged(const char *const argv[], const char *const envv[], int log_
 	*exit_status = exit_code(status);
 	return 0;
 }
+
+int el_spawn_logged_in(const char *root, const char *const argv[], const char *const envv[], int log_fd,
+		       int *exit_status, int *child_errno)
+{
+	char **env = merged_environ(envv);
+	int status = 0, err = 0, pipefd[2];
+	ssize_t n;
+	pid_t pid;
+
+	*exit_status = -1;
+	*child_errno = 0;
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		free(env);
+		return ENVLOCK_EIO;
+	}
+	/* posix_spawn has no chroot: fork, and only async-signal-safe calls in the child */
+	pid = fork();
+	if (pid < 0) {
+		free(env);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return ENVLOCK_EIO;
+	}
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+
+		if (in < 0 || dup2(in, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 ||
+		    dup2(log_fd, STDERR_FILENO) < 0 || chroot(root) != 0 || chdir("/") != 0)
+			err = errno;
+		else
+			execve(argv[0], (char *const *)argv, env);
+		if (!err)
+			err = errno;
+		/* the exec failed: tell the parent why through the close-on-exec pipe */
+		(void)!write(pipefd[1], &err, sizeof(err));
+		_exit(127);
+	}
+	free(env);
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return ENVLOCK_EIO;
+	if (n == (ssize_t)sizeof(err)) {
+		*child_errno = err;
+		return ENVLOCK_ENOTFOUND;
+	}
+	*exit_status = exit_code(status);
+	return 0;
+}

@@ -27,6 +27,15 @@ int el_spawn(const char *const argv[], int timeout_ms, el_buf *out, int *exit_st
  * Errors as el_spawn.
  */
 int el_spawn_logged(const char *const argv[], const char *const envv[], int log_fd, int *exit_status);
+/*
+ * el_spawn_logged inside a tree: the child does chroot(root) and
+ * chdir("/") before it runs argv[0], an absolute path inside the tree (no
+ * PATH search: the host's PATH names host folders). Needs root.
+ * ENVLOCK_ENOTFOUND: the chroot, chdir or exec failed (*child_errno says
+ * why); otherwise as el_spawn_logged.
+ */
+int el_spawn_logged_in(const char *root, const char *const argv[], const char *const envv[], int log_fd,
+		       int *exit_status, int *child_errno);
 /* What el_spawn_ex can change. Zero-initialise. */
 typedef struct {
 	char *const *envp; /* the program's environment; NULL: envlock's own */

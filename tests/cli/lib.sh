@@ -66,6 +66,27 @@ debian_tree() {
 	fi
 }
 
+# chroot_tree DIR: DIR made a copy of debian_tree's tree (a real Debian 12 python3.11
+# and its libraries) with tests/restore/standin.py in it as /opt/envlock-test/standin.py,
+# run by the tree's own python3.11, and its roles there as links (conda, python3.7):
+# what `restore --root DIR --chroot` runs inside the tree. The rest of the suite is
+# skipped, with the reason, when such a tree cannot be made or chroot'ed into here.
+chroot_tree() {
+	if [ -z "${can_chroot:-}" ]; then
+		debian_tree "restore --chroot into a tree with its own python3.11"
+	fi
+	if [ "$can_chroot" != yes ]; then
+		skip "restore --chroot into a tree with its own python3.11" "chroot needs root and a tree that runs here"
+		exit 0
+	fi
+	mkdir -p "$1" && cp -a "$tree/." "$1/" && mkdir -p "$1/opt/envlock-test" || return 1
+	sed '1s|^#!.*|#!/usr/bin/python3.11|' "$top/tests/restore/standin.py" >"$1/opt/envlock-test/standin.py"
+	chmod 755 "$1/opt/envlock-test/standin.py"
+	# as a Debian system's (mktree.sh leaves it empty for the loader tests)
+	echo 'include /etc/ld.so.conf.d/*.conf' >"$1/etc/ld.so.conf"
+	ln -s standin.py "$1/opt/envlock-test/conda"
+}
+
 # check_eq WHAT EXPECTED ACTUAL
 check_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "#   expected: '$2'"; echo "#   actual:   '$3'"; fi

@@ -135,42 +135,96 @@ fi
 
 # --- conda, through the stand-in -----------------------------------------
 lock=$GOLDEN/ubuntu1604-mmdet.lock.json
-mkdir -p bin S
-ln -s "$STANDIN" bin/conda
+id12=$(jget "$lock" id | cut -c8-19)
 # the lines a correct explicit spec has, in the lock's order
 "$PYTHON" -c "
 import json
 for p in json.load(open('$lock'))['conda']['packages']:
     print('%s#%s' % (p['url'], p['md5']))" >expect
-export STANDIN_LOG="$scratch/standin.log" STANDIN_EXPECT="$scratch/expect"
-"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --yes >out 2>err
-check_status "conda step with the stand-in" 0 $?
+
+# under --root, without --chroot: the tree's conda and pip are not run from here
+# (they would get this machine's path to the tree), and the plan says how instead
+mkdir -p D/home/alice/miniconda3/bin D/opt/py/bin
+ln -s "$STANDIN" D/home/alice/miniconda3/bin/conda
+ln -s "$STANDIN" D/opt/py/bin/python3.7
+"$ENVLOCK" restore "$lock" --root D --only conda --only pip --python /opt/py/bin/python3.7 --dry-run >plan 2>err
+check_status "--root without --chroot: conda and pip are manual, nothing to do" 1 $?
+check_grep "conda: manual, with the reason" "^  manual  create conda environment /home/alice/miniconda3/envs/mmdet with conda (29 packages" plan
+check_grep "and the command to run inside the tree, by the tree's paths" \
+	"rerun with --chroot as root, or run it inside the tree yourself: chroot $scratch/D /home/alice/miniconda3/bin/conda create --yes --prefix /home/alice/miniconda3/envs/mmdet --file /tmp/envlock-restore-$id12.conda-explicit.txt (the spec is what \`envlock export --format conda-explicit\` writes)" plan
+check_grep "pip: manual, with the tree's python by its path in the tree" \
+	"^  manual  pip install 23 pinned distributions into /opt/py/bin/python3.7$" plan
+check_grep "and its command" "bake this machine's path to the tree into the environment.*chroot $scratch/D /opt/py/bin/python3.7 -m pip install --no-deps .* -r /tmp/envlock-restore-$id12.requirements.txt" plan
+check_eq "0 to do" "0" "$(sed -n 's/^\([0-9]*\) to do,.*/\1/p' plan)"
+STANDIN_LOG=$scratch/standin.log "$ENVLOCK" restore "$lock" --root D --only conda --only pip --python /opt/py/bin/python3.7 --yes >out 2>err
+check_status "apply without --chroot: nothing to do, the manual items left" 1 $?
+check_eq "nothing ran, nothing was written into the tree" "" "$(cat standin.log 2>/dev/null; ls -A D/home/alice/miniconda3 D/tmp 2>/dev/null | grep -v -e '^bin$' -e '^$' -e ':$')"
+"$ENVLOCK" restore "$lock" --chroot --only conda --dry-run >out 2>err
+check_status "--chroot without --root" 2 $?
+check_grep "says why" "restore: --chroot runs the tree's programs inside it: give --root DIR too" err
+# chroot(2) is root's: anyone else is told so before anything is read
+if [ "$(id -u)" = 0 ]; then
+	nobody_dir=$(mktemp -d /tmp/envlock-nobody.XXXXXX) && chmod 755 "$nobody_dir"
+	cp "$ENVLOCK" "$nobody_dir/envlock" && cp "$lock" "$nobody_dir/lock.json" && chmod 644 "$nobody_dir/lock.json"
+	(cd "$nobody_dir" && HOME=$nobody_dir setpriv --reuid=65534 --regid=65534 --clear-groups \
+		./envlock restore lock.json --root "$nobody_dir" --chroot --dry-run) >out 2>err
+	st=$?
+	rm -rf "$nobody_dir"
+else
+	"$ENVLOCK" restore "$lock" --root D --chroot --dry-run >out 2>err
+	st=$?
+fi
+check_status "--chroot as another user than root" 2 $st
+check_eq "refused with one line saying why" \
+	"envlock: restore: --chroot needs root (chroot(2) is for root only): run envlock as root, or leave --chroot out and run the printed commands inside the tree yourself" "$(cat err)"
+
+# with --chroot (root): the stand-in runs inside a tree with its own python3.11,
+# by the tree's paths; none of this machine's reach it or the environment
+chroot_tree S
+cp expect S/expect
+export STANDIN_LOG=/standin.log STANDIN_EXPECT=/expect STANDIN_FORBID=$scratch
+C="--chroot --conda-exe /opt/envlock-test/conda"
+"$ENVLOCK" restore "$lock" --root S --only conda $C --yes >out 2>err
+check_status "conda step with the stand-in, inside the tree" 0 $?
+check_grep "the plan says it runs inside the tree" "done    create conda environment /home/alice/miniconda3/envs/mmdet with conda (29 packages, explicit URLs and digests), inside the tree (chroot)" out
 prefix=S/home/alice/miniconda3/envs/mmdet
-check_eq "argv: create --yes --prefix P --file SPEC" \
-	"[\"conda\", \"create\", \"--yes\", \"--prefix\", \"$PWD/$prefix\", \"--file\", \".envlock/restore-$(jget "$lock" id | cut -c8-19).conda-explicit.txt\"]" \
-	"$(head -n 1 standin.log)"
+check_eq "argv: create --yes --prefix P --file SPEC, all paths in the tree" \
+	"[\"conda\", \"create\", \"--yes\", \"--prefix\", \"/home/alice/miniconda3/envs/mmdet\", \"--file\", \"/tmp/envlock-restore-$id12.conda-explicit.txt\"]" \
+	"$(head -n 1 S/standin.log)"
 check_eq "one record per locked package" "$(jget "$lock" conda.package_count)" "$(ls $prefix/conda-meta/*.json | wc -l)"
-check_grep "the spec says @EXPLICIT" "^@EXPLICIT$" .envlock/restore-*.conda-explicit.txt
-"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --dry-run >again
+check_eq "the environment's history names its prefix in the tree" \
+	"# cmd: /opt/envlock-test/conda create --yes --prefix /home/alice/miniconda3/envs/mmdet --file /tmp/envlock-restore-$id12.conda-explicit.txt" \
+	"$(grep '^# cmd:' $prefix/conda-meta/history)"
+check_eq "no host path in the environment" "" "$(grep -rl "$scratch" S/home 2>/dev/null)"
+check_grep "the spec was written into the tree for it" "wrote the explicit spec '$scratch/S/tmp/envlock-restore-$id12.conda-explicit.txt'" .envlock/restore-$id12.log
+check_eq "and removed afterwards" "" "$(ls S/tmp)"
+check_grep "the log says it ran inside the tree" "run inside the tree (chroot '$scratch/S', chdir /):" .envlock/restore-$id12.log
+"$ENVLOCK" restore "$lock" --root S --only conda $C --dry-run >again
 check_status "second run: the environment is as locked" 0 $?
 check_grep "second run says so" "ok      conda environment /home/alice/miniconda3/envs/mmdet: 29 packages as locked" again
 
 # an environment that differs is not replaced without --force
 rm "$prefix"/conda-meta/numpy-*.json
-"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --yes >out 2>err
+"$ENVLOCK" restore "$lock" --root S --only conda $C --yes >out 2>err
 check_status "a different environment is left alone" 1 $?
 check_grep "manual, naming the difference" "differs: 1 of 29 locked packages missing or different (numpy" out
-"$ENVLOCK" restore "$lock" --root S --only conda --conda-exe "$PWD/bin/conda" --force --yes >out 2>err
+"$ENVLOCK" restore "$lock" --root S --only conda $C --force --yes >out 2>err
 check_status "--force replaces it" 0 $?
 check_eq "the old one moved aside, not deleted" "1" "$(ls -d S/home/alice/miniconda3/envs/mmdet.envlock-bak-* | wc -l)"
 check_eq "the new one complete" "29" "$(ls $prefix/conda-meta/*.json | wc -l)"
 
+# the tree's program that fails to start: failed, saying why
+"$ENVLOCK" restore "$lock" --root S --only conda --chroot --conda-exe /opt/none/conda --prefix /home/x --yes >out 2>err
+check_status "a conda that is not in the tree" 1 $?
+check_grep "failed, saying where it looked" "'/opt/none/conda': cannot be started inside '$scratch/S': no such file or directory" out
+
 # killed in the middle of creating the environment, then run again
-mkdir K
-STANDIN_KILL_AFTER=10 "$ENVLOCK" restore "$lock" --root K --only conda --conda-exe "$PWD/bin/conda" --state-dir kstate --yes >out 2>err
+chroot_tree K
+cp expect K/expect
+STANDIN_KILL_AFTER=10 "$ENVLOCK" restore "$lock" --root K --only conda $C --state-dir kstate --yes >out 2>err
 check_status "the apply is killed" 137 $?
 check_eq "half an environment left" "10" "$(ls K/home/alice/miniconda3/envs/mmdet/conda-meta/*.json | wc -l)"
-"$ENVLOCK" restore "$lock" --root K --only conda --conda-exe "$PWD/bin/conda" --state-dir kstate --yes >out 2>err
+"$ENVLOCK" restore "$lock" --root K --only conda $C --state-dir kstate --yes >out 2>err
 check_status "run again" 0 $?
 check_grep "it says where the last run stopped" "the last apply of this lock stopped during step 'conda'" err
 check_eq "the same final state as an uninterrupted run" \
@@ -179,14 +233,15 @@ check_eq "the half-made one kept aside, nothing lost" "10" "$(ls K/home/alice/mi
 
 # not a terminal and no --yes: refused
 mkdir N
-"$ENVLOCK" restore "$lock" --root N --only conda --conda-exe "$PWD/bin/conda" </dev/null >out 2>err
+"$ENVLOCK" restore "$lock" --root N --only conda $C </dev/null >out 2>err
 check_status "no --yes without a terminal" 2 $?
 check_grep "says why" "refusing to change this machine without --yes" err
 check_eq "nothing created" "" "$(ls N)"
 
 # --name: the same environment under another name in the locked install
-mkdir M
-"$ENVLOCK" restore "$lock" --root M --only conda --conda-exe "$PWD/bin/conda" --name mmdet-copy --yes >out 2>err
+chroot_tree M
+cp expect M/expect
+"$ENVLOCK" restore "$lock" --root M --only conda $C --name mmdet-copy --yes >out 2>err
 check_status "--name" 0 $?
 check_eq "created under envs/NAME" "29" "$(ls M/home/alice/miniconda3/envs/mmdet-copy/conda-meta/*.json | wc -l)"
 "$ENVLOCK" restore "$lock" --root M --name 'x;y' --dry-run >out 2>err

@@ -163,24 +163,30 @@ mkdir -p $arch/include $arch/lib
 cp "$fx"/usr/local/cuda-10.2/include/cudnn*.h $arch/include/
 for f in "$fx"/usr/local/cuda-10.2/lib64/libcudnn*.so.8.2.1; do cp "$f" $arch/lib/; done
 tar -cJf cudnn.tar.xz $arch
+# conda and pip run inside the sandbox (--chroot): a Debian tree with its own
+# python3.11 to run the stand-ins, the captured environment theirs to copy from
+chroot_tree R
+mkdir -p R/opt/fixture-env && cp -a "$env_src/." R/opt/fixture-env/
 "$PYTHON" -c "
 import json
 for p in json.load(open('$lock'))['conda']['packages']:
-    print('%s#%s' % (p['url'], p['md5']))" >expect
-mkdir R
+    print('%s#%s' % (p['url'], p['md5']))" >R/expect
 "$ENVLOCK" restore "$lock" --root R --only pip --dry-run >plan
 check_grep "an editable install whose source is missing: manual" "editable mmdet 2.25.1: its source /home/alice/mmdetection is missing" plan
 # the user's own code checkout is theirs to bring (a --repo in the lock would be cloned)
 mkdir -p R/home/alice && cp -a "$fx/home/alice/mmdetection" R/home/alice/
-STANDIN_EXPECT=$scratch/expect STANDIN_FIXTURE_ENV=$env_src STANDIN_TOOLKIT=$fx/usr/local/cuda-10.2 \
+STANDIN_EXPECT=/expect STANDIN_FIXTURE_ENV=/opt/fixture-env STANDIN_TOOLKIT=$fx/usr/local/cuda-10.2 \
+	STANDIN_LOG=/standin.log \
 	"$ENVLOCK" restore "$lock" --root R --cuda-runfile cuda_10.2.89_440.33.01_linux.run \
-	--cudnn-archive cudnn.tar.xz --conda-exe "$PWD/bin/conda" --yes >out 2>err
+	--cudnn-archive cudnn.tar.xz --chroot --conda-exe /opt/envlock-test/conda --yes >out 2>err
 check_status "round trip: only the driver and the host compiler are left (manual)" 1 $?
 check_grep "the driver: manual, never installed" "manual  no NVIDIA driver found (locked: 450.142.00)" out
 check_grep "the compiler: manual, never installed (the sandbox has no gcc)" "manual  no default gcc here: nvcc of CUDA 10.2 needs a host gcc" out
 check_eq "nothing else manual, in the plan and after apply" "2 2" \
 	"$(sed -n 's/^[0-9]* to do, \([0-9]*\) manual.*/\1/p' out | tr '\n' ' ' | sed 's/ $//')"
 check_eq "no step failed" "" "$(grep '^  failed' out)"
+check_eq "conda and pip ran inside the sandbox: no host path in the environment" "" \
+	"$(grep -l "$scratch" R/standin.log; grep -rl "$scratch" R/home/alice/miniconda3)"
 "$ENVLOCK" save --root R --conda-prefix /home/alice/miniconda3/envs/mmdet -o R.lock 2>/dev/null
 "$ENVLOCK" diff --json "$lock" R.lock >diff.json
 check_eq "diff of the result against the lock: nothing breaking" "0" "$(jget diff.json counts.breaking)"

@@ -50,9 +50,13 @@ check_eq "the lock records the repository" "mmdetection $commit" \
 check_eq "and mmdet editable from the checkout" "True /home/alice/mmdetection" \
 	"$("$PYTHON" -c "import json; d=[x for x in json.load(open('M.lock'))['pip']['distributions'] if x['name']=='mmdet'][0]; print(d['editable'], d['source'])")"
 
-# an empty sandbox: --root R for the machine, --dest R/home/alice for the repository
-mkdir -p bin R/home/alice && ln -s "$STANDIN" bin/conda
-"$ENVLOCK" restore M.lock --root R --dest R/home/alice --conda-exe "$PWD/bin/conda" \
+# a sandbox with nothing of alice's: --root R for the machine, --dest R/home/alice for
+# the repository; conda and pip run inside it (--chroot), as the stand-ins run by
+# the tree's own python3.11, the captured environment theirs to copy from
+chroot_tree R
+mkdir -p R/home/alice R/opt/fixture-env && cp -a "$fx/home/alice/miniconda3/envs/mmdet/." R/opt/fixture-env/
+C="--chroot --conda-exe /opt/envlock-test/conda"
+"$ENVLOCK" restore M.lock --root R --dest R/home/alice $C \
 	--only conda --only repos --only pip --dry-run >plan 2>err
 check_status "the plan: conda, repos and pip to do" 1 $?
 check_eq "nothing is missing" "" "$(grep -i 'missing' plan)"
@@ -67,7 +71,7 @@ fi
 check_grep "the editable install says where its source comes from" \
 	"from the checkouts the repos step restores first: mmdet (mmdetection)" plan
 # the repos step left out: the source is missing, and the plan says which step brings it
-"$ENVLOCK" restore M.lock --root R --dest R/home/alice --conda-exe "$PWD/bin/conda" \
+"$ENVLOCK" restore M.lock --root R --dest R/home/alice $C \
 	--only conda --only pip --dry-run >plan 2>err
 check_grep "without the repos step: missing (manual)" "manual  editable mmdet 2.25.1: its source /home/alice/mmdetection is missing" plan
 check_grep "naming the step that restores it" "the repos step restores it (the locked repository mmdetection): plan that step too" plan
@@ -77,19 +81,28 @@ check_grep "naming the step that restores it" "the repos step restores it (the l
 "$PYTHON" -c "
 import json
 for p in json.load(open('M.lock'))['conda']['packages']:
-    print('%s#%s' % (p['url'], p['md5']))" >expect
-STANDIN_EXPECT=$scratch/expect STANDIN_FIXTURE_ENV=$fx/home/alice/miniconda3/envs/mmdet STANDIN_LOG=$scratch/standin.log \
-	"$ENVLOCK" restore M.lock --root R --dest R/home/alice --conda-exe "$PWD/bin/conda" \
+    print('%s#%s' % (p['url'], p['md5']))" >R/expect
+STANDIN_EXPECT=/expect STANDIN_FIXTURE_ENV=/opt/fixture-env STANDIN_LOG=/standin.log STANDIN_FORBID=$scratch \
+	"$ENVLOCK" restore M.lock --root R --dest R/home/alice $C \
 	--only conda --only repos --only pip --yes >out 2>err
 check_status "one run restores the environment, the checkout and the editable install" 0 $?
 check_eq "no step failed" "" "$(grep '^  failed' out)"
 check_eq "the checkout is at the locked commit" "$commit" "$(git -C R/home/alice/mmdetection rev-parse HEAD)"
-check_eq "pip was given the restored checkout's folder" "-e $scratch/R/home/alice/mmdetection" "$(cat .envlock/restore-*.editable.txt)"
+check_eq "pip was given the restored checkout's folder, by its path in the tree" "-e /home/alice/mmdetection" \
+	"$(sed -n 's/^\(-e .*\)$/\1/p' .envlock/restore-*.log)"
+site=R/home/alice/miniconda3/envs/mmdet/lib/python3.7/site-packages
+id12=$(jget M.lock id | cut -c8-19)
+check_eq "pip ran as the tree's python, inside it, with its requirements files in the tree" \
+	"prefix: /home/alice/miniconda3/envs/mmdet,requirements: /tmp/envlock-restore-$id12.requirements.txt,prefix: /home/alice/miniconda3/envs/mmdet,requirements: /tmp/envlock-restore-$id12.editable.txt" \
+	"$(tr '\n' ',' <$site/standin-pip.txt | sed 's/,$//')"
+check_eq "pip's argv named no path outside the tree" "" "$(grep -e "$scratch" -e '"--prefix", "[^/]' R/standin.log)"
+check_eq "no host path in the environment pip and conda made" "" "$(grep -rl "$scratch" R/home/alice/miniconda3 2>/dev/null)"
+check_eq "the requirements files removed from the tree afterwards" "" "$(ls R/tmp)"
 check_eq "the editable install points at it" "/home/alice/mmdetection" \
 	"$(head -n 1 R/home/alice/miniconda3/envs/mmdet/lib/python3.7/site-packages/mmdet.egg-link 2>/dev/null)"
 check_eq "the journal has repos end before pip starts" "end repos ok,start pip" \
 	"$(sed -n 's/^[^ ]* \(end repos ok\|start pip\)$/\1/p' .envlock/restore-*.journal | tr '\n' ',' | sed 's/,$//')"
-"$ENVLOCK" restore M.lock --root R --dest R/home/alice --conda-exe "$PWD/bin/conda" \
+"$ENVLOCK" restore M.lock --root R --dest R/home/alice $C \
 	--only conda --only repos --only pip --dry-run >again 2>err
 check_status "a second run has nothing to do" 0 $?
 check_grep "the repository as locked" "ok      1 repository at the locked commit" again

@@ -16,6 +16,12 @@ Environment:
   STANDIN_FIXTURE_ENV conda/python: a captured environment to copy files from
   STANDIN_TOOLKIT     runfile: a captured CUDA toolkit to copy (without cuDNN)
   STANDIN_KILL_AFTER  conda: after writing this many records, kill the caller (a crash)
+  STANDIN_FORBID      conda/python: a path that must not appear in the arguments or
+                      in the files read (this machine's path to a tree it runs in)
+
+What conda and pip would leave in the environment about how they were run
+is written there too: conda-meta/history's "# cmd:" line (as conda does), and
+site-packages/standin-pip.txt (the prefix and the requirements file pip saw).
 """
 import json
 import os
@@ -37,14 +43,27 @@ def log(role, args):
     if path:
         with open(path, "a") as f:
             f.write(json.dumps([role] + args) + "\n")
+    forbid(" ".join(args), "the arguments")
+
+
+def forbid(text, where):
+    bad = os.environ.get("STANDIN_FORBID")
+    if bad and bad in text:
+        fail("%s name %s, a path outside the tree this runs in" % (where, bad))
+
+
+def read_input(path):
+    with open(path) as f:
+        text = f.read()
+    forbid(text, path)
+    return text.splitlines()
 
 
 def conda(args):
     if len(args) != 6 or args[:3] != ["create", "--yes", "--prefix"] or args[4] != "--file":
         fail("unexpected arguments: %r" % args)
     prefix, spec = args[3], args[5]
-    with open(spec) as f:
-        lines = [l.rstrip("\n") for l in f]
+    lines = read_input(spec)
     body = [l for l in lines if l and not l.startswith("#")]
     if not body or body[0] != "@EXPLICIT":
         fail("%s: the first line that is not a comment must be @EXPLICIT" % spec)
@@ -80,6 +99,7 @@ def conda(args):
             sys.exit(1)
     with open(os.path.join(meta, "history"), "w") as f:
         f.write("==> created by the envlock test stand-in <==\n")
+        f.write("# cmd: %s %s\n" % (sys.argv[0], " ".join(args)))
 
 
 def installer_of(distinfo):
@@ -113,12 +133,13 @@ def copy_env(src, prefix):
                 os.symlink(os.readlink(s), d)
             else:
                 shutil.copy2(s, d)
-    # its Python is the pip stand-in
+    # its Python is the pip stand-in: a copy of this file, so that the
+    # environment's bin/ holds its Python as a real one does
     for exe in ("python3.7",):
         p = os.path.join(prefix, "bin", exe)
         if os.path.lexists(p):
             os.unlink(p)
-        os.symlink(os.path.abspath(__file__), p)
+        shutil.copy2(os.path.abspath(__file__), p)
 
 
 def norm(name):
@@ -143,8 +164,9 @@ def pip(args):
     site_src = os.path.join(src, "lib", "python3.7", "site-packages")
     prefix = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
     site = os.path.join(prefix, "lib", "python3.7", "site-packages")
-    with open(rest[1]) as f:
-        reqs = [l.strip() for l in f if l.strip()]
+    reqs = [l.strip() for l in read_input(rest[1]) if l.strip()]
+    with open(os.path.join(site, "standin-pip.txt"), "a") as f:
+        f.write("prefix: %s\nrequirements: %s\n" % (prefix, rest[1]))
     for r in reqs:
         m = re.match(r"^([A-Za-z0-9._-]+)==([A-Za-z0-9.+!_-]+)( --hash=sha256:[0-9a-f]{64})?$", r)
         if m:

@@ -353,6 +353,42 @@ static void spawn_captures_and_times_out(void **state)
 	el_buf_release(&out);
 }
 
+/*
+ * Inside a tree: the program is found by its path in the tree, not on the
+ * host's PATH, and one that is not there is reported with the reason
+ * (chroot's EPERM when not root, else exec's ENOENT).
+ */
+static void spawn_in_tree_runs_there(void **state)
+{
+	char *dir = unit_tmpdir(), log[4200];
+	const char *missing[] = { "/bin/sh", "-c", "exit 3", NULL };
+	const char *host_sh[] = { "/bin/sh", "-c", "echo \"in $ENVLOCK_T\"; exit 3", NULL };
+	const char *env[] = { "ENVLOCK_T=tree", NULL };
+	int fd, status, child_errno;
+
+	(void)state;
+	snprintf(log, sizeof(log), "%s/log", dir);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	/* an empty tree has no /bin/sh: the host's is never run instead */
+	assert_int_equal(el_spawn_logged_in(dir, missing, NULL, fd, &status, &child_errno), ENVLOCK_ENOTFOUND);
+	assert_int_equal(child_errno, geteuid() == 0 ? ENOENT : EPERM);
+	/* the live machine's "/" as the tree: the program runs, with envv, its status returned */
+	if (geteuid() == 0) {
+		el_buf b = EL_BUF_INIT(1024);
+		el_root live = EL_ROOT_LIVE_INIT;
+		int e = 0;
+
+		assert_int_equal(el_spawn_logged_in("/", host_sh, env, fd, &status, &child_errno), 0);
+		assert_int_equal(status, 3);
+		assert_int_equal(el_root_read(&live, log, &b, &e), 0);
+		assert_string_equal(el_buf_cstr(&b), "in tree\n");
+		el_buf_release(&b);
+	}
+	close(fd);
+	unit_rmtree(dir);
+}
+
 /* A timeout ends what the program started too (nvcc's cicc and ptxas), not only the program. */
 static void spawn_timeout_ends_the_whole_group(void **state)
 {
@@ -762,6 +798,7 @@ int main(void)
 		cmocka_unit_test(root_resolves_like_a_chroot),
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),
+		cmocka_unit_test(spawn_in_tree_runs_there),
 		cmocka_unit_test(spawn_timeout_ends_the_whole_group),
 		cmocka_unit_test(hashcache_hits_and_survives_corruption),
 		cmocka_unit_test(term_text_escapes_what_drives_a_terminal),

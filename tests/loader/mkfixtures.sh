@@ -16,6 +16,7 @@
 #                    libchain1000.so does not exist (bin/app-chain needs the first)
 #   mkfixtures.sh TREE
 set -eu
+. "$(dirname "$0")/oldlibc.sh"
 tree=$1
 fx=$tree/opt/fx
 src=$(mktemp -d /tmp/envlock-fx.XXXXXX)
@@ -43,20 +44,8 @@ cc -shared -fPIC -o opt/fx/lib/libslash.so b.c
 cc -Wl,-rpath-link,"$fx/lib" -o "$fx/bin/app-slash" app.c -Wl,--no-as-needed opt/fx/lib/libslash.so -L"$fx/lib" -la -Wl,--disable-new-dtags,-rpath,/opt/fx/lib
 cp opt/fx/lib/libslash.so "$fx/lib/libslash.so"
 # GLIBC_2.29 against a libc that defines GLIBC_2.2.5 ... GLIBC_2.23 (x86_64's version names)
-cat >m.c <<'C'
-#define _GNU_SOURCE
-#include <spawn.h>
-int m(posix_spawn_file_actions_t *fa) { return posix_spawn_file_actions_addchdir_np(fa, "/"); }
-C
-cc -shared -fPIC -o "$fx/mod229.so" -Wl,-soname,mod229.so -Wl,--disable-new-dtags,-rpath,/opt/fx/oldc m.c
-prev=""
-: >oldc.map
-for v in 2.2.5 2.2.6 2.3 2.3.2 2.3.3 2.3.4 2.4 2.5 2.6 2.7 2.8 2.9 2.10 2.11 2.12 2.13 2.14 2.15 2.16 2.17 2.18 2.22 2.23; do
-	echo "GLIBC_$v { global: oldc_$(echo "$v" | tr . _); }${prev:+ $prev};" >>oldc.map
-	echo "int oldc_$(echo "$v" | tr . _)(void) { return 0; }" >>oldc.c
-	prev=GLIBC_$v
-done
-cc -shared -fPIC -nostdlib -o "$fx/oldc/libc.so.6" -Wl,-soname,libc.so.6 -Wl,--version-script=oldc.map oldc.c
+glibc229_module "$fx/mod229.so" mod229.so -Wl,--disable-new-dtags,-rpath,/opt/fx/oldc
+old_libc "$fx/oldc/libc.so.6"
 # a 1000-deep chain: one library built, its two 4-digit names rewritten in place
 printf 'int z(void) { return 0; }\n' >z.c
 cc -shared -fPIC -o libchain9999.so -Wl,-soname,libchain9999.so z.c

@@ -12,6 +12,7 @@
 #            mmcv's ops link the system libcudart.so.11.0, torch its own copy
 #   mkloads.sh TREE OUT
 set -eu
+. "$(dirname "$0")/oldlibc.sh"
 mkdir -p "$2"
 tree=$(cd "$1" && pwd)
 out=$(cd "$2" && pwd)
@@ -68,22 +69,8 @@ t=$out/glibc
 mkdir -p "$t/$site/mmcv"
 printf '__version__ = %s\n' "'1.7.1'" >"$t/$site/mmcv/version.py"
 : >"$t/$site/mmcv/__init__.py"
-cat >m.c <<'C'
-#define _GNU_SOURCE
-#include <spawn.h>
-int m(posix_spawn_file_actions_t *fa) { return posix_spawn_file_actions_addchdir_np(fa, "/"); }
-C
-cc -shared -fPIC -o "$t/$site/mmcv/_ext.$ext" -Wl,-soname,"_ext.$ext" m.c
-prev=""
-: >oldc.map
-: >oldc.c
-for v in 2.2.5 2.2.6 2.3 2.3.2 2.3.3 2.3.4 2.4 2.5 2.6 2.7 2.8 2.9 2.10 2.11 2.12 2.13 2.14 2.15 2.16 2.17 2.18 2.22 2.23; do
-	echo "GLIBC_$v { global: oldc_$(echo "$v" | tr . _); }${prev:+ $prev};" >>oldc.map
-	echo "int oldc_$(echo "$v" | tr . _)(void) { return 0; }" >>oldc.c
-	prev=GLIBC_$v
-done
-rm -f "$t/usr/lib/x86_64-linux-gnu/libc.so.6"
-cc -shared -fPIC -nostdlib -o "$t/usr/lib/x86_64-linux-gnu/libc.so.6" -Wl,-soname,libc.so.6 -Wl,--version-script=oldc.map oldc.c
+glibc229_module "$t/$site/mmcv/_ext.$ext" "_ext.$ext"
+old_libc "$t/usr/lib/x86_64-linux-gnu/libc.so.6"
 
 # shadow: an LD_LIBRARY_PATH cuDNN ahead of torch's own, and mmcv on another cudart
 fresh shadow

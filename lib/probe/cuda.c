@@ -379,20 +379,16 @@ static int cmp_home(const void *a, const void *b)
 	return strcmp(el_jget_str(x, "home"), el_jget_str(y, "home"));
 }
 
-/*
- * The first nvcc in PATH (an executable regular file, as execvp finds it),
- * in-root and unresolved, or NULL; the toolkit it belongs to in *tk.
- */
-static char *nvcc_in_path(el_probe *p, cJSON *toolkits, cJSON **tk)
+/* The first nvcc in PATH (an executable regular file, as execvp finds it), in-root and unresolved, or NULL. */
+static char *nvcc_in_path(el_probe *p)
 {
 	const char *path = el_probe_getenv(p, "PATH");
 	const char *s, *end;
 
-	*tk = NULL;
 	if (!path)
 		path = EL_DEFAULT_PATH;
 	for (s = path; *s; s = *end ? end + 1 : end) {
-		char *dir, *nvcc, *real = NULL;
+		char *dir, *nvcc;
 		struct stat st;
 
 		end = s + strcspn(s, ":");
@@ -401,51 +397,50 @@ static char *nvcc_in_path(el_probe *p, cJSON *toolkits, cJSON **tk)
 		dir = el_xstrndup(s, (size_t)(end - s));
 		nvcc = el_path_join(dir, "nvcc");
 		free(dir);
-		if (el_root_stat(&p->root, nvcc, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111) ||
-		    el_root_realpath(&p->root, nvcc, &real, NULL) != 0) {
-			free(nvcc);
-			continue;
-		}
-		if (strcmp(real, DEB_TK_WRAPPER) == 0 || strcmp(real, DEB_TK_NVCC) == 0) {
-			char *home = el_xstrdup(DEB_TK_HOME);
-
-			*tk = toolkit_of(p, toolkits, home);
-			free(home);
-		} else {
-			/* <home>/bin/nvcc: the toolkit is the folder above bin */
-			char *bin = el_path_dir(real), *home = el_path_dir(bin);
-
-			*tk = toolkit_of(p, toolkits, home);
-			free(bin);
-			free(home);
-		}
-		free(real);
-		return nvcc;
+		if (el_root_stat(&p->root, nvcc, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+			return nvcc;
+		free(nvcc);
 	}
 	return NULL;
 }
 
 /*
- * The toolkit of the nvcc PATH finds, wherever it is installed
- * (/opt/cuda-11.8/bin/nvcc): the folder above its bin/, resolved, is a
- * candidate like /usr/local/cuda-*, so that the lookup can name it.
+ * The toolkit home an nvcc belongs to (resolved, malloc'd): Debian's for
+ * its wrapper or binary, else the folder above <home>/bin/nvcc; NULL when
+ * it resolves nowhere. *debian says which.
  */
-static void add_path_toolkit(el_probe *p, cJSON *toolkits)
+static char *nvcc_home(el_probe *p, const char *nvcc, bool *debian)
 {
-	cJSON *tk;
-	char *nvcc = nvcc_in_path(p, toolkits, &tk), *real = NULL;
+	char *real = NULL, *bin, *home;
 
-	if (nvcc && !tk && el_root_realpath(&p->root, nvcc, &real, NULL) == 0 &&
-	    strcmp(real, DEB_TK_WRAPPER) != 0 && strcmp(real, DEB_TK_NVCC) != 0) {
-		char *bin = el_path_dir(real), *home = el_path_dir(bin);
-
-		if (strcmp(el_path_base(bin), "bin") == 0 && strcmp(home, "/") != 0)
-			add_candidate(p, toolkits, home);
-		free(bin);
-		free(home);
+	*debian = false;
+	if (!nvcc || el_root_realpath(&p->root, nvcc, &real, NULL) != 0)
+		return NULL;
+	if (strcmp(real, DEB_TK_WRAPPER) == 0 || strcmp(real, DEB_TK_NVCC) == 0) {
+		free(real);
+		*debian = true;
+		return el_xstrdup(DEB_TK_HOME);
 	}
+	bin = el_path_dir(real);
+	home = strcmp(el_path_base(bin), "bin") == 0 ? el_path_dir(bin) : NULL;
+	free(bin);
 	free(real);
-	free(nvcc);
+	return home;
+}
+
+/*
+ * The toolkit of the nvcc PATH finds, wherever it is installed
+ * (/opt/cuda-11.8/bin/nvcc), is a candidate like /usr/local/cuda-*, so
+ * that the PATH lookup can name it.
+ */
+static void add_path_toolkit(el_probe *p, cJSON *toolkits, const char *nvcc)
+{
+	bool debian;
+	char *home = nvcc_home(p, nvcc, &debian);
+
+	if (home && !debian && strcmp(home, "/") != 0 && !toolkit_of(p, toolkits, home))
+		add_candidate(p, toolkits, home);
+	free(home);
 }
 
 /* One rule's answer in cuda.lookups; returns whether it names a recorded toolkit. */
@@ -479,13 +474,14 @@ static cJSON *toolkit_named(el_probe *p, cJSON *toolkits, const char *dir)
  * /usr/local/cuda. Each rule that names something is recorded; the first
  * that names a recorded toolkit chooses it.
  */
-static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits)
+static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits, const char *nvcc)
 {
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
 	cJSON *lookups = el_jset_arr(cuda, "lookups"), *chosen = NULL, *tk;
 	const char *by = NULL;
 	struct stat st;
-	char *nvcc;
+	bool debian;
+	char *path_home;
 
 	for (const char *const *v = env_vars; *v; v++) {
 		const char *home = el_probe_getenv(p, *v);
@@ -498,12 +494,13 @@ static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits)
 			by = *v;
 		}
 	}
-	nvcc = nvcc_in_path(p, toolkits, &tk);
+	path_home = nvcc_home(p, nvcc, &debian);
+	tk = path_home ? toolkit_of(p, toolkits, path_home) : NULL;
+	free(path_home);
 	if (nvcc && add_lookup(lookups, "PATH", nvcc, tk) && !chosen) {
 		chosen = tk;
 		by = "PATH";
 	}
-	free(nvcc);
 	if (el_root_lstat(&p->root, "/usr/local/cuda", &st) == 0) {
 		tk = toolkit_named(p, toolkits, "/usr/local/cuda");
 		if (add_lookup(lookups, "/usr/local/cuda", "/usr/local/cuda", tk) && !chosen) {
@@ -521,7 +518,7 @@ void el_probe_cuda(el_probe *p)
 {
 	cJSON *cuda = el_probe_section(p, "cuda"), *toolkits = el_jset_arr(cuda, "toolkits"), *tk;
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
-	char **names = NULL;
+	char **names = NULL, *nvcc;
 
 	el_probe_env_toolkits(p, toolkits); /* first: a CUDA_HOME naming one of them is an alias */
 	add_debian(p, toolkits);
@@ -542,7 +539,8 @@ void el_probe_cuda(el_probe *p)
 	}
 	if (p->opts->cuda_home)
 		add_candidate(p, toolkits, p->opts->cuda_home);
-	add_path_toolkit(p, toolkits);
+	nvcc = nvcc_in_path(p); /* PATH is walked once, for the candidate and the lookup */
+	add_path_toolkit(p, toolkits, nvcc);
 
 	/* sort by home so the order does not depend on how they were found */
 	{
@@ -562,6 +560,7 @@ void el_probe_cuda(el_probe *p)
 		probe_toolkit(p, home, tk);
 		free(home);
 	}
-	choose_default(p, cuda, toolkits);
+	choose_default(p, cuda, toolkits, nvcc);
+	free(nvcc);
 	el_jset_str(cuda, "status", cJSON_GetArraySize(toolkits) ? "present" : "absent");
 }

@@ -133,10 +133,16 @@ char *el_probe_cudnn_header(el_probe *p, const char *path)
 	long major, minor, patch;
 	char *v = NULL;
 
-	if (el_probe_read_text(p, path, &b) == 0 && el_c_define_int(b.data, b.len, "CUDNN_MAJOR", &major) &&
+	if (el_probe_read_text(p, path, &b) != 0)
+		goto done;
+	if (el_c_define_int(b.data, b.len, "CUDNN_MAJOR", &major) &&
 	    el_c_define_int(b.data, b.len, "CUDNN_MINOR", &minor) &&
 	    el_c_define_int(b.data, b.len, "CUDNN_PATCHLEVEL", &patch))
 		v = el_xasprintf("%ld.%ld.%ld", major, minor, patch);
+	else if (!el_ends_with(path, "/cudnn.h"))
+		/* cudnn.h of 8.x+ only includes cudnn_version.h: no macros is normal there */
+		el_probe_warn(p, "'%s': no CUDNN_MAJOR/CUDNN_MINOR/CUDNN_PATCHLEVEL macros", path);
+done:
 	el_buf_release(&b);
 	return v;
 }

@@ -22,32 +22,17 @@ static const char *const triplets[] = {
 	"x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", NULL
 };
 
-/* Read the three macros from one header; true when all are there. */
+/* One header's version (el_probe_cudnn_header), recorded in headers; true when it has one. */
 static bool header_version(el_probe *p, const char *path, cJSON *headers, char **version)
 {
-	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
-	long major, minor, patch;
-	bool ok = false;
-	int rc = el_probe_read_text(p, path, &b);
+	cJSON *h;
 
-	if (rc == ENVLOCK_ENOTFOUND)
-		goto done;
-	if (rc == 0 && el_c_define_int(b.data, b.len, "CUDNN_MAJOR", &major) &&
-	    el_c_define_int(b.data, b.len, "CUDNN_MINOR", &minor) &&
-	    el_c_define_int(b.data, b.len, "CUDNN_PATCHLEVEL", &patch)) {
-		cJSON *h = el_jpush_obj(headers);
-
-		*version = el_xasprintf("%ld.%ld.%ld", major, minor, patch);
-		el_jset_str(h, "path", path);
-		el_jset_str(h, "version", *version);
-		ok = true;
-	} else if (rc == 0 && !el_ends_with(path, "/cudnn.h")) {
-		/* cudnn.h of 8.x+ only includes cudnn_version.h: no macros is normal there */
-		el_probe_warn(p, "'%s': no CUDNN_MAJOR/CUDNN_MINOR/CUDNN_PATCHLEVEL macros", path);
-	}
-done:
-	el_buf_release(&b);
-	return ok;
+	if ((*version = el_probe_cudnn_header(p, path)) == NULL)
+		return false;
+	h = el_jpush_obj(headers);
+	el_jset_str(h, "path", path);
+	el_jset_str(h, "version", *version);
+	return true;
 }
 
 static void add_dir(el_strvec *dirs, const char *dir)

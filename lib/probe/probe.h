@@ -182,7 +182,11 @@ void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk);
 /* The CUDA libraries of home's lib64, lib and targets/<arch>/lib into libs, each real folder once. */
 void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home);
 
-/* The version the CUDNN_MAJOR/MINOR/PATCHLEVEL macros of the header at path say (malloc'd), or NULL. */
+/*
+ * The version the CUDNN_MAJOR/MINOR/PATCHLEVEL macros of the header at path
+ * say (malloc'd), or NULL: none there (warned, but for a cudnn.h of 8.x+,
+ * which only includes cudnn_version.h), or no such file.
+ */
 char *el_probe_cudnn_header(el_probe *p, const char *path);
 
 /* Add the environment's CUDA installs to toolkits, with home and layout only (envcuda.c). */

@@ -22,7 +22,8 @@
 
 extern char **environ;
 
-static const char *const stage_names[EL_VERIFY_STAGES] = { "toolchain", "runtime", "training", "cudnn", "lock" };
+static const char *const stage_names[EL_VERIFY_STAGES] = { "toolchain", "runtime", "training", "cudnn", "torch",
+							    "conv", "mmcv", "openmmlab", "lock" };
 
 /* ---- the private folder ---- */
 
@@ -185,6 +186,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	} else {
 		memset(&popts, 0, sizeof(popts));
 		popts.cuda_home = home;
+		popts.python = opts->python;
 		el_verify_progress(&run, "probing this machine");
 		if ((rc = envlock_lock_probe(&run.owned_live, ctx, &popts)) != 0)
 			goto fail;
@@ -205,6 +207,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	el_verify_runtime(&run);
 	el_verify_training(&run);
 	el_verify_cudnn_op(&run);
+	el_verify_pyenv(&run);
 	el_verify_lock(&run);
 	rc = 0;
 	*out = v;

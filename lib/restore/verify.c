@@ -69,7 +69,7 @@ static int run_verify(el_item *it, el_apply *ap)
 	}
 	outcome = envlock_verify_result(v);
 	if (outcome == ENVLOCK_VERIFY_NO_GPU) {
-		el_item_note(it, "no GPU here: the toolchain, CPU and Python environment stages that could run passed (the report is in %s)", ap->r->log_path);
+		el_item_note(it, "no GPU here: the toolchain and CPU stages passed, and the Python environment's that could run (the report is in %s)", ap->r->log_path);
 	} else if (outcome != ENVLOCK_VERIFY_OK) {
 		for (size_t i = 0; i < envlock_verify_stage_count(v); i++) {
 			const envlock_verify_stage *st = envlock_verify_stage_get(v, i);

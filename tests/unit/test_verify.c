@@ -403,7 +403,8 @@ typedef struct {
 
 static void fake_init(fake_run *f, const char *text)
 {
-	static const char *const names[] = { "toolchain", "runtime", "training", "cudnn", "lock" };
+	static const char *const names[] = { "toolchain", "runtime", "training", "cudnn", "torch",
+					     "conv", "mmcv", "openmmlab", "lock" };
 
 	memset(f, 0, sizeof(*f));
 	for (int i = 0; i < EL_VERIFY_STAGES; i++)
@@ -894,11 +895,55 @@ static void compiler_errors(void **state)
 }
 
 /* The text envlock carries is the file in the tree (the Makefile rebuilds it when the file changes). */
+/* The environment's python's report: its own header first, the first value of a key, the last part, limits. */
+static void py_report_parsing(void **state)
+{
+	el_verify_py_report r;
+	el_buf b = EL_BUF_INIT(1u << 20);
+
+	(void)state;
+	el_verify_py_report_parse(&r, "torch_version=9.9\n", 18);
+	assert_false(r.started);
+	assert_null(el_verify_py_get(&r, "torch_version"));
+	el_verify_py_report_release(&r);
+
+	el_buf_puts(&b, "noise=1\nprogram=envlock-envcheck 1\npart=torch\ntorch_version=1.13.0a0\n"
+		    "torch_version=2.0\ntorch_error=ModuleNotFoundError: No module named 'x'=y\npart=conv\n=empty\n");
+	el_verify_py_report_parse(&r, b.data, b.len);
+	assert_true(r.started);
+	assert_false(r.complete);
+	assert_string_equal(r.part, "conv");
+	assert_null(el_verify_py_get(&r, "noise"));
+	assert_string_equal(el_verify_py_get(&r, "torch_version"), "1.13.0a0");
+	assert_string_equal(el_verify_py_get(&r, "torch_error"), "ModuleNotFoundError: No module named 'x'=y");
+	el_verify_py_report_release(&r);
+
+	/* 300 keys: the first 256 are kept; a line over 4 KiB is not looked at; end=1 ends it */
+	el_buf_reset(&b);
+	el_buf_puts(&b, "program=envlock-envcheck 1\n");
+	for (int i = 0; i < 300; i++)
+		el_buf_printf(&b, "k%d=%d\n", i, i);
+	el_buf_puts(&b, "long=");
+	for (int i = 0; i < 5000; i++)
+		el_buf_putc(&b, 'x');
+	el_buf_puts(&b, "\nend=1\nafter=1\n");
+	el_verify_py_report_parse(&r, b.data, b.len);
+	assert_true(r.complete);
+	assert_int_equal(r.n, EL_VERIFY_PY_MAX_KEYS);
+	assert_string_equal(el_verify_py_get(&r, "k255"), "255");
+	assert_null(el_verify_py_get(&r, "k256"));
+	assert_null(el_verify_py_get(&r, "long"));
+	assert_null(el_verify_py_get(&r, "after"));
+	el_verify_py_report_release(&r);
+	el_buf_release(&b);
+}
+
 static void embedded_sources(void **state)
 {
 	static const struct { const char *path; const char *text; } files[] = {
 		{ "lib/verify/mlp.cu", el_verify_mlp_cu }, { "lib/verify/mlp.h", el_verify_mlp_h },
-		{ "lib/verify/programs/cudnn_load.c", el_verify_cudnn_load_c } };
+		{ "lib/verify/programs/cudnn_load.c", el_verify_cudnn_load_c },
+		{ "lib/verify/programs/envcheck.py", el_verify_envcheck_py } };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -1120,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(toolchain_reads_views),
 		cmocka_unit_test(compiler_errors),
 		cmocka_unit_test(embedded_sources),
+		cmocka_unit_test(py_report_parsing),
 		cmocka_unit_test(emulated_program),
 	};
 

@@ -39,7 +39,7 @@ __asm__(".section .rodata\n"
 
 #define EL_PY_MS 300000             /* importing torch and mmdet from a slow network disk */
 #define EL_PY_OUTPUT (1u << 20)     /* what the libraries print, for the last line of a crash */
-#define EL_PY_REPORT (64u << 10)
+#define EL_PY_REPORT (512u << 10)  /* 256 keys of values up to 1000 bytes */
 #define EL_PY_MAX_LINE 4096
 #define EL_PY_MAX_IMPORTS 16
 
@@ -117,8 +117,8 @@ typedef struct {
 	el_verify_run *run;
 	const el_view *exp;      /* what is expected: the lockfile's view, else this machine's */
 	const char *exp_name;    /* the lockfile's name, or "this environment's probe" */
-	char *python;
-	el_verify_py_report r;
+	const char *python;
+	const el_verify_py_report *r;
 	bool gpu_machine;        /* this machine has a GPU (and the GPU parts are not left out) */
 	bool torch_ok;           /* torch imported */
 	bool torch_gpu;          /* torch can use a GPU */
@@ -131,7 +131,7 @@ static el_verify_stage *stage(pyenv *p, int i)
 
 static const char *get(const pyenv *p, const char *key)
 {
-	return el_verify_py_get(&p->r, key);
+	return el_verify_py_get(p->r, key);
 }
 
 /* Does the view record a framework (by its registry key) or one of its pip distributions? */
@@ -236,8 +236,9 @@ static char *last_output_line(const el_buf *out)
 	return last ? el_xstrndup(last, lastn > 400 ? 400 : lastn) : NULL;
 }
 
-/* Run the script; false with *why set when it gave no report at all. */
-static bool run_script(pyenv *p, const char *const *imports, size_t nimports, bool mmcv, char **why)
+/* Run the script, its report into r; *why says why the report is not complete (malloc'd), else stays NULL. */
+static void run_script(pyenv *p, el_verify_py_report *r, const char *const *imports, size_t nimports, bool mmcv,
+		       char **why)
 {
 	el_verify_run *run = p->run;
 	char *src = el_path_join(run->dir, "envcheck.py"), *report = el_path_join(run->dir, "envcheck.out");
@@ -247,7 +248,6 @@ static bool run_script(pyenv *p, const char *const *imports, size_t nimports, bo
 	el_root live = EL_ROOT_LIVE_INIT;
 	size_t k = 0;
 	int status = -1, rc, err_no = 0;
-	bool ok = false;
 
 	if (el_write_atomic(run->ctx, src, el_verify_envcheck_py, strlen(el_verify_envcheck_py), 0600) != 0) {
 		*why = el_xstrdup(envlock_error_last(run->ctx));
@@ -272,10 +272,10 @@ static bool run_script(pyenv *p, const char *const *imports, size_t nimports, bo
 	rc = el_spawn_ex(argv, EL_PY_MS, &out, &status, &so);
 	if (rc == 0 || rc == ENVLOCK_ETIMEOUT)
 		if (el_root_read(&live, report, &text, &err_no) == 0)
-			el_verify_py_report_parse(&p->r, text.data, text.len);
+			el_verify_py_report_parse(r, text.data, text.len);
 	if (rc == ENVLOCK_ENOTFOUND) {
 		*why = el_xasprintf("'%s' could not be started", p->python);
-	} else if (!p->r.started || !p->r.complete) {
+	} else if (!r->started || !r->complete) {
 		char *last = last_output_line(&out);
 		char *how = rc == ENVLOCK_ETIMEOUT
 			? el_xasprintf("was still running after %d s and was stopped", EL_PY_MS / 1000)
@@ -283,21 +283,17 @@ static bool run_script(pyenv *p, const char *const *imports, size_t nimports, bo
 			? el_xasprintf("was killed by signal %d (%s)", status - 128, strsignal(status - 128))
 			: el_xasprintf("stopped with exit status %d", status);
 
-		*why = p->r.part
-			? el_xasprintf("'%s' %s in the %s part%s%s", p->python, how, p->r.part, last ? ": " : "", last ? last : "")
+		*why = r->part
+			? el_xasprintf("'%s' %s in the %s part%s%s", p->python, how, r->part, last ? ": " : "", last ? last : "")
 			: el_xasprintf("'%s' %s before it reported%s%s", p->python, how, last ? ": " : "", last ? last : "");
 		free(how);
 		free(last);
-		ok = p->r.started;
-	} else {
-		ok = true;
 	}
 done:
 	free(src);
 	free(report);
 	el_buf_release(&out);
 	el_buf_release(&text);
-	return ok;
 }
 
 /* ---- judging ---- */
@@ -774,52 +770,51 @@ static int part_stage(const char *part)
 	return EL_VERIFY_OPENMMLAB;
 }
 
-void el_verify_pyenv(el_verify_run *run)
+/* What both the run and the judging need: what is expected, and whether this machine has a GPU. */
+static void setup(pyenv *p, el_verify_run *run, const char **imports, size_t *nimports, bool *mmcv)
+{
+	const char *v;
+
+	memset(p, 0, sizeof(*p));
+	p->run = run;
+	p->exp = run->locked ? run->locked : run->live;
+	/* as the lock stage names it */
+	p->exp_name = run->locked ? (run->opts->lock_name ? run->opts->lock_name : "the lockfile") : "this environment's probe";
+	p->gpu_machine = !run->opts->cpu_only &&
+			 (run->ran && run->report.device_count >= 0 ? run->report.device_count > 0 : run->live->gpu.ndevices > 0);
+	*mmcv = has_framework(p->exp, "mmcv", &v);
+	*nimports = 0;
+	for (const el_framework_info *f = el_frameworks; f->key && *nimports < EL_PY_MAX_IMPORTS; f++)
+		if ((f->flags & EL_FW_OPENMMLAB) && strcmp(f->key, "mmcv") != 0 && has_framework(p->exp, f->key, &v))
+			imports[(*nimports)++] = f->key;
+}
+
+void el_verify_pyenv_judge(el_verify_run *run, const char *python, const el_verify_py_report *r, const char *stopped)
 {
 	pyenv p;
-	const char *imports[EL_PY_MAX_IMPORTS], *v;
-	size_t nimports = 0;
+	const char *imports[EL_PY_MAX_IMPORTS];
+	size_t nimports;
 	bool mmcv;
-	char *skip = NULL, *why = NULL;
 
-	memset(&p, 0, sizeof(p));
-	p.run = run;
-	p.exp = run->locked ? run->locked : run->live;
-	/* as the lock stage names it */
-	p.exp_name = run->locked ? (run->opts->lock_name ? run->opts->lock_name : "the lockfile") : "this environment's probe";
-	p.gpu_machine = !run->opts->cpu_only &&
-			(run->ran && run->report.device_count >= 0 ? run->report.device_count > 0 : run->live->gpu.ndevices > 0);
-	if (!(p.python = choose_python(&p, &skip))) {
-		skip_all(&p, skip);
-		goto done;
-	}
-	for (size_t i = 0; i < sizeof(env_stages) / sizeof(env_stages[0]); i++)
-		el_jset_str(stage(&p, env_stages[i])->figures, "python", p.python);
-	if (!has_framework(p.exp, "torch", &v)) {
-		skip = el_xasprintf("%s has no torch", p.exp_name);
-		skip_all(&p, skip);
-		goto done;
-	}
-	mmcv = has_framework(p.exp, "mmcv", &v);
-	for (const el_framework_info *f = el_frameworks; f->key && nimports < EL_PY_MAX_IMPORTS; f++)
-		if ((f->flags & EL_FW_OPENMMLAB) && strcmp(f->key, "mmcv") != 0 && has_framework(p.exp, f->key, &v))
-			imports[nimports++] = f->key;
-	if (!run_script(&p, imports, nimports, mmcv, &why)) {
-		el_verify_set(stage(&p, EL_VERIFY_TORCH), ENVLOCK_VERIFY_FAIL, "%s", why);
-		el_verify_fix(stage(&p, EL_VERIFY_TORCH), "likely cause: '%s' is not a working Python 3 (run it to see)", p.python);
+	setup(&p, run, imports, &nimports, &mmcv);
+	p.python = python;
+	p.r = r;
+	if (!r->started) {
+		el_verify_set(stage(&p, EL_VERIFY_TORCH), ENVLOCK_VERIFY_FAIL, "%s", stopped ? stopped : "no report");
+		el_verify_fix(stage(&p, EL_VERIFY_TORCH), "likely cause: '%s' is not a working Python 3 (run it to see)", python);
 		skip_all(&p, "not checked: the environment's python gave no report (the torch stage says why)");
-		goto done;
+		return;
 	}
-	if (why) {
+	if (stopped) {
 		/* it stopped inside a part: that part fails, those after it were never reached */
-		int at = part_stage(p.r.part);
+		int at = part_stage(r->part);
 		bool after = false;
 
-		el_verify_set(stage(&p, at), ENVLOCK_VERIFY_FAIL, "%s", why);
+		el_verify_set(stage(&p, at), ENVLOCK_VERIFY_FAIL, "%s", stopped);
 		for (size_t i = 0; i < sizeof(env_stages) / sizeof(env_stages[0]); i++) {
 			if (after)
 				el_verify_set(stage(&p, env_stages[i]), ENVLOCK_VERIFY_SKIPPED,
-					      "not checked: the environment's python stopped in the %s part", p.r.part ? p.r.part : "torch");
+					      "not checked: the environment's python stopped in the %s part", r->part ? r->part : "torch");
 			after |= env_stages[i] == at;
 		}
 	}
@@ -828,9 +823,36 @@ void el_verify_pyenv(el_verify_run *run)
 	judge_mmcv(&p, mmcv);
 	judge_imports(&p, imports, nimports);
 	skip_all(&p, "not checked: the environment's python did not report it");
+}
+
+void el_verify_pyenv(el_verify_run *run)
+{
+	pyenv p;
+	el_verify_py_report r;
+	const char *imports[EL_PY_MAX_IMPORTS], *v;
+	size_t nimports;
+	bool mmcv;
+	char *python, *skip = NULL, *why = NULL;
+
+	memset(&r, 0, sizeof(r));
+	setup(&p, run, imports, &nimports, &mmcv);
+	if (!(python = choose_python(&p, &skip))) {
+		skip_all(&p, skip);
+		goto done;
+	}
+	p.python = python;
+	for (size_t i = 0; i < sizeof(env_stages) / sizeof(env_stages[0]); i++)
+		el_jset_str(stage(&p, env_stages[i])->figures, "python", python);
+	if (!has_framework(p.exp, "torch", &v)) {
+		skip = el_xasprintf("%s has no torch", p.exp_name);
+		skip_all(&p, skip);
+		goto done;
+	}
+	run_script(&p, &r, imports, nimports, mmcv, &why);
+	el_verify_pyenv_judge(run, python, &r, why);
 done:
-	el_verify_py_report_release(&p.r);
-	free(p.python);
+	el_verify_py_report_release(&r);
+	free(python);
 	free(skip);
 	free(why);
 }

@@ -146,7 +146,7 @@ typedef struct {
 } el_verify_py_report;
 
 /*
- * Parse the report: at most 64 KiB, lines of 4 KiB and 256 keys of 128
+ * Parse the report: at most 512 KiB, lines of 4 KiB and 256 keys of 128
  * bytes are looked at; the first value of a key counts.
  */
 void el_verify_py_report_parse(el_verify_py_report *r, const char *text, size_t len);
@@ -203,6 +203,12 @@ void el_verify_judge_runtime(el_verify_run *run); /* runtime.c: the runtime stag
 void el_verify_training(el_verify_run *run);      /* runtime.c: the CPU reference and the comparison */
 void el_verify_cudnn_op(el_verify_run *run);      /* cudnn.c: the program's cuDNN operation */
 void el_verify_pyenv(el_verify_run *run);         /* pyenv.c: the torch, conv, mmcv and openmmlab stages */
+/*
+ * Their judgement from the report python (the path run) wrote; stopped:
+ * why the report is not complete (it was killed, it timed out), or NULL.
+ * el_verify_pyenv runs the script, then this; the unit tests feed reports.
+ */
+void el_verify_pyenv_judge(el_verify_run *run, const char *python, const el_verify_py_report *r, const char *stopped);
 void el_verify_lock(el_verify_run *run);          /* verify.c */
 
 #endif

@@ -134,7 +134,8 @@ typedef struct envlock_verify envlock_verify;
 
 /**
  * Run every stage. Fails only on bad options (ENVLOCK_EINVAL: steps out
- * of range, a cuda_home that is not a folder) or when no temporary
+ * of range, a cuda_home that is not a folder, a python that is not an
+ * absolute path to an executable file) or when no temporary
  * folder can be made (ENVLOCK_EIO); what the stages find is in the
  * result. cuDNN is loaded into the calling process and stays loaded.
  * *out belongs to the caller: free with envlock_verify_free().

@@ -167,6 +167,23 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 			return rc;
 		}
 	}
+	if (opts->python) {
+		struct stat st;
+
+		/* a venv's bin/python is a link: it is run by the name given, which is its environment */
+		if (opts->python[0] != '/')
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the Python executable '%s': must be an absolute path", opts->python);
+		else if (stat(opts->python, &st) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the Python executable '%s': %s", opts->python, el_strerror(errno));
+		else if (!S_ISREG(st.st_mode) || access(opts->python, X_OK) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the Python executable '%s': not an executable file", opts->python);
+		else
+			rc = 0;
+		if (rc != 0) {
+			free(home);
+			return rc;
+		}
+	}
 	{
 		/* the stages see the toolkit as a real path, so it matches the probe's */
 		envlock_verify_opts *copy = el_xmalloc(sizeof(*copy));

@@ -240,6 +240,14 @@ else
 	not_ok "no Python environment in the lock: skipped"; sed 's/^/#   /' s2.err
 fi
 
+# --python must name an executable by its absolute path: a usage error otherwise, before any stage runs
+refused "--python that does not exist" "the Python executable '$scratch/none/bin/python': no such file or directory" \
+	verify --python "$scratch/none/bin/python"
+refused "--python relative" "the Python executable 'notorch/bin/python': must be an absolute path" \
+	verify L.json --python notorch/bin/python
+refused "--python a folder" "the Python executable '$scratch/notorch': not an executable file" \
+	verify --python "$scratch/notorch"
+
 # a lockfile's python that this machine's probe does not know is never run
 "$PYTHON" - L.json Lx.json "$scratch/notorch/bin/python" <<'PY'
 import json, sys

@@ -312,8 +312,8 @@ static bool same_version(const char *a, const char *b)
 	char *pa, *pb;
 	bool same;
 
-	if (!a || !b)
-		return true;
+	if (!a || !b || !*a || !*b)
+		return true; /* one side does not say (a module without __version__) */
 	if (strcmp(a, b) == 0)
 		return true;
 	pa = public_version(a);

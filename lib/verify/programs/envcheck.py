@@ -205,6 +205,9 @@ def import_part(names):
 
 def main(argv):
     global report
+    if sys.version_info[0] < 3:
+        sys.stderr.write("envcheck: Python %d.%d: envlock verify checks Python 3 environments\n" % sys.version_info[:2])
+        return 3
     out, cpu_only, mmcv, names = None, False, False, []
     i = 0
     while i < len(argv):
@@ -226,7 +229,8 @@ def main(argv):
     if out is None:
         sys.stderr.write("envcheck: --out FILE is needed\n")
         return 2
-    report = open(out, "w")
+    # UTF-8 whatever the locale (Python 3.6 under LANG=C would write ASCII and fail on a path)
+    report = open(out, "w", encoding="utf-8", errors="backslashreplace")
     put("program", "envlock-envcheck 1")
     put("python_version", "%d.%d.%d" % tuple(sys.version_info[:3]))
     put("python_executable", sys.executable)

@@ -4,7 +4,7 @@ CC      ?= cc
 PKGS    := libcjson libcrypto libgit2 libarchive libzstd
 DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
            libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema \
-           libacl1-dev liblz4-dev
+           libacl1-dev liblz4-dev python3-torch
 # For the report tests only (tests/cli/t004*): pdflatex with booktabs, pdftotext,
 # headless Chromium and GitHub's Markdown renderer. Large (~450 MB), so a failed
 # install is reported and those tests skip, saying why.
@@ -83,6 +83,7 @@ $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
 # and so is verify's CUDA training program (mlp.h is a dependency of every object already)
 $(BUILD)/lib/verify/kernel.o: lib/verify/mlp.cu
 $(BUILD)/lib/verify/cudnn.o: lib/verify/programs/cudnn_load.c
+$(BUILD)/lib/verify/pyenv.o: lib/verify/programs/envcheck.py
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@

@@ -10,11 +10,13 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: envlock verify [LOCK] [--cuda-home DIR] [--steps N] [--cpu-only] [--json]\n"
+		"usage: envlock verify [LOCK] [--cuda-home DIR] [--python EXE] [--steps N] [--cpu-only] [--json]\n"
 		"\n"
 		"  LOCK            a lockfile to compare this machine with (as envlock diff does)\n"
 		"  --cuda-home DIR the CUDA toolkit to compile with (default: the lock's,\n"
 		"                  $CUDA_HOME, /usr/local/cuda, then the nvcc in PATH)\n"
+		"  --python EXE    the Python environment to check (default: the lock's,\n"
+		"                  when this machine has it, else the one save would record)\n"
 		"  --steps N       training steps, %d to %d (default %d)\n"
 		"  --cpu-only      compile, and run the CPU parts only\n"
 		"  --json          print every stage with its figures as JSON\n"
@@ -23,7 +25,11 @@ static void usage(FILE *out)
 		"(it runs: CUDA runtime, driver, devices), training (the GPU's loss matches\n"
 		"the CPU reference within %g relative at every step and falls %g times;\n"
 		"steps/s and host-to-device GB/s), cudnn (cudnnGetVersion() against the\n"
-		"locked version; one cuDNN operation on the GPU) and lock.\n"
+		"locked version; one cuDNN operation on the GPU); then, with the environment's\n"
+		"own python: torch (version, torch.version.cuda, the cuDNN it loads, against\n"
+		"the lock), conv (a convolution forward and backward, GPU against CPU), mmcv\n"
+		"(compiled ops, mmcv.ops.nms on CUDA), openmmlab (mmdet, mmpose, ... import);\n"
+		"and lock.\n"
 		"\n"
 		"Exit status: 0 every stage passed, 1 a stage failed, 2 usage error,\n"
 		"3 no GPU (or --cpu-only) but every stage that could run passed.\n",
@@ -52,6 +58,7 @@ int cmd_verify(int argc, char **argv, envlock_ctx *ctx)
 {
 	static const struct option options[] = {
 		{ "cuda-home", required_argument, NULL, 'c' },
+		{ "python", required_argument, NULL, 'p' },
 		{ "steps", required_argument, NULL, 's' },
 		{ "cpu-only", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
@@ -68,6 +75,7 @@ int cmd_verify(int argc, char **argv, envlock_ctx *ctx)
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'c': opts.cuda_home = optarg; break;
+		case 'p': opts.python = optarg; break;
 		case 's':
 			opts.steps = (int)strtol(optarg, &end, 10);
 			if (*end || end == optarg || opts.steps < ENVLOCK_VERIFY_MIN_STEPS ||

@@ -4,7 +4,7 @@
  * envlock carries a small CUDA training program (a 2-layer MLP on
  * synthetic data made from a fixed seed: forward, softmax cross-entropy,
  * backward, SGD, in plain CUDA kernels) and the same maths in C. Verify
- * runs five stages, each ending pass, fail or skipped with a one-line
+ * runs nine stages, each ending pass, fail or skipped with a one-line
  * reason (and, for a failure envlock knows the cause of, the fix):
  *
  *   toolchain  compile the program with this machine's nvcc and its
@@ -18,6 +18,25 @@
  *   cudnn      load cuDNN, check cudnnGetVersion() against the locked
  *              (or installed header's) version, and on a GPU run one
  *              cuDNN operation against a CPU result
+ *
+ * Then the Python environment's own python (opts.python, else the
+ * lockfile's when this machine's probe knows it, else the probe's)
+ * runs a script envlock carries (programs/envcheck.py); skipped, saying
+ * why, when the lock has no Python environment or no torch:
+ *
+ *   torch      import torch: its version, torch.version.cuda, the cuDNN
+ *              it loads (torch.backends.cudnn.version()), whether it
+ *              can use a GPU, each against the lock; a CPU-only build
+ *              where the lock's torch had CUDA fails, naming the cause
+ *   conv       a convolution forward and backward on the CPU (float64),
+ *              then on the GPU (float32, TF32 off), which must match it
+ *              within ENVLOCK_VERIFY_CONV_TOLERANCE (relative)
+ *   mmcv       with mmcv in the lock: import mmcv, its compiled ops
+ *              (mmcv._ext), mmcv.ops.nms on the CPU and on CUDA against
+ *              a reference
+ *   openmmlab  import each OpenMMLab codebase the lock has (mmdet,
+ *              mmpose, mmpretrain, ...), each version against the lock
+ *
  *   lock       with a lockfile, compare this machine with it as
  *              `envlock diff` does; a breaking difference fails
  *
@@ -53,6 +72,13 @@
 /** The cuDNN operation's largest absolute error allowed (sigmoid values lie in (0, 1)). */
 #define ENVLOCK_VERIFY_CUDNN_TOLERANCE 1e-5
 
+/**
+ * The conv stage's largest error allowed, relative to the largest CPU
+ * value (or absolute below 1): float32 sums of 27 products round at
+ * about 1e-6, a wrong result is off by far more.
+ */
+#define ENVLOCK_VERIFY_CONV_TOLERANCE 1e-4
+
 typedef enum {
 	ENVLOCK_VERIFY_PASS = 0,
 	ENVLOCK_VERIFY_SKIPPED = 1,
@@ -81,6 +107,12 @@ typedef struct {
 	 * NULL: verify probes. Borrowed. Its toolkits should include cuda_home.
 	 */
 	const envlock_lock *live;
+	/**
+	 * The Python environment's python for the torch, conv, mmcv and
+	 * openmmlab stages (NULL: the lockfile's, else the probe's); the
+	 * probe of this machine records its environment too. Borrowed.
+	 */
+	const char *python;
 	/** Training steps, ENVLOCK_VERIFY_MIN_STEPS..MAX_STEPS; 0 means the default. */
 	int steps;
 	/** Compile, and run the CPU parts only: no program is run on a GPU. */
@@ -92,7 +124,7 @@ typedef struct {
 
 /** One stage's result. Strings are borrowed from the verify result. */
 typedef struct {
-	const char *name;     /**< "toolchain", "runtime", "training", "cudnn", "lock" */
+	const char *name;     /**< "toolchain", "runtime", "training", "cudnn", "torch", "conv", "mmcv", "openmmlab", "lock" */
 	envlock_verify_status status;
 	const char *reason;   /**< one line */
 	const char *fix;      /**< one line, or NULL */
@@ -102,7 +134,8 @@ typedef struct envlock_verify envlock_verify;
 
 /**
  * Run every stage. Fails only on bad options (ENVLOCK_EINVAL: steps out
- * of range, a cuda_home that is not a folder) or when no temporary
+ * of range, a cuda_home that is not a folder, a python that is not an
+ * absolute path to an executable file) or when no temporary
  * folder can be made (ENVLOCK_EIO); what the stages find is in the
  * result. cuDNN is loaded into the calling process and stays loaded.
  * *out belongs to the caller: free with envlock_verify_free().
@@ -110,7 +143,7 @@ typedef struct envlock_verify envlock_verify;
 ENVLOCK_EXTERN(int) envlock_verify_run(envlock_verify **out, envlock_ctx *ctx,
 				       const envlock_verify_opts *opts);
 
-/** Number of stages (5), and stage i in the order above (NULL past the end). */
+/** Number of stages (9), and stage i in the order above (NULL past the end). */
 ENVLOCK_EXTERN(size_t) envlock_verify_stage_count(const envlock_verify *v);
 ENVLOCK_EXTERN(const envlock_verify_stage *) envlock_verify_stage_get(const envlock_verify *v, size_t i);
 

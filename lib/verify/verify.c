@@ -22,7 +22,8 @@
 
 extern char **environ;
 
-static const char *const stage_names[EL_VERIFY_STAGES] = { "toolchain", "runtime", "training", "cudnn", "lock" };
+static const char *const stage_names[EL_VERIFY_STAGES] = { "toolchain", "runtime", "training", "cudnn", "torch",
+							    "conv", "mmcv", "openmmlab", "lock" };
 
 /* ---- the private folder ---- */
 
@@ -166,6 +167,23 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 			return rc;
 		}
 	}
+	if (opts->python) {
+		struct stat st;
+
+		/* a venv's bin/python is a link: it is run by the name given, which is its environment */
+		if (opts->python[0] != '/')
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the Python executable '%s': must be an absolute path", opts->python);
+		else if (stat(opts->python, &st) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the Python executable '%s': %s", opts->python, el_strerror(errno));
+		else if (!S_ISREG(st.st_mode) || access(opts->python, X_OK) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "the Python executable '%s': not an executable file", opts->python);
+		else
+			rc = 0;
+		if (rc != 0) {
+			free(home);
+			return rc;
+		}
+	}
 	{
 		/* the stages see the toolkit as a real path, so it matches the probe's */
 		envlock_verify_opts *copy = el_xmalloc(sizeof(*copy));
@@ -185,6 +203,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	} else {
 		memset(&popts, 0, sizeof(popts));
 		popts.cuda_home = home;
+		popts.python = opts->python;
 		el_verify_progress(&run, "probing this machine");
 		if ((rc = envlock_lock_probe(&run.owned_live, ctx, &popts)) != 0)
 			goto fail;
@@ -205,6 +224,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	el_verify_runtime(&run);
 	el_verify_training(&run);
 	el_verify_cudnn_op(&run);
+	el_verify_pyenv(&run);
 	el_verify_lock(&run);
 	rc = 0;
 	*out = v;

@@ -19,8 +19,11 @@ extern const char el_verify_mlp_cu[];
 extern const char el_verify_mlp_h[];
 /* programs/cudnn_load.c as text, NUL-terminated (cudnn.c). */
 extern const char el_verify_cudnn_load_c[];
+/* programs/envcheck.py as text, NUL-terminated (pyenv.c). */
+extern const char el_verify_envcheck_py[];
 
-enum { EL_VERIFY_TOOLCHAIN, EL_VERIFY_RUNTIME, EL_VERIFY_TRAINING, EL_VERIFY_CUDNN, EL_VERIFY_LOCK,
+enum { EL_VERIFY_TOOLCHAIN, EL_VERIFY_RUNTIME, EL_VERIFY_TRAINING, EL_VERIFY_CUDNN,
+       EL_VERIFY_TORCH, EL_VERIFY_CONV, EL_VERIFY_MMCV, EL_VERIFY_OPENMMLAB, EL_VERIFY_LOCK,
        EL_VERIFY_STAGES };
 
 typedef struct {
@@ -130,6 +133,27 @@ typedef struct {
 void el_verify_cudnn_report_parse(el_verify_cudnn_report *r, const char *text, size_t len);
 void el_verify_cudnn_report_release(el_verify_cudnn_report *r);
 
+/* What the environment's python wrote (programs/envcheck.py), parsed with limits. */
+#define EL_VERIFY_PY_MAX_KEYS 256
+typedef struct {
+	bool started;  /* its first line, "program=envlock-envcheck 1", was seen */
+	bool complete; /* and its last, "end=1" */
+	char *part;    /* the last part it began ("torch", "conv", "mmcv", "import"), or NULL */
+	struct {
+		char *key, *val;
+	} kv[EL_VERIFY_PY_MAX_KEYS];
+	size_t n;
+} el_verify_py_report;
+
+/*
+ * Parse the report: at most 512 KiB, lines of 4 KiB and 256 keys of 128
+ * bytes are looked at; the first value of a key counts.
+ */
+void el_verify_py_report_parse(el_verify_py_report *r, const char *text, size_t len);
+/* The value of key, or NULL. Borrowed from r. */
+const char *el_verify_py_get(const el_verify_py_report *r, const char *key);
+void el_verify_py_report_release(el_verify_py_report *r);
+
 /*
  * The first executable name in PATH's absolute folders, as an absolute
  * path (malloc'd), or NULL.
@@ -178,6 +202,13 @@ void el_verify_runtime(el_verify_run *run);       /* runtime.c: runs the program
 void el_verify_judge_runtime(el_verify_run *run); /* runtime.c: the runtime stage from run->report */
 void el_verify_training(el_verify_run *run);      /* runtime.c: the CPU reference and the comparison */
 void el_verify_cudnn_op(el_verify_run *run);      /* cudnn.c: the program's cuDNN operation */
+void el_verify_pyenv(el_verify_run *run);         /* pyenv.c: the torch, conv, mmcv and openmmlab stages */
+/*
+ * Their judgement from the report python (the path run) wrote; stopped:
+ * why the report is not complete (it was killed, it timed out), or NULL.
+ * el_verify_pyenv runs the script, then this; the unit tests feed reports.
+ */
+void el_verify_pyenv_judge(el_verify_run *run, const char *python, const el_verify_py_report *r, const char *stopped);
 void el_verify_lock(el_verify_run *run);          /* verify.c */
 
 #endif

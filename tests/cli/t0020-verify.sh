@@ -39,7 +39,7 @@ for k in sys.argv[3].split("."):
 print("" if s is None else s)
 PY
 }
-check_eq "stages in order" "toolchain runtime training cudnn lock" \
+check_eq "stages in order" "toolchain runtime training cudnn torch conv mmcv openmmlab lock" \
 	"$("$PYTHON" -c 'import json, sys; print(" ".join(s["stage"] for s in json.load(open(sys.argv[1]))["stages"]))' "$scratch/v.json")"
 
 # toolchain: passes, with the nvcc and the architecture the machine's tools say

@@ -403,7 +403,8 @@ typedef struct {
 
 static void fake_init(fake_run *f, const char *text)
 {
-	static const char *const names[] = { "toolchain", "runtime", "training", "cudnn", "lock" };
+	static const char *const names[] = { "toolchain", "runtime", "training", "cudnn", "torch",
+					     "conv", "mmcv", "openmmlab", "lock" };
 
 	memset(f, 0, sizeof(*f));
 	for (int i = 0; i < EL_VERIFY_STAGES; i++)
@@ -894,11 +895,163 @@ static void compiler_errors(void **state)
 }
 
 /* The text envlock carries is the file in the tree (the Makefile rebuilds it when the file changes). */
+/* The environment's python's report: its own header first, the first value of a key, the last part, limits. */
+static void py_report_parsing(void **state)
+{
+	el_verify_py_report r;
+	el_buf b = EL_BUF_INIT(1u << 20);
+
+	(void)state;
+	el_verify_py_report_parse(&r, "torch_version=9.9\n", 18);
+	assert_false(r.started);
+	assert_null(el_verify_py_get(&r, "torch_version"));
+	el_verify_py_report_release(&r);
+
+	el_buf_puts(&b, "noise=1\nprogram=envlock-envcheck 1\npart=torch\ntorch_version=1.13.0a0\n"
+		    "torch_version=2.0\ntorch_error=ModuleNotFoundError: No module named 'x'=y\npart=conv\n=empty\n");
+	el_verify_py_report_parse(&r, b.data, b.len);
+	assert_true(r.started);
+	assert_false(r.complete);
+	assert_string_equal(r.part, "conv");
+	assert_null(el_verify_py_get(&r, "noise"));
+	assert_string_equal(el_verify_py_get(&r, "torch_version"), "1.13.0a0");
+	assert_string_equal(el_verify_py_get(&r, "torch_error"), "ModuleNotFoundError: No module named 'x'=y");
+	el_verify_py_report_release(&r);
+
+	/* 300 keys: the first 256 are kept; a line over 4 KiB is not looked at; end=1 ends it */
+	el_buf_reset(&b);
+	el_buf_puts(&b, "program=envlock-envcheck 1\n");
+	for (int i = 0; i < 300; i++)
+		el_buf_printf(&b, "k%d=%d\n", i, i);
+	el_buf_puts(&b, "long=");
+	for (int i = 0; i < 5000; i++)
+		el_buf_putc(&b, 'x');
+	el_buf_puts(&b, "\nend=1\nafter=1\n");
+	el_verify_py_report_parse(&r, b.data, b.len);
+	assert_true(r.complete);
+	assert_int_equal(r.n, EL_VERIFY_PY_MAX_KEYS);
+	assert_string_equal(el_verify_py_get(&r, "k255"), "255");
+	assert_null(el_verify_py_get(&r, "k256"));
+	assert_null(el_verify_py_get(&r, "long"));
+	assert_null(el_verify_py_get(&r, "after"));
+	el_verify_py_report_release(&r);
+	el_buf_release(&b);
+}
+
+/* The environment stages judged from a report the environment's python wrote, on a machine with one GPU. */
+static void pyenv_run(fake_run *f, const el_view *live, const el_view *locked, const char *report, const char *stopped)
+{
+	el_verify_py_report r;
+
+	fake_init(f, HEAD "devices.count=1\n");
+	f->run.live = live;
+	f->run.locked = locked;
+	f->opts.lock_name = "L.json";
+	el_verify_py_report_parse(&r, report, strlen(report));
+	el_verify_pyenv_judge(&f->run, "/env/bin/python", &r, stopped);
+	el_verify_py_report_release(&r);
+}
+
+static const envlock_verify_stage *pyenv_stage(const fake_run *f, int i)
+{
+	return &f->v.stage[i].pub;
+}
+
+#define PY_HEAD "program=envlock-envcheck 1\npython_version=3.10.12\npart=torch\n"
+#define PY_TORCH "torch_version=2.1.0+cu121\ntorch_file=/env/torch/__init__.py\ntorch_cuda=12.1\ntorch_cudnn=8902\n" \
+	"torch_cuda_available=1\ntorch_device_count=1\ntorch_device=NVIDIA H200\n"
+#define PY_CONV "part=conv\nconv_cpu=ok\nconv_gpu=ok\nconv_max_rel_err=2.5e-07\n"
+#define PY_MMCV "part=mmcv\nmmcv_version=2.1.0\nmmcv_file=/env/mmcv/__init__.py\nmmcv_ext=1\nnms_ref_keep=0,3,4\nnms_cpu_keep=0,3,4\n"
+
+static void pyenv_judgement(void **state)
+{
+	const char *live_text = "{\"gpu\": {\"count\": 1, \"devices\": [{\"name\": \"NVIDIA H200\"}]}}";
+	const char *lock_text = "{\"frameworks\": {\"torch\": {\"status\": \"present\", \"version\": \"2.1.0+cu121\", \"cuda\": \"12.1\"},"
+				" \"mmcv\": {\"status\": \"present\", \"version\": \"2.1.0\", \"ops\": true},"
+				" \"mmdet\": {\"status\": \"present\", \"version\": \"3.2.0\"}},"
+				" \"cudnn\": {\"status\": \"present\", \"installs\": [{\"home\": \"/env\", \"layout\": \"wheel\", \"version\": \"8.9.2.26\"}]}}";
+	cJSON *live_doc = cJSON_Parse(live_text), *lock_doc = cJSON_Parse(lock_text);
+	el_view *live, *locked;
+	fake_run f;
+
+	(void)state;
+	assert_non_null(live_doc);
+	assert_non_null(lock_doc);
+	live = el_view_new(live_doc);
+	locked = el_view_new(lock_doc);
+
+	/* everything as locked, on the GPU */
+	pyenv_run(&f, live, locked, PY_HEAD PY_TORCH PY_CONV PY_MMCV "nms_gpu_keep=0,3,4\npart=import\nmod.mmdet.version=3.2.0\nend=1\n", NULL);
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->status, ENVLOCK_VERIFY_PASS);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->reason,
+			    "torch 2.1.0+cu121 imports from '/env/torch/__init__.py': built for CUDA 12.1; cuDNN 8.9.2; "
+			    "torch.cuda.is_available() True, 1 GPU(s); matches L.json");
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_CONV)->status, ENVLOCK_VERIFY_PASS);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_CONV)->reason,
+			    "a convolution forward and backward on the GPU matches the CPU within 1e-04 (largest 2.5e-07 relative)");
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->reason,
+			    "mmcv 2.1.0 with compiled ops: nms on CUDA keeps boxes 0,3,4, as on the CPU and the reference");
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_OPENMMLAB)->reason, "mmdet 3.2.0 imports");
+	assert_false(f.v.stage[EL_VERIFY_CONV].no_gpu);
+	fake_release(&f);
+
+	/* a CPU-only wheel of the same release on a machine with a GPU */
+	pyenv_run(&f, live, locked, PY_HEAD "torch_version=2.1.0+cpu\ntorch_file=/env/torch/__init__.py\ntorch_cuda=None\ntorch_cudnn=None\n"
+		  "torch_cuda_available=0\ntorch_device_count=0\npart=conv\nconv_cpu=ok\nconv_gpu=skipped\n"
+		  "part=mmcv\nmmcv_version=2.1.0\nmmcv_ext=1\nnms_ref_keep=0,3,4\nnms_cpu_keep=0,3,4\nnms_gpu=skipped\n"
+		  "part=import\nmod.mmdet.version=3.2.0\nend=1\n", NULL);
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->reason,
+			    "a CPU-only torch: torch 2.1.0+cpu has torch.version.cuda None, but L.json's torch was built for CUDA 12.1");
+	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_TORCH)->fix, "(a +cu121 wheel from download.pytorch.org"));
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_CONV)->status, ENVLOCK_VERIFY_SKIPPED);
+	assert_false(f.v.stage[EL_VERIFY_CONV].no_gpu); /* there is a GPU: torch cannot use it */
+	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_CONV)->reason, "torch cannot use the GPU"));
+	fake_release(&f);
+
+	/* another cuDNN, a wrong convolution, nms without CUDA, an mmcv outside mmdet's range */
+	pyenv_run(&f, live, locked, PY_HEAD "torch_version=2.1.0+cu121\ntorch_file=/t\ntorch_cuda=12.1\ntorch_cudnn=8700\n"
+		  "torch_cuda_available=1\ntorch_device_count=1\npart=conv\nconv_cpu=ok\nconv_gpu=ok\nconv_max_rel_err=0.01\n"
+		  PY_MMCV "nms_gpu_error=RuntimeError: nms is not compiled with GPU support\npart=import\n"
+		  "mod.mmdet.error=AssertionError: MMCV==2.1.0 is used but incompatible. Please install mmcv>=2.0.0rc4, <2.1.0.\nend=1\n", NULL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->reason, "torch loads cuDNN 8.7.0, but L.json's torch loaded cuDNN 8.9.2.26");
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_CONV)->reason,
+			    "the convolution's forward and backward on the GPU differ from the CPU's by up to 0.01 relative (1e-04 allowed)");
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->reason, "mmcv.ops.nms on CUDA: RuntimeError: nms is not compiled with GPU support");
+	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_MMCV)->fix, "mmcv-full was built without CUDA"));
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_OPENMMLAB)->status, ENVLOCK_VERIFY_FAIL);
+	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_OPENMMLAB)->fix, "outside the versions mmdet 3.2.0 accepts"));
+	fake_release(&f);
+
+	/* killed inside the mmcv part: it fails with why, the codebases were never reached */
+	pyenv_run(&f, live, locked, PY_HEAD PY_TORCH PY_CONV "part=mmcv\nmmcv_version=2.1.0\nmmcv_ext=1\nnms_ref_keep=0,3,4\n",
+		  "'/env/bin/python' was killed by signal 11 (Segmentation fault) in the mmcv part");
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->status, ENVLOCK_VERIFY_PASS);
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_CONV)->status, ENVLOCK_VERIFY_PASS);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->reason,
+			    "'/env/bin/python' was killed by signal 11 (Segmentation fault) in the mmcv part");
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_OPENMMLAB)->reason, "not checked: the environment's python stopped in the mmcv part");
+	fake_release(&f);
+
+	/* no report at all */
+	pyenv_run(&f, live, locked, "SyntaxError: invalid syntax\n", "'/env/bin/python' stopped with exit status 1 before it reported: SyntaxError: invalid syntax");
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->status, ENVLOCK_VERIFY_FAIL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->fix, "likely cause: '/env/bin/python' is not a working Python 3 (run it to see)");
+	assert_int_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->status, ENVLOCK_VERIFY_SKIPPED);
+	fake_release(&f);
+
+	el_view_free(locked);
+	el_view_free(live);
+	cJSON_Delete(lock_doc);
+	cJSON_Delete(live_doc);
+}
+
 static void embedded_sources(void **state)
 {
 	static const struct { const char *path; const char *text; } files[] = {
 		{ "lib/verify/mlp.cu", el_verify_mlp_cu }, { "lib/verify/mlp.h", el_verify_mlp_h },
-		{ "lib/verify/programs/cudnn_load.c", el_verify_cudnn_load_c } };
+		{ "lib/verify/programs/cudnn_load.c", el_verify_cudnn_load_c },
+		{ "lib/verify/programs/envcheck.py", el_verify_envcheck_py } };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -1120,6 +1273,8 @@ int main(void)
 		cmocka_unit_test(toolchain_reads_views),
 		cmocka_unit_test(compiler_errors),
 		cmocka_unit_test(embedded_sources),
+		cmocka_unit_test(py_report_parsing),
+		cmocka_unit_test(pyenv_judgement),
 		cmocka_unit_test(emulated_program),
 	};
 

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "lock/model.h"
@@ -274,6 +275,67 @@ static bool version_from_binaries(el_probe *p, py_cand *c, const char *libdir, c
 	return found;
 }
 
+/* Add dir/rel, resolved, to the candidate's site dirs unless it is there already. */
+static void add_site(el_probe *p, py_cand *c, const char *dir, const char *rel)
+{
+	char *site = el_probe_resolve_dir(p, dir, rel);
+
+	if (site && !el_strvec_has(&c->sites, site))
+		el_strvec_push_owned(&c->sites, site);
+	else
+		free(site);
+}
+
+/*
+ * The site dirs of the Python installed under base ("/usr", "/opt/py3.11")
+ * for the interpreter named best ("python3.11"), in sys.path order, which
+ * decides which copy of a distribution is imported (pip.c). Under /usr,
+ * Debian's site.py patch gives /usr/local/lib/python3.X/dist-packages,
+ * /usr/lib/python3/dist-packages, /usr/lib/python3.X/dist-packages (as
+ * Debian's python3 prints sys.path); Fedora's patch likewise puts
+ * /usr/local/lib/python3.X/site-packages before /usr/lib's. Elsewhere,
+ * <base>/lib/python3.X/site-packages.
+ */
+static void base_sites(el_probe *p, py_cand *c, const char *base, const char *best)
+{
+	char *rel;
+
+	if (strcmp(base, "/usr") == 0) {
+		rel = el_xasprintf("/usr/local/lib/%s/dist-packages", best);
+		add_site(p, c, "/", rel);
+		free(rel);
+		add_site(p, c, "/", "/usr/lib/python3/dist-packages");
+		rel = el_xasprintf("/usr/lib/%s/dist-packages", best);
+		add_site(p, c, "/", rel);
+		free(rel);
+		rel = el_xasprintf("/usr/local/lib/%s/site-packages", best);
+		add_site(p, c, "/", rel);
+		free(rel);
+	}
+	rel = el_xasprintf("lib/%s/site-packages", best);
+	add_site(p, c, base, rel);
+	free(rel);
+}
+
+/*
+ * A venv made with --system-site-packages (pyvenv.cfg's
+ * include-system-site-packages = true) imports its base's distributions
+ * after its own: the base is the folder above pyvenv.cfg's home
+ * ("home = /usr/bin" gives /usr), as CPython's site.py finds it.
+ */
+static void venv_system_sites(el_probe *p, py_cand *c, const char *text, size_t len, const char *best)
+{
+	char *inc = cfg_value(text, len, "include-system-site-packages"), *home = NULL, *base = NULL;
+
+	if (inc && strcasecmp(inc, "true") == 0 && (home = cfg_value(text, len, "home")) != NULL && home[0] == '/') {
+		base = el_path_dir(home);
+		base_sites(p, c, base, best);
+	}
+	free(inc);
+	free(home);
+	free(base);
+}
+
 /* Version, executable and site dirs of a Python installed under c->prefix. */
 static void describe_prefix(el_probe *p, py_cand *c)
 {
@@ -286,18 +348,16 @@ static void describe_prefix(el_probe *p, py_cand *c)
 	pyver_dirs(p, lib, &libs);
 	for (size_t i = 0; i < libs.n; i++) {
 		char *rel = el_xasprintf("%s/site-packages", libs.v[i]);
-		char *site = el_probe_resolve_dir(p, lib, rel);
 
+		add_site(p, c, lib, rel);
 		free(rel);
-		if (site && !el_strvec_has(&c->sites, site))
-			el_strvec_push_owned(&c->sites, site);
-		else
-			free(site);
 	}
 	best = libs.n ? libs.v[libs.n - 1] : NULL;
 
 	cfg_path = el_path_join(c->prefix, "pyvenv.cfg");
 	have_cfg = el_probe_read_text(p, cfg_path, &cfg) == 0;
+	if (have_cfg && best)
+		venv_system_sites(p, c, cfg.data, cfg.len, best);
 
 	if (best && version_from_patchlevel(p, c, c->prefix, best))
 		;
@@ -371,27 +431,7 @@ static void describe_system(el_probe *p, py_cand *c, const char *want)
 	free(real);
 
 	if (best) {
-		char *sites[4];
-
-		/*
-		 * In sys.path order, which decides which copy of a distribution is
-		 * imported (pip.c): Debian's site.py patch puts /usr/local/lib/python3.X/
-		 * dist-packages before /usr/lib/python3/dist-packages; Fedora's patch
-		 * likewise puts /usr/local/lib/python3.X/site-packages before /usr/lib's.
-		 */
-		sites[0] = el_xasprintf("/usr/local/lib/%s/dist-packages", best);
-		sites[1] = el_xstrdup("/usr/lib/python3/dist-packages");
-		sites[2] = el_xasprintf("/usr/local/lib/%s/site-packages", best);
-		sites[3] = el_xasprintf("/usr/lib/%s/site-packages", best);
-		for (int i = 0; i < 4; i++) {
-			char *site = el_probe_resolve_dir(p, "/", sites[i]);
-
-			if (site && !el_strvec_has(&c->sites, site))
-				el_strvec_push_owned(&c->sites, site);
-			else
-				free(site);
-			free(sites[i]);
-		}
+		base_sites(p, c, "/usr", best);
 		version_from_patchlevel(p, c, "/usr", best);
 	}
 	if ((bin = el_probe_resolve_dir(p, "/", "/usr/bin")) != NULL) {

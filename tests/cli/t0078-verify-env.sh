@@ -157,6 +157,17 @@ printf "__version__ = '1.7.5'\n" >"$site/mmcv/version.py"
 printf 'import torch\nfrom .version import __version__\n' >"$site/mmcv/__init__.py"
 printf "__version__ = '2.25.0'\n" >"$site/mmdet/version.py"
 printf 'import mmcv\nfrom .version import __version__\n' >"$site/mmdet/__init__.py"
+# where the probe looks is where that python imports from: its sys.path's
+# package dirs, in order, for Debian's python3 and for a venv that includes
+# the system's (pyvenv.cfg include-system-site-packages = true)
+for exe in "$py" "$scratch/lite/bin/python"; do
+	"$exe" -c 'import os, sys; print("\n".join(p for p in sys.path if p.endswith("-packages") and os.path.isdir(p)))' >want.txt
+	"$ENVLOCK" save -q --python "$exe" -o sp.json
+	"$PYTHON" -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["python"]["site_packages"]))' sp.json >got.txt
+	check_diff "site dirs of $exe as its sys.path has them" want.txt got.txt
+done
+"$ENVLOCK" verify --python "$scratch/lite/bin/python" --cpu-only --json >ln.json 2>ln.err
+check_eq "a --system-site-packages venv, no lock: Debian's torch is found" "$torch_version" "$(stage ln.json torch figures.version)"
 "$PYTHON" - L.json Lm.json "$site" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -278,8 +278,7 @@ static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, c
 	add_indexes(r, it, &d, 1);
 	for (size_t i = 0; i < it->argv.n; i++)
 		el_buf_printf(&cmd, "%s%s", i ? " " : "", it->argv.v[i]);
-	note_more(it, wheels ? "no wheel of it in the wheels folder, and it is built from the source there"
-			     : "no OpenMMLab page of pre-built wheels recorded for it");
+	note_more(it, "no pre-built wheel of it: the lock records no OpenMMLab page for it");
 	{
 		char *run = el_xasprintf("it runs: %s %s", el_buf_cstr(&env), el_buf_cstr(&cmd));
 
@@ -423,7 +422,6 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		} else {
 			const el_kit_item *w = r->kit ? el_kit_wheel(r->kit, norm, version) : NULL;
 			bool is_mmcv = strcmp(norm, "mmcv-full") == 0 || (strcmp(norm, "mmcv") == 0 && mmcv_ops);
-			char *in_wheels = NULL;
 
 			if (r->kit && !w) {
 				const el_kit_missing *m = el_kit_missing_of(r->kit, "wheel", name);
@@ -438,19 +436,20 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			}
 			if (w && is_mmcv)
 				el_buf_printf(&kit_used, "%s%s %s from the kit's %s", kit_used.len ? "; " : "", name, version, w->path);
-			if (!r->kit && is_mmcv && r->opts.wheels)
-				in_wheels = find_wheel(r->opts.wheels, name, version);
-			/* a wheel in the kit or --wheels, then OpenMMLab's page, binary only; else built here */
-			if (!r->kit && is_mmcv && !in_wheels) {
-				if (!r->opts.wheels && from_page(d)) {
-					only_binary = name;
-				} else if (!mmcv_build) {
-					mmcv_build = d;
-					free(norm);
-					continue;
-				}
+			/*
+			 * a wheel from the kit; from --wheels, whatever the folder holds (a
+			 * wheel, or the source pip builds with the ops); OpenMMLab's page,
+			 * binary only; else a build of its own
+			 */
+			if (is_mmcv && r->opts.wheels && !r->kit)
+				mmcv_pending = true;
+			else if (is_mmcv && !r->kit && from_page(d))
+				only_binary = name;
+			else if (is_mmcv && !r->kit && !mmcv_build) {
+				mmcv_build = d;
+				free(norm);
+				continue;
 			}
-			free(in_wheels);
 			if (w)
 				sha = w->sha256;
 			pinned_dists[n_pinned] = d;
@@ -529,7 +528,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		bool hashes = n_hashed == n_pinned;
 		el_item *it = add_install(r, s, python_arg, wheels, hashes ? &with_hash : &pinned, n_pinned,
 					  n_pinned == 1 ? "pinned distribution" : "pinned distributions",
-					  "requirements.txt", hashes, false, only_binary);
+					  "requirements.txt", hashes, mmcv_pending, only_binary);
 
 		if (r->kit) {
 			note_more(it, "offline from the kit's wheels, each checked by pip against the kit's sha256");
@@ -567,7 +566,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	if (n_editable) {
 		el_item *it = add_install(r, s, python_arg, wheels, &editable, n_editable,
 					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt",
-					  false, mmcv_pending, NULL);
+					  false, mmcv_pending && !n_pinned, NULL);
 
 		add_indexes(r, it, NULL, 0);
 		if (from_repos_text.len)

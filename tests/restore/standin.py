@@ -74,10 +74,9 @@ def read_input(path):
     return text.splitlines()
 
 
-def conda(args):
-    offline = args[2:3] == ["--offline"]
-    if offline:
-        args = args[:2] + args[3:]
+def conda(argv):
+    offline = argv[2:3] == ["--offline"]
+    args = argv[:2] + argv[3:] if offline else argv
     if len(args) != 6 or args[:3] != ["create", "--yes", "--prefix"] or args[4] != "--file":
         fail("unexpected arguments: %r" % args)
     prefix, spec = args[3], args[5]
@@ -95,7 +94,7 @@ def conda(args):
     if files:
         if len(files) != len(pkgs):
             fail("%s: file:// and http(s) URLs mixed" % spec)
-        install_files(prefix, pkgs, args)
+        install_files(prefix, pkgs, argv)
         return
     expect = os.environ.get("STANDIN_EXPECT")
     if expect:
@@ -196,7 +195,7 @@ def unpack(path, prefix):
     return info
 
 
-def install_files(prefix, pkgs, args):
+def install_files(prefix, pkgs, argv):
     """conda create from the archives themselves: check, unpack, record each one."""
     if os.path.exists(prefix):
         fail("%s: exists" % prefix)
@@ -231,7 +230,7 @@ def install_files(prefix, pkgs, args):
             json.dump(rec, f, indent=1, sort_keys=True)
     with open(os.path.join(meta, "history"), "w") as f:
         f.write("==> created by the envlock test stand-in <==\n")
-        f.write("# cmd: %s %s\n" % (sys.argv[0], " ".join(args)))
+        f.write("# cmd: %s %s\n" % (sys.argv[0], " ".join(argv)))
 
 
 def installer_of(distinfo):
@@ -286,6 +285,9 @@ def pip(args):
         rest = rest[1:]
     if rest[:2] == ["--no-index", "--find-links"]:
         rest = rest[3:]
+    # mmcv-full from OpenMMLab's page: a pre-built wheel only
+    if rest[:1] == ["--only-binary"] and len(rest) > 1 and re.match(r"^[A-Za-z0-9._-]+$", rest[1]):
+        rest = rest[2:]
     # the lock's index options after the requirements file: each a known option and an http(s) or file URL
     while len(rest) > 2 and rest[-2] in ("--index-url", "--extra-index-url", "--find-links") \
             and re.match(r"^(https?|file)://\S+$", rest[-1]):

@@ -354,3 +354,24 @@ PY
 else
 	skip "the build item names the gcc-N that fits" "no fixture roots (make fixtures)"
 fi
+
+# --- under --root with --chroot: the kit's archives put into the tree for its conda -----
+# (the stand-in run by the tree's own python3.11; a .tar.bz2 alone, the tree has no zstd).
+# chroot_tree ends the suite with a skip where no tree can be chroot'ed into: last.
+# the lock of an environment of the .tar.bz2 package alone (saved, so its id is its content's)
+mkdir -p S1/env/conda-meta && cp -R S/env/bin S/env/share S1/env/ && cp S/env/conda-meta/elconda-tool-* S1/env/conda-meta/
+"$ENVLOCK" save -q --conda-prefix "$PWD/S1/env" --python "$PWD/A/bin/python" -o one.lock 2>/dev/null
+"$PYTHON" "$MKKIT" kit one.lock S/archives S/wheels KC
+chroot_tree R
+id12=$(jget one.lock id | cut -c8-19)
+STANDIN_LOG=/standin.log STANDIN_FORBID=$scratch offline "$ENVLOCK" restore one.lock --kit KC --root R --chroot --only conda \
+	--conda-exe /opt/envlock-test/conda --prefix /opt/env --state-dir "$PWD/cstate" --yes >out 2>err
+check_status "restore --kit --root --chroot: conda inside the tree" 0 $?
+check_eq "conda ran there, by the tree's paths only (the stand-in refuses this machine's)" \
+	"[\"conda\", \"create\", \"--yes\", \"--offline\", \"--prefix\", \"/opt/env\", \"--file\", \"/tmp/envlock-restore-$id12.conda-explicit.txt\"]" \
+	"$(head -n 1 R/standin.log)"
+check_eq "the archive was read where the kit was put in the tree" \
+	"file:///tmp/envlock-restore-$id12.kit/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2" \
+	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' R/opt/env/conda-meta/elconda-tool-1.0-h1a2b3c_0.json)"
+check_eq "its files unpacked into the environment in the tree" "a tool" "$(cat R/opt/env/share/elconda-tool/README)"
+check_eq "the spec and the kit's files taken out of the tree's /tmp again" "" "$(ls -A R/tmp)"

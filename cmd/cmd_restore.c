@@ -165,6 +165,10 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 			cmd_error("restore: --chroot needs root (chroot(2) is for root only): run envlock as root, or leave --chroot out and run the printed commands inside the tree yourself");
 			goto out;
 		}
+		if (opts.kit && opts.wheels) {
+			cmd_error("restore: give --kit or --wheels, not both (the kit's wheels are its wheels/ folder)");
+			goto out;
+		}
 		if (opts.conda_target && opts.conda_name) {
 			cmd_error("restore: give --name or --prefix, not both");
 			goto out;

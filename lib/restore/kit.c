@@ -495,7 +495,9 @@ static int read_manifest(el_kit *k, envlock_ctx *ctx, const envlock_lock *lock, 
 		rc = refuse(ctx, k, "envlock.kit.json", "lock: needs path \"envlock.lock\", its id and its sha256");
 		goto done;
 	}
-	if (strcmp(id, envlock_lock_id(lock)) != 0) {
+	/* "sha256:<hex>", as the lock writes its id; the bare digest is the same id */
+	if (strcmp(el_starts_with(id, "sha256:") ? id + 7 : id,
+		   el_starts_with(envlock_lock_id(lock), "sha256:") ? envlock_lock_id(lock) + 7 : envlock_lock_id(lock)) != 0) {
 		rc = refuse(ctx, k, NULL, "it is a kit for the lock %s, not for %s (the lock given)", id, envlock_lock_id(lock));
 		goto done;
 	}
@@ -635,6 +637,33 @@ const el_kit_missing *el_kit_missing_of(const el_kit *k, const char *kind, const
 	return hit;
 }
 
+/* Copy a kit file to dst (new, not there), streaming: a wheel of torch is a gigabyte. */
+static int copy_file(const char *src, const char *dst)
+{
+	static char chunk[1u << 20];
+	int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1, e = 0;
+	ssize_t n = 0;
+
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	while (out >= 0 && (n = read(in, chunk, sizeof(chunk))) > 0)
+		if (el_write_all(out, chunk, (size_t)n) != 0)
+			break;
+	if (out < 0 || n != 0 || fsync(out) != 0)
+		e = errno ? errno : EIO;
+	close(in);
+	if (out >= 0 && close(out) != 0 && !e)
+		e = errno;
+	if (e) {
+		if (out >= 0)
+			unlink(dst);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 int el_kit_stage(el_apply *ap, el_item *it, const el_kit *k, el_kit_kind kind, const char *host_dir)
 {
 	char *sub = el_path_join(host_dir, kind == EL_KIT_CONDA ? "conda" : "wheels");
@@ -659,18 +688,10 @@ int el_kit_stage(el_apply *ap, el_item *it, const el_kit *k, el_kit_kind kind, c
 		dst = el_path_join(sub, x->file);
 		unlink(dst);
 		/* a hard link where the tree is on the kit's file system, else a copy */
-		if (link(x->host, dst) != 0) {
-			el_buf b = EL_BUF_INIT((size_t)x->size + 1);
-			int e = 0;
-
-			if (read_plain(x->host, &b, &e) != 0 || el_write_atomic(ap->ctx, dst, b.data ? b.data : "", b.len, 0644) != 0) {
-				el_item_fail(it, "'%s': cannot copy the kit's file into the tree: %s", dst,
-					     e ? el_strerror(e) : envlock_error_last(ap->ctx));
-				el_buf_release(&b);
-				free(dst);
-				goto done;
-			}
-			el_buf_release(&b);
+		if (link(x->host, dst) != 0 && copy_file(x->host, dst) != 0) {
+			el_item_fail(it, "'%s': cannot copy the kit's file into the tree: %s", dst, el_strerror(errno));
+			free(dst);
+			goto done;
 		}
 		free(dst);
 	}

@@ -375,3 +375,17 @@ check_eq "the archive was read where the kit was put in the tree" \
 	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' R/opt/env/conda-meta/elconda-tool-1.0-h1a2b3c_0.json)"
 check_eq "its files unpacked into the environment in the tree" "a tool" "$(cat R/opt/env/share/elconda-tool/README)"
 check_eq "the spec and the kit's files taken out of the tree's /tmp again" "" "$(ls -A R/tmp)"
+
+# and pip inside the tree: the kit's wheels put into the tree's /tmp for it (the pip
+# stand-in there checks each wheel's hash against the requirements file, as pip does)
+mkdir -p R/opt/py/bin R/opt/py/lib/python3.7/site-packages && ln -s /opt/envlock-test/standin.py R/opt/py/bin/python3.7
+STANDIN_LOG=/standin.log STANDIN_FORBID=$scratch offline "$ENVLOCK" restore L.lock --kit KIT --root R --chroot --only pip \
+	--python /opt/py/bin/python3.7 --state-dir "$PWD/cstate" --yes >out 2>err
+check_status "pip inside the tree: the kit's two wheels done, pip and setuptools not in the kit (manual)" 1 $?
+check_grep "pip ran inside the tree" "done    pip install 2 pinned distributions into /opt/py/bin/python3.7 (hash-checked), inside the tree (chroot)" out
+check_eq "pip got the wheels where the kit was put in the tree" \
+	"--find-links /tmp/envlock-restore-$(jget L.lock id | cut -c8-19).kit/wheels -r" \
+	"$(tail -n 1 R/standin.log | "$PYTHON" -c 'import json,sys; a=json.load(sys.stdin); i=a.index("--find-links"); print(" ".join(a[i:i+3]))')"
+check_eq "both wheels unpacked into the tree's site-packages" "elkit_alpha elkit_beta" \
+	"$(cd R/opt/py/lib/python3.7/site-packages && ls -d elkit_alpha elkit_beta | tr '\n' ' ' | sed 's/ $//')"
+check_eq "and the kit's files taken out of the tree's /tmp again" "" "$(ls -A R/tmp)"

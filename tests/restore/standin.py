@@ -283,7 +283,9 @@ def pip(args):
     rest = args[6:]
     if rest[:1] == ["--require-hashes"]:
         rest = rest[1:]
+    links = None
     if rest[:2] == ["--no-index", "--find-links"]:
+        links = rest[2]
         rest = rest[3:]
     # mmcv-full from OpenMMLab's page: a pre-built wheel only
     if rest[:1] == ["--only-binary"] and len(rest) > 1 and re.match(r"^[A-Za-z0-9._-]+$", rest[1]):
@@ -294,7 +296,7 @@ def pip(args):
         rest = rest[:-2]
     if len(rest) != 2 or rest[0] != "-r":
         fail("unexpected arguments: %r" % args)
-    src = os.environ["STANDIN_FIXTURE_ENV"]
+    src = os.environ.get("STANDIN_FIXTURE_ENV", "/nonexistent")
     site_src = os.path.join(src, "lib", "python3.7", "site-packages")
     prefix = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
     site = os.path.join(prefix, "lib", "python3.7", "site-packages")
@@ -303,6 +305,10 @@ def pip(args):
         f.write("prefix: %s\nrequirements: %s\n" % (prefix, rest[1]))
     for r in reqs:
         m = re.match(r"^([A-Za-z0-9._-]+)==([A-Za-z0-9.+!_-]+)( --hash=sha256:[0-9a-f]{64})?$", r)
+        if m and links and m.group(3):
+            # pip's --require-hashes from a folder of wheels (a kit's): the file's hash, then its contents
+            install_wheel(links, site, m.group(1), m.group(2), m.group(3).split(":")[1])
+            continue
         if m:
             name, version = m.group(1), m.group(2)
             found = [d for d in os.listdir(site_src) if d.endswith(".dist-info")
@@ -326,6 +332,23 @@ def pip(args):
                 fail("no editable install from %s" % m.group(1))
             continue
         fail("%s: not a pinned requirement: %r" % (rest[1], r))
+
+
+def install_wheel(links, site, name, version, sha):
+    forbid(links, "the wheel folder")
+    found = [w for w in sorted(os.listdir(links)) if w.endswith(".whl")
+             and norm(w.split("-")[0]) == norm(name) and w.split("-")[1] == version]
+    if not found:
+        fail("%s: no wheel of %s==%s" % (links, name, version))
+    path = os.path.join(links, found[0])
+    with open(path, "rb") as f:
+        if hashlib.sha256(f.read()).hexdigest() != sha:
+            fail("%s: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE" % path)
+    with zipfile.ZipFile(path) as z:
+        for n in z.namelist():
+            if n.startswith("/") or ".." in n.split("/"):
+                fail("%s: unsafe member %r" % (path, n))
+        z.extractall(site)
 
 
 def runfile(args):

@@ -184,6 +184,9 @@ edit_manifest T6 'm["items"][2]["path"] = "wheels/sub/x.whl"'
 refused_kit "a path below its kind's folder" "path 'wheels/sub/x.whl': a wheel item is one file name under wheels/$" T6
 edit_manifest T7 'm["items"][0]["kind"] = "script"'
 refused_kit "a kind that is none of the three" "items\[0\]: kind 'script' is none of conda, wheel, file$" T7
+edit_manifest T15 'm["items"][0]["kind"] = "\x1b[2J\u202ehostile"'
+refused_kit "a kind with terminal controls in it" "items\[0\]: kind '.*hostile' is none of conda, wheel, file$" T15
+check_eq "... shown escaped: nothing raw reaches the terminal" clean "$(clean err)"
 cp -R KIT T8
 mv T8/wheels/elkit_alpha-1.0-py3-none-any.whl T8/alpha.whl && ln -s ../alpha.whl T8/wheels/elkit_alpha-1.0-py3-none-any.whl
 refused_kit "a kit file that is a link" "kit 'T8/wheels/elkit_alpha-1.0-py3-none-any.whl': not a regular file (a link or a folder)$" T8

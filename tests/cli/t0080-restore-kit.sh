@@ -50,8 +50,14 @@ check_eq "the kit: both archives, both wheels, the lock" \
 # run CMD... with no network: a namespace of its own, or plainly where there is none to make
 if unshare -n true 2>/dev/null; then
 	offline() { unshare -n "$@"; }
-	check_eq "the restores run with no network: a loopback only, down" "lo DOWN" \
-		"$(unshare -n ip -o link show 2>/dev/null | awk '{sub(":", "", $2); print $2, ($3 ~ /UP/ ? "UP" : "DOWN")}' || unshare -n cat /proc/net/dev | sed -n '3,$p' | awk -F: '{print $1, "DOWN"}' | tr -d ' ')"
+	# the namespace's interfaces (/proc/net/dev is the reader's namespace's), each up or down (SIOCGIFFLAGS)
+	check_eq "the restores run with no network: a loopback only, down" "lo down" \
+		"$(unshare -n "$PYTHON" -c 'import fcntl, socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for line in open("/proc/net/dev").read().splitlines()[2:]:
+    name = line.split(":")[0].strip()
+    flags = struct.unpack("H", fcntl.ioctl(s, 0x8913, struct.pack("256s", name.encode()))[16:18])[0]
+    print(name, "up" if flags & 1 else "down")')"
 else
 	offline() { "$@"; }
 	skip "the restores run with no network" "unshare -n fails here (needs root or user namespaces): the restores run with this machine's network"

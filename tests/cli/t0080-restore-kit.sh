@@ -128,6 +128,14 @@ restore L.lock KIT P B --dry-run >again 2>&1
 check_status "a second run: nothing to do" 0 $?
 check_grep "the environment as locked" "ok      conda environment $scratch/P: 2 packages as locked" again
 
+# a kit in a folder whose name needs escaping in a URL
+cp -R KIT "K S%"
+restore L.lock "K S%" P3 B --only conda --yes >out 2>err
+check_status "a kit folder named 'K S%'" 0 $?
+check_eq "its archives' URLs percent-encoded (RFC 8089), read back by conda" \
+	"file://$scratch/K%20S%25/conda/elconda-lib-2.1.3-h4d5e6f_1.conda" \
+	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' P3/conda-meta/elconda-lib-2.1.3-h4d5e6f_1.json)"
+
 # --- refused before anything runs ---------------------------------------------
 /usr/bin/python3 -m venv C
 # refused WHAT PATTERN KIT [LOCK]: restore exits 2 with one line on stderr matching PATTERN, nothing ran

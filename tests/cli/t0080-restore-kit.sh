@@ -206,6 +206,14 @@ mv T8/wheels/elkit_alpha-1.0-py3-none-any.whl T8/alpha.whl && ln -s ../alpha.whl
 refused_kit "a kit file that is a link" "kit 'T8/wheels/elkit_alpha-1.0-py3-none-any.whl': not a regular file (a link or a folder)$" T8
 edit_manifest T9 'm["items"][3]["name"] = "elkit-gamma"'
 refused_kit "a wheel the manifest names otherwise" "the manifest says elkit-gamma 2.0.1, the file name elkit_beta 2.0.1$" T9
+edit_manifest T16 'import hashlib, os
+w = m["items"][2]
+os.rename("T16/" + w["path"], "T16/wheels/elkit_alpha-1.1-py3-none-any.whl")
+w.update(path="wheels/elkit_alpha-1.1-py3-none-any.whl", version="1.1")'
+refused_kit "a wheel of another version than the lock's" \
+	"kit 'T16/wheels/elkit_alpha-1.1-py3-none-any.whl': version 1.1, the lock has elkit-alpha 1.0$" T16
+cp -R KIT T17 && echo ' ' >>T17/envlock.lock
+refused_kit "the kit's copy of the lock changed" "kit 'T17/envlock.lock': sha256 [0-9a-f]\{64\}, the manifest says $(sha256sum L.lock | cut -d' ' -f1)$" T17
 cp -R KIT T10 && printf '{"format": "envlock-kit", "version": 1, "lock": ' >T10/envlock.kit.json &&
 	head -c $((17 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >>T10/envlock.kit.json
 refused_kit "a manifest over the size limit" "kit 'T10/envlock.kit.json': larger than 16 MiB$" T10

@@ -13,7 +13,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: envlock restore FILE [--dry-run] [--yes] [--only STEP]... [--skip STEP]...\n"
 	      "                        [--root DIR [--chroot]] [--python EXE] [--cuda-runfile FILE]\n"
-	      "                        [--cudnn-archive FILE] [--wheels DIR] [--conda-exe EXE]\n"
+	      "                        [--cudnn-archive FILE] [--wheels DIR] [--kit DIR|FILE] [--conda-exe EXE]\n"
 	      "                        [--prefix DIR | --name NAME] [--force] [--dest DIR] [--state-dir DIR] [--json]\n"
 	      "\n"
 	      "Compare the lockfile with this machine, print the steps (ok, do, manual),\n"
@@ -30,6 +30,8 @@ static void usage(FILE *out)
 	      "  --cuda-runfile FILE  install a missing CUDA toolkit from NVIDIA's runfile (toolkit only)\n"
 	      "  --cudnn-archive FILE install missing cuDNN files from NVIDIA's archive (.tgz, .tar.xz)\n"
 	      "  --wheels DIR         pip installs from this folder only (--no-index --find-links)\n"
+	      "  --kit DIR|FILE       install with no network from `envlock pack`'s kit (a folder or .tar.zst):\n"
+	      "                       checked whole first; conda --offline from its archives, pip from its wheels\n"
 	      "  --conda-exe EXE      create the conda environment with this program (in the tree, under --root)\n"
 	      "  --prefix DIR         create the conda environment here instead of the locked prefix\n"
 	      "  --name NAME          create it as NAME in the locked conda install (<root>/envs/NAME)\n"
@@ -44,7 +46,7 @@ static void usage(FILE *out)
 
 enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
        OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY,
-       OPT_CHROOT };
+       OPT_CHROOT, OPT_KIT };
 
 static const cmd_choices steps = { "no such step", "steps", envlock_restore_step_count, envlock_restore_step_name };
 
@@ -70,7 +72,7 @@ static const char *option_flag(const char *option)
 		{ "dest", "--dest" },                 { "python", "--python EXE" },
 		{ "root", "--root" },                 { "repo", "`envlock save --repo`" },
 		{ "chroot", "--chroot" },
-		{ "no_patch", "--no-patch" },
+		{ "no_patch", "--no-patch" },         { "kit", "--kit" },
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -92,6 +94,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		{ "cuda-runfile", required_argument, NULL, OPT_RUNFILE },
 		{ "cudnn-archive", required_argument, NULL, OPT_CUDNN },
 		{ "wheels", required_argument, NULL, OPT_WHEELS },
+		{ "kit", required_argument, NULL, OPT_KIT },
 		{ "conda-exe", required_argument, NULL, OPT_CONDA_EXE },
 		{ "prefix", required_argument, NULL, OPT_PREFIX },
 		{ "name", required_argument, NULL, OPT_NAME },
@@ -122,6 +125,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		case OPT_RUNFILE: opts.cuda_runfile = optarg; break;
 		case OPT_CUDNN: opts.cudnn_archive = optarg; break;
 		case OPT_WHEELS: opts.wheels = optarg; break;
+		case OPT_KIT: opts.kit = optarg; break;
 		case OPT_CONDA_EXE: opts.conda_exe = optarg; break;
 		case OPT_PREFIX: opts.conda_target = optarg; break;
 		case OPT_NAME: opts.conda_name = optarg; break;
@@ -139,10 +143,10 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 	}
 	/* files the user named must exist now, not halfway through an apply */
 	{
-		const char *const named[] = { opts.cuda_runfile, opts.cudnn_archive, opts.wheels };
-		const char *const flag[] = { "--cuda-runfile", "--cudnn-archive", "--wheels" };
+		const char *const named[] = { opts.cuda_runfile, opts.cudnn_archive, opts.wheels, opts.kit };
+		const char *const flag[] = { "--cuda-runfile", "--cudnn-archive", "--wheels", "--kit" };
 
-		for (size_t i = 0; i < 3; i++) {
+		for (size_t i = 0; i < 4; i++) {
 			if (named[i] && access(named[i], R_OK) != 0) {
 				cmd_error("restore: %s '%s': %s", flag[i], named[i], cmd_strerror(errno));
 				goto out;
@@ -159,6 +163,10 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		/* chroot(2) needs root: say so now, not when the conda step fails */
 		if (opts.chroot && geteuid() != 0) {
 			cmd_error("restore: --chroot needs root (chroot(2) is for root only): run envlock as root, or leave --chroot out and run the printed commands inside the tree yourself");
+			goto out;
+		}
+		if (opts.kit && opts.wheels) {
+			cmd_error("restore: give --kit or --wheels, not both (the kit's wheels are its wheels/ folder)");
 			goto out;
 		}
 		if (opts.conda_target && opts.conda_name) {

@@ -48,6 +48,14 @@ typedef struct {
 	const char *cudnn_archive;
 	/** A folder of wheels: pip installs with --no-index --find-links from it. */
 	const char *wheels;
+	/**
+	 * An offline kit (`envlock pack`'s folder, or its .tar.zst): checked
+	 * whole before anything runs; conda installs from its archives
+	 * (--offline), pip from its wheels (--no-index, hashes), and its
+	 * cuDNN archive and CUDA runfile stand in for cudnn_archive and
+	 * cuda_runfile when those are not given.
+	 */
+	const char *kit;
 	/** The conda-compatible program to create environments with; NULL: search. */
 	const char *conda_exe;
 	/** Create the conda environment here instead of the locked prefix. */

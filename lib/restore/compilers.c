@@ -151,3 +151,29 @@ done:
 	envlock_findings_free(findings);
 	envlock_rules_free(rules);
 }
+
+bool el_restore_nvcc_gcc(envlock_restore *r, char **cc, char **cxx)
+{
+	const el_toolkit *tk = r->lock->cuda.default_tk;
+	const char *gcc = r->live->compilers.def.version;
+	envlock_rules *rules = NULL;
+	const el_gcc *fit;
+	long max;
+	bool named = false;
+
+	*cc = *cxx = NULL;
+	if (!tk || !tk->nvcc.recorded || !tk->version || envlock_rules_load_default(&rules, NULL) != 0 ||
+	    (max = el_rules_nvcc_max_gcc(rules, tk->version)) < 0)
+		goto done;
+	/* the default gcc fits (or there is none to judge): the build takes it as it is */
+	if (!gcc || el_version_major(gcc) <= max)
+		goto done;
+	if ((fit = installed_fit(r->live, max)) != NULL) {
+		*cc = el_xasprintf("gcc-%s", fit->major);
+		*cxx = el_xasprintf("g++-%s", fit->major);
+		named = true;
+	}
+done:
+	envlock_rules_free(rules);
+	return named;
+}

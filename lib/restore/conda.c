@@ -94,15 +94,58 @@ typedef struct {
 	char *spec_path; /* where the spec is written before the program runs (host path) */
 	bool in_tree;    /* it is in the tree, for the chroot'ed program: removed after the run */
 	bool replace;    /* move the existing prefix aside first */
+	const el_kit *kit; /* --kit with --chroot: its archives go into the tree at stage_dir first */
+	char *stage_dir;
 } create_job;
 
 static void create_free(void *p)
 {
 	create_job *j = p;
 
-	if (j)
+	if (j) {
 		free(j->spec_path);
+		free(j->stage_dir);
+	}
 	free(j);
+}
+
+/*
+ * The @EXPLICIT spec of a kit: the locked packages in the lock's order,
+ * each the kit's archive by a file:// URL under base (the kit folder, or
+ * where it is put in the tree) with the lock's digest; the packages the
+ * kit lacks go into missing instead, with the kit's word on each.
+ */
+static char *kit_spec(envlock_restore *r, const char *base, size_t *len, el_buf *missing, size_t *nmissing)
+{
+	const el_conda *conda = &r->lock->conda;
+	el_buf b = EL_BUF_INIT(64u << 20);
+
+	el_buf_printf(&b, "# created-by: envlock restore of lock %s from the kit %s\n@EXPLICIT\n", r->id, r->kit->shown);
+	for (size_t i = 0; i < conda->npackages; i++) {
+		const el_conda_package *p = &conda->packages[i];
+		const el_kit_item *it = el_kit_conda(r->kit, el_path_base(p->url));
+		char *rel, *url;
+
+		if (!it) {
+			const el_kit_missing *m = el_kit_missing_of(r->kit, "conda", p->name);
+
+			if ((*nmissing)++ < 8) {
+				el_buf_printf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "");
+				if (m && (m->reason || m->fetch))
+					el_buf_printf(missing, " (%s%s%s)", m->reason ? m->reason : "",
+						      m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "", m->fetch ? m->fetch : "");
+			}
+			continue;
+		}
+		rel = el_xasprintf("conda/%s", it->file);
+		url = el_kit_file_url(base, rel);
+		/* md5 is what every conda reads; the lock's digest, which the kit's file was checked against */
+		el_buf_printf(&b, "%s#%s\n", url, p->md5 ? p->md5 : p->sha256);
+		free(url);
+		free(rel);
+	}
+	*len = b.len;
+	return el_buf_detach(&b);
 }
 
 static int create_env(el_item *it, el_apply *ap)
@@ -116,10 +159,16 @@ static int create_env(el_item *it, el_apply *ap)
 	if (el_apply_write_input(ap, it, j->spec_path, j->in_tree) != 0)
 		return -1;
 	el_apply_log(ap, "wrote the explicit spec '%s'", j->spec_path);
+	if (j->stage_dir && el_kit_stage(ap, it, j->kit, EL_KIT_CONDA, j->stage_dir) != 0) {
+		el_apply_remove_input(ap, j->spec_path);
+		return -1;
+	}
 	el_apply_journal(ap, "creating %s", it->path);
 	rc = el_apply_run_argv(it, ap);
 	if (j->in_tree)
 		el_apply_remove_input(ap, j->spec_path);
+	if (j->stage_dir)
+		el_kit_unstage(ap, j->kit, EL_KIT_CONDA, j->stage_dir);
 	if (rc != 0)
 		return -1;
 	el_apply_journal(ap, "created %s", it->path);
@@ -203,17 +252,41 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		create_job *j = el_xcalloc(1, sizeof(*j));
 		char *spec_text = NULL;
 		size_t spec_len = 0;
+		char *kit_in_tree = NULL;
 
+		if (r->kit) {
+			el_buf missing = EL_BUF_INIT(1u << 20);
+			size_t nmissing = 0;
+
+			/* under --chroot the archives are put into the tree's /tmp, and conda reads them there */
+			if (!r->root.live)
+				kit_in_tree = el_xasprintf("/tmp/envlock-restore-%s.kit", r->short_id);
+			spec_text = kit_spec(r, kit_in_tree ? kit_in_tree : r->kit->dir, &spec_len, &missing, &nmissing);
+			if (nmissing) {
+				it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: %zu of %zu locked packages are not in the kit %s",
+						 target, nmissing, total, r->kit->shown);
+				el_item_note(it, "%s%s; add them to the kit (`envlock pack` where they can be downloaded), or restore without --kit",
+					     el_buf_cstr(&missing), nmissing > 8 ? "; ..." : "");
+				el_buf_release(&missing);
+				free(spec_text);
+				free(kit_in_tree);
+				free(j);
+				free(exe);
+				goto done;
+			}
+			el_buf_release(&missing);
+		}
 		/* the same spec `envlock export --format conda-explicit` writes */
-		if (envlock_export(&spec_text, &spec_len, NULL, r->lock_obj, ENVLOCK_EXPORT_CONDA_EXPLICIT, NULL) != 0) {
+		if (!r->kit && envlock_export(&spec_text, &spec_len, NULL, r->lock_obj, ENVLOCK_EXPORT_CONDA_EXPLICIT, NULL) != 0) {
 			free(j);
 			free(exe);
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: no explicit spec can be written", target);
 			goto done;
 		}
 		j->replace = exists;
-		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with %s (%zu packages, explicit URLs and digests)%s",
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with %s (%zu packages, %s)%s",
 				 exists ? "replace" : "create", target, el_path_base(exe), total,
+				 r->kit ? "offline, from the kit's archives and the lock's digests" : "explicit URLs and digests",
 				 r->opts.chroot ? ", inside the tree (chroot)" : "");
 		if (ours)
 			el_item_note(it, "an earlier restore began it and was interrupted: that one is moved aside first");
@@ -225,14 +298,24 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		it->data = spec_text;
 		if (r->root.live) {
 			j->spec_path = el_xasprintf("%s/restore-%s.conda-explicit.txt", r->state_dir, r->short_id);
-			el_args_push(&it->argv, exe, "create", "--yes", "--prefix", it->path, "--file", j->spec_path, NULL);
+			el_args_push(&it->argv, exe, "create", "--yes", NULL);
+			if (r->kit)
+				el_strvec_push(&it->argv, "--offline");
+			el_args_push(&it->argv, "--prefix", it->path, "--file", j->spec_path, NULL);
 		} else {
 			/* in the tree, by the tree's paths, so none of this machine's end up in the environment */
 			char *spec_in_tree;
 
 			j->spec_path = el_restore_tree_file(r, "conda-explicit.txt", &spec_in_tree);
 			j->in_tree = true;
-			el_args_push(&it->argv, exe, "create", "--yes", "--prefix", target, "--file", spec_in_tree, NULL);
+			el_args_push(&it->argv, exe, "create", "--yes", NULL);
+			if (r->kit)
+				el_strvec_push(&it->argv, "--offline");
+			el_args_push(&it->argv, "--prefix", target, "--file", spec_in_tree, NULL);
+			if (kit_in_tree) {
+				j->kit = r->kit;
+				j->stage_dir = el_restore_host(&r->root, kit_in_tree);
+			}
 			it->chroot = true;
 			free(spec_in_tree);
 		}
@@ -240,7 +323,9 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		it->free_extra = create_free;
 		it->run = create_env;
 		if (EL_RESTORE_REFUSE_TREE(r))
-			el_restore_needs_chroot(r, it, "the spec is what `envlock export --format conda-explicit` writes");
+			el_restore_needs_chroot(r, it, r->kit ? "the spec lists the kit's archives, put into the tree's /tmp first"
+							      : "the spec is what `envlock export --format conda-explicit` writes");
+		free(kit_in_tree);
 		free(exe);
 	}
 done:

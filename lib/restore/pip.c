@@ -94,16 +94,20 @@ static char *find_wheel(const char *dir, const char *name, const char *version)
 }
 
 typedef struct {
-	char *req_path; /* requirements file written before pip runs (host path) */
+	char *req_path; /* requirements file written before pip runs (host path); NULL: none */
 	bool in_tree;   /* it is in the tree, for the chroot'ed pip: removed after the run */
+	const el_kit *kit; /* --kit with --chroot: its wheels go into the tree at stage_dir first */
+	char *stage_dir;
 } pip_job;
 
 static void pip_free(void *p)
 {
 	pip_job *j = p;
 
-	if (j)
+	if (j) {
 		free(j->req_path);
+		free(j->stage_dir);
+	}
 	free(j);
 }
 
@@ -112,12 +116,21 @@ static int pip_install(el_item *it, el_apply *ap)
 	pip_job *j = it->extra;
 	int rc;
 
-	if (el_apply_write_input(ap, it, j->req_path, j->in_tree) != 0)
+	if (j->req_path) {
+		if (el_apply_write_input(ap, it, j->req_path, j->in_tree) != 0)
+			return -1;
+		el_apply_log(ap, "wrote '%s':\n%.*s", j->req_path, (int)it->data_len, it->data);
+	}
+	if (j->stage_dir && el_kit_stage(ap, it, j->kit, EL_KIT_WHEEL, j->stage_dir) != 0) {
+		if (j->in_tree && j->req_path)
+			el_apply_remove_input(ap, j->req_path);
 		return -1;
-	el_apply_log(ap, "wrote '%s':\n%.*s", j->req_path, (int)it->data_len, it->data);
+	}
 	rc = el_apply_run_argv(it, ap);
-	if (j->in_tree)
+	if (j->in_tree && j->req_path)
 		el_apply_remove_input(ap, j->req_path);
+	if (j->stage_dir)
+		el_kit_unstage(ap, j->kit, EL_KIT_WHEEL, j->stage_dir);
 	return rc;
 }
 
@@ -158,7 +171,7 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
 		if (!flag)
 			continue;
 		used++;
-		if (r->opts.wheels)
+		if (r->opts.wheels || r->kit)
 			continue;
 		/* the URL passed el_bad_index_url (untrusted.c): http(s) or file, no '-' first, no credentials */
 		el_args_push(&it->argv, flag, ix[i].url, NULL);
@@ -172,9 +185,9 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
 			el_buf_printf(&note, " (from %s)", ix[i].from);
 		}
 	}
-	if (used && r->opts.wheels)
-		el_buf_printf(&note, "offline (--wheels): not the %zu index option%s the lock names", used,
-			      used == 1 ? "" : "s");
+	if (used && (r->opts.wheels || r->kit))
+		el_buf_printf(&note, "offline (%s): not the %zu index option%s the lock names", r->kit ? "--kit" : "--wheels",
+			      used, used == 1 ? "" : "s");
 	if (note.len)
 		note_more(it, el_buf_cstr(&note));
 	el_buf_release(&note);
@@ -187,7 +200,7 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
  */
 static el_item *add_install(envlock_restore *r, el_step *s, const char *python, const char *wheels,
 			    el_buf *reqs, size_t count, const char *what, const char *file, bool hashes,
-			    bool mmcv_ops)
+			    bool mmcv_ops, const char *only_binary)
 {
 	pip_job *j = el_xcalloc(1, sizeof(*j));
 	el_item *it = el_step_add(s, ENVLOCK_ITEM_DO, "pip install %zu %s into %s%s%s", count, what, python,
@@ -207,6 +220,11 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 		el_strvec_push(&it->argv, "--require-hashes");
 	if (wheels)
 		el_args_push(&it->argv, "--no-index", "--find-links", wheels, NULL);
+	/* OpenMMLab's page has mmcv-full pre-built for the locked torch and CUDA: never a build from PyPI's sdist */
+	if (only_binary) {
+		el_args_push(&it->argv, "--only-binary", only_binary, NULL);
+		el_item_note(it, "%s only as a pre-built wheel (--only-binary %s): from its page, never built here", only_binary, only_binary);
+	}
 	el_args_push(&it->argv, "-r", req_in_tree ? req_in_tree : j->req_path, NULL);
 	free(req_in_tree);
 	if (mmcv_ops) {
@@ -219,6 +237,71 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 	it->free_extra = pip_free;
 	it->run = pip_install;
 	return it;
+}
+
+/*
+ * mmcv-full (or mmcv with its ops) that neither the kit, --wheels nor
+ * OpenMMLab's page has pre-built: its own item after the pins, pip
+ * building it from source — with the torch they install (its setup.py
+ * imports it: --no-build-isolation), its CUDA ops (MMCV_WITH_OPS=1
+ * FORCE_CUDA=1), the locked toolkit's nvcc (CUDA_HOME) and, when this
+ * machine's gcc is too new for that nvcc, the installed gcc-N that fits
+ * (CC, CXX). The item's text shows all of it.
+ */
+static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, const char *wheels,
+			   const el_pip_dist *d)
+{
+	const el_toolkit *tk = r->lock->cuda.default_tk;
+	pip_job *j = el_xcalloc(1, sizeof(*j));
+	char *cc = NULL, *cxx = NULL, *pin = el_xasprintf("%s==%s", d->name, d->version);
+	el_buf env = EL_BUF_INIT(1u << 16), cmd = EL_BUF_INIT(1u << 20);
+	el_item *it;
+
+	el_buf_puts(&env, "MMCV_WITH_OPS=1 FORCE_CUDA=1");
+	if (tk && tk->home && !el_bad_abs_path(tk->home))
+		el_buf_printf(&env, " CUDA_HOME=%s", tk->home);
+	if (el_restore_nvcc_gcc(r, &cc, &cxx))
+		el_buf_printf(&env, " CC=%s CXX=%s", cc, cxx);
+	it = el_step_add(s, ENVLOCK_ITEM_DO, "build %s %s from source with pip: %s%s", d->name, d->version,
+			 el_buf_cstr(&env), r->opts.chroot ? ", inside the tree (chroot)" : "");
+	for (const char *p = el_buf_cstr(&env); *p;) {
+		size_t n = strcspn(p, " ");
+
+		el_strvec_push_owned(&it->envv, el_xstrndup(p, n));
+		p += n + (p[n] == ' ');
+	}
+	el_args_push(&it->argv, python, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
+		     "--no-build-isolation", "--no-binary", d->name, NULL);
+	if (wheels)
+		el_args_push(&it->argv, "--no-index", "--find-links", wheels, NULL);
+	el_strvec_push(&it->argv, pin);
+	add_indexes(r, it, &d, 1);
+	for (size_t i = 0; i < it->argv.n; i++)
+		el_buf_printf(&cmd, "%s%s", i ? " " : "", it->argv.v[i]);
+	note_more(it, "no pre-built wheel of it: the lock records no OpenMMLab page for it");
+	{
+		char *run = el_xasprintf("it runs: %s %s", el_buf_cstr(&env), el_buf_cstr(&cmd));
+
+		note_more(it, run);
+		free(run);
+	}
+	it->chroot = !r->root.live;
+	it->extra = j;
+	it->free_extra = pip_free;
+	it->run = pip_install;
+	if (EL_RESTORE_REFUSE_TREE(r))
+		el_restore_needs_chroot(r, it, NULL);
+	el_buf_release(&env);
+	el_buf_release(&cmd);
+	free(pin);
+	free(cc);
+	free(cxx);
+}
+
+/* Does the lock say d came from a page of find-links (OpenMMLab's, for mmcv-full)? */
+static bool from_page(const el_pip_dist *d)
+{
+	return d->origin.recorded && d->origin.url && d->origin.option && strcmp(d->origin.option, "find-links") == 0;
 }
 
 void el_plan_pip(envlock_restore *r, el_step *s)
@@ -234,7 +317,10 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	bool mmcv_pending = false, same_env;
 	char *python = NULL, *python_in_tree = NULL, *wheels_in_tree = NULL;
 	const char *python_arg, *wheels = NULL;
-	el_buf with_hash = EL_BUF_INIT(64u << 20);
+	el_buf with_hash = EL_BUF_INIT(64u << 20), kit_missing = EL_BUF_INIT(1u << 20), kit_used = EL_BUF_INIT(1u << 20);
+	size_t n_kit_missing = 0;
+	const el_pip_dist *mmcv_build = NULL;
+	const char *only_binary = NULL;
 	named_dist *index = NULL;
 	size_t n_index = 0;
 	const el_pip_dist **pinned_dists = el_xcalloc(pip->ndists + 1, sizeof(*pinned_dists));
@@ -284,7 +370,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			free(norm);
 			continue;
 		}
-		if (strcmp(norm, "mmcv-full") == 0 || strcmp(norm, "mmcv") == 0)
+		if (is_editable && (strcmp(norm, "mmcv-full") == 0 || strcmp(norm, "mmcv") == 0))
 			mmcv_pending = mmcv_ops;
 		if (is_editable) {
 			const char *src = d->source, *repo = NULL;
@@ -325,11 +411,47 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			else
 				el_buf_printf(&refused, "%s%s (editable, no source recorded)", refused.len ? ", " : "", name);
 			n_editable++;
+		} else if (r->kit && vcs && url && commit) {
+			/* a VCS install needs its repository's host: not offline */
+			el_buf_printf(&kit_missing, "%s%s %s (a %s install from %s)", kit_missing.len ? "; " : "", name, version, vcs, url);
+			n_kit_missing++;
 		} else if (vcs && url && commit) {
 			el_buf_printf(&pinned, "%s @ %s+%s@%s\n", name, vcs, url, commit);
 			el_buf_printf(&with_hash, "%s @ %s+%s@%s\n", name, vcs, url, commit);
 			n_pinned++;
 		} else {
+			const el_kit_item *w = r->kit ? el_kit_wheel(r->kit, norm, version) : NULL;
+			bool is_mmcv = strcmp(norm, "mmcv-full") == 0 || (strcmp(norm, "mmcv") == 0 && mmcv_ops);
+
+			if (r->kit && !w) {
+				const el_kit_missing *m = el_kit_missing_of(r->kit, "wheel", name);
+
+				el_buf_printf(&kit_missing, "%s%s %s", kit_missing.len ? "; " : "", name, version);
+				if (m && (m->reason || m->fetch))
+					el_buf_printf(&kit_missing, " (%s%s%s)", m->reason ? m->reason : "",
+						      m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "", m->fetch ? m->fetch : "");
+				n_kit_missing++;
+				free(norm);
+				continue;
+			}
+			if (w && is_mmcv)
+				el_buf_printf(&kit_used, "%s%s %s from the kit's %s", kit_used.len ? "; " : "", name, version, w->path);
+			/*
+			 * a wheel from the kit; from --wheels, whatever the folder holds (a
+			 * wheel, or the source pip builds with the ops); OpenMMLab's page,
+			 * binary only; else a build of its own
+			 */
+			if (is_mmcv && r->opts.wheels && !r->kit)
+				mmcv_pending = true;
+			else if (is_mmcv && !r->kit && from_page(d))
+				only_binary = name;
+			else if (is_mmcv && !r->kit && !mmcv_build) {
+				mmcv_build = d;
+				free(norm);
+				continue;
+			}
+			if (w)
+				sha = w->sha256;
 			pinned_dists[n_pinned] = d;
 			el_buf_printf(&pinned, "%s==%s\n", name, version);
 			if (sha) {
@@ -338,7 +460,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			}
 			n_pinned++;
 			/* a wheel in --wheels that is not the locked file is refused before pip runs */
-			if (sha && r->opts.wheels) {
+			if (sha && r->opts.wheels && !r->kit) {
 				char *whl = find_wheel(r->opts.wheels, name, version), hex[EL_SHA256_HEX];
 				uint64_t size;
 				int e = 0;
@@ -387,12 +509,40 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		}
 	}
 	wheels = r->root.live ? r->opts.wheels : wheels_in_tree;
+	if (r->kit) {
+		/* the kit's wheels: from its folder here, or put into the tree's /tmp for the pip there */
+		free(wheels_in_tree);
+		wheels_in_tree = r->root.live ? el_path_join(r->kit->dir, "wheels")
+					      : el_xasprintf("/tmp/envlock-restore-%s.kit/wheels", r->short_id);
+		wheels = wheels_in_tree;
+	}
+	if (n_kit_missing) {
+		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip: %zu distribution%s not in the kit %s", n_kit_missing,
+					  n_kit_missing == 1 ? " is" : "s are", r->kit->shown);
+
+		el_item_note(it, "%s; put them into the kit's wheels/ (`envlock pack` where they can be downloaded), or install them yourself",
+			     el_buf_cstr(&kit_missing));
+	}
 	if (n_pinned) {
 		/* hash-checking mode needs a hash for every pin, so hashes go in only when all have one */
 		bool hashes = n_hashed == n_pinned;
 		el_item *it = add_install(r, s, python_arg, wheels, hashes ? &with_hash : &pinned, n_pinned,
 					  n_pinned == 1 ? "pinned distribution" : "pinned distributions",
-					  "requirements.txt", hashes, mmcv_pending);
+					  "requirements.txt", hashes, mmcv_pending, only_binary);
+
+		if (r->kit) {
+			note_more(it, "offline from the kit's wheels, each checked by pip against the kit's sha256");
+			if (kit_used.len)
+				note_more(it, el_buf_cstr(&kit_used));
+		}
+		if (r->kit && !r->root.live) {
+			pip_job *j = it->extra;
+			char *in = el_xasprintf("/tmp/envlock-restore-%s.kit", r->short_id);
+
+			j->kit = r->kit;
+			j->stage_dir = el_restore_host(&r->root, in);
+			free(in);
+		}
 
 		if (!hashes && n_hashed == 0 && !it->note)
 			el_item_note(it, "the lock has no archive hashes for them: pinned by exact version only");
@@ -411,10 +561,12 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		if (EL_RESTORE_REFUSE_TREE(r))
 			el_restore_needs_chroot(r, it, "the file lists the pins, as `envlock export --format requirements` writes them");
 	}
+	if (mmcv_build)
+		add_mmcv_build(r, s, python_arg, wheels, mmcv_build);
 	if (n_editable) {
 		el_item *it = add_install(r, s, python_arg, wheels, &editable, n_editable,
 					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt",
-					  false, mmcv_pending && !n_pinned);
+					  false, mmcv_pending && !n_pinned, NULL);
 
 		add_indexes(r, it, NULL, 0);
 		if (from_repos_text.len)
@@ -434,6 +586,8 @@ done:
 	el_buf_release(&pinned);
 	el_buf_release(&editable);
 	el_buf_release(&with_hash);
+	el_buf_release(&kit_missing);
+	el_buf_release(&kit_used);
 	el_buf_release(&refused);
 	el_buf_release(&from_repos_text);
 }

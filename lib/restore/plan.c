@@ -143,6 +143,17 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	r->dest = el_xstrdup(r->dest_root.prefix[0] ? r->dest_root.prefix : "/");
 	r->hashes = el_hashcache_open(opts->probe.no_cache, &warning);
 	free(warning);
+	/* a kit is checked whole, before anything is probed or planned */
+	if (opts->kit) {
+		const el_kit_item *f;
+
+		if ((rc = el_kit_open(&r->kit, ctx, opts->kit, r->state_dir, r->short_id, lock, v)) != 0)
+			goto fail;
+		if (!r->opts.cudnn_archive && (f = el_kit_file(r->kit, "cudnn-archive")) != NULL)
+			r->opts.cudnn_archive = f->host;
+		if (!r->opts.cuda_runfile && (f = el_kit_file(r->kit, "cuda-runfile")) != NULL)
+			r->opts.cuda_runfile = f->host;
+	}
 
 	/* probe the environment the lock describes: its conda prefix and Python, when there */
 	popts = opts->probe;
@@ -229,6 +240,7 @@ void envlock_restore_free(envlock_restore *r)
 		free(s->items);
 	}
 	envlock_lock_free(r->live_obj);
+	el_kit_free(r->kit);
 	el_root_release(&r->root);
 	el_root_release(&r->dest_root);
 	if (r->hashes) {

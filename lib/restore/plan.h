@@ -13,12 +13,14 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "envlock/restore.h"
 #include "lock/untrusted.h"
 #include "lock/view.h"
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/hashcache.h"
 #include "util/root.h"
 #include "util/vec.h"
@@ -39,6 +41,36 @@ enum {
 
 typedef struct el_item el_item;
 typedef struct el_apply el_apply;
+
+/* An offline restore kit (kit.c): its files, each checked against its manifest and the lock. */
+typedef enum { EL_KIT_CONDA, EL_KIT_WHEEL, EL_KIT_FILE } el_kit_kind;
+
+typedef struct {
+	el_kit_kind kind;
+	char *path;               /* as the manifest names it: "conda/<fn>", "wheels/<f>.whl", "files/<b>" */
+	const char *file;         /* its last component */
+	char *host;               /* its host path */
+	char *name, *version;     /* wheels: the lock's name, the file name's version */
+	char *norm;               /* wheels: the PEP 503 name */
+	char *build, *role, *from;
+	uint64_t size;
+	char sha256[EL_SHA256_HEX];
+	char md5[33];             /* conda: as computed; others: the manifest's or "" */
+} el_kit_item;
+
+/* What the kit's maker could not put in it, and how to fetch it (the manifest's "missing"). */
+typedef struct {
+	char *kind, *name, *version, *reason, *fetch;
+} el_kit_missing;
+
+typedef struct {
+	char *shown;              /* the kit as the user named it (an archive: ARCHIVE/TOP) */
+	char *dir;                /* host path of the kit folder, real */
+	el_kit_item *items;
+	size_t n, cap;
+	el_kit_missing *missing;
+	size_t nmissing, missing_cap;
+} el_kit;
 
 /* Perform a "do" item; on failure return nonzero after el_item_fail(). */
 typedef int (*el_item_fn)(el_item *it, el_apply *ap);
@@ -97,6 +129,7 @@ struct envlock_restore {
 	char *interrupted;        /* step an earlier apply stopped in, or NULL */
 	el_strvec created;        /* host paths (conda envs, clones) earlier applies left half made */
 	el_strvec option_texts;   /* el_restore_option's default texts */
+	el_kit *kit;              /* --kit, checked; NULL without one */
 };
 
 struct el_apply {
@@ -205,6 +238,40 @@ void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_h
 
 /* How the caller names option in advice (envlock_restore_opts.option_text), or "the 'option' option". */
 const char *el_restore_option(envlock_restore *r, const char *option);
+
+/*
+ * Open the kit at given (a folder, or a .tar.zst unpacked under
+ * state_dir/kit-<short_id>) and check all of it before anything runs:
+ * its manifest (untrusted: size limit, paths, kinds), its lock's id
+ * against lock's, every file's size and digests against the manifest,
+ * conda archives against the lock's packages and wheels against its pip
+ * distributions. ENVLOCK_EINVAL with "kit 'FILE': what differs" (kit.c).
+ */
+int el_kit_open(el_kit **out, envlock_ctx *ctx, const char *given, const char *state_dir, const char *short_id,
+		const envlock_lock *lock, const el_view *v);
+void el_kit_free(el_kit *k);
+/* The kit's conda archive named fn, wheel of norm (PEP 503) and version, file of role; or NULL. */
+const el_kit_item *el_kit_conda(const el_kit *k, const char *fn);
+const el_kit_item *el_kit_wheel(const el_kit *k, const char *norm, const char *version);
+const el_kit_item *el_kit_file(const el_kit *k, const char *role);
+/* The manifest's "missing" entry of that kind ("conda", "wheel") and name, or NULL. */
+const el_kit_missing *el_kit_missing_of(const el_kit *k, const char *kind, const char *name);
+/* "file://" URL of dir/rel, percent-encoded (malloc'd). */
+char *el_kit_file_url(const char *dir, const char *rel);
+/*
+ * Under --chroot: put the kit's files of kind into host_dir/conda or
+ * host_dir/wheels in the tree (hard links, else copies) for the program
+ * that runs there; el_kit_unstage takes them out again.
+ */
+int el_kit_stage(el_apply *ap, el_item *it, const el_kit *k, el_kit_kind kind, const char *host_dir);
+void el_kit_unstage(el_apply *ap, const el_kit *k, el_kit_kind kind, const char *host_dir);
+
+/*
+ * When this machine's default gcc is newer than the locked toolkit's
+ * nvcc takes and a gcc-N that fits is installed: its names for CC and
+ * CXX (malloc'd), true; else false and NULLs (compilers.c).
+ */
+bool el_restore_nvcc_gcc(envlock_restore *r, char **cc, char **cxx);
 
 /* Apply helpers (apply.c). */
 void el_item_fail(el_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,206 @@
+/*
+ * A kit's conda archives: each of the lock's conda packages from the
+ * package caches (<root_prefix>/pkgs, $CONDA_PKGS_DIRS, --conda-pkgs),
+ * by the file name of its url, used only when its md5 and sha256 are the
+ * lock's (a cache can hold a truncated download or a rebuilt package).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "lock/model.h"
+#include "util/error.h"
+#include "util/root.h"
+#include "util/text.h"
+#include "util/vec.h"
+#include "util/xalloc.h"
+
+/* The caches, in the order conda itself searches them: the install's, then the variable's, then ours. */
+static void cache_dirs(pk_pack *p, el_strvec *dirs)
+{
+	const char *env = getenv("CONDA_PKGS_DIRS");
+
+	if (p->v->conda.root_prefix) {
+		char *d = el_path_join(p->v->conda.root_prefix, "pkgs");
+
+		el_strvec_push_owned(dirs, d);
+	}
+	/* conda splits CONDA_PKGS_DIRS at commas */
+	while (env && *env) {
+		const char *end = strchr(env, ',');
+		size_t n = end ? (size_t)(end - env) : strlen(env);
+
+		if (n) {
+			char *e = el_xstrndup(env, n), *d = pk_abs(e);
+
+			free(e);
+			if (!el_strvec_has(dirs, d))
+				el_strvec_push_owned(dirs, d);
+			else
+				free(d);
+		}
+		env = end ? end + 1 : NULL;
+	}
+	for (size_t i = 0; i < p->opts->conda_pkgs_count; i++) {
+		char *d = pk_abs(p->opts->conda_pkgs[i]);
+
+		if (!el_strvec_has(dirs, d))
+			el_strvec_push_owned(dirs, d);
+		else
+			free(d);
+	}
+}
+
+/* A conda file name from the lock that can be a file in conda/: a package archive's, nothing else. */
+static bool safe_fn(const char *fn)
+{
+	if (!*fn || strcmp(fn, ".") == 0 || strcmp(fn, "..") == 0 || fn[0] == '.')
+		return false;
+	for (const char *c = fn; *c; c++)
+		if ((unsigned char)*c < 0x21 || *c == '/' || *c == '\\' || (unsigned char)*c >= 0x7f)
+			return false;
+	return el_ends_with(fn, ".conda") || el_ends_with(fn, ".tar.bz2");
+}
+
+static char *fetch_command(const el_conda_package *pkg, const char *fn)
+{
+	el_buf b = EL_BUF_INIT(1u << 16);
+
+	if (pkg->url) {
+		el_buf_puts(&b, "curl -fLo ");
+		pk_shell_word(&b, fn);
+		el_buf_putc(&b, ' ');
+		pk_shell_word(&b, pkg->url);
+		if (pkg->md5) {
+			el_buf_printf(&b, " && echo '%s  '", pkg->md5);
+			pk_shell_word(&b, fn);
+			el_buf_puts(&b, " | md5sum -c -");
+		} else if (pkg->sha256) {
+			el_buf_printf(&b, " && echo '%s  '", pkg->sha256);
+			pk_shell_word(&b, fn);
+			el_buf_puts(&b, " | sha256sum -c -");
+		}
+	} else {
+		char *spec = el_xasprintf("%s%s%s=%s=%s", pkg->channel ? pkg->channel : "",
+					  pkg->channel ? "::" : "", pkg->name, pkg->version ? pkg->version : "*",
+					  pkg->build ? pkg->build : "*");
+
+		el_buf_puts(&b, "conda create --download-only --no-deps --yes -n envlock-kit-fetch ");
+		pk_shell_word(&b, spec);
+		free(spec);
+	}
+	return el_buf_detach(&b);
+}
+
+/* Does what was read match what the lock records? NULL, or why not (static text with the digests). */
+static const char *mismatch(const el_conda_package *pkg, const pk_digest *d, char *why, size_t n)
+{
+	if (pkg->md5 && strcasecmp(pkg->md5, d->md5) != 0) {
+		snprintf(why, n, "md5 %s is not the lock's %s", d->md5, pkg->md5);
+		return why;
+	}
+	if (pkg->sha256 && strcasecmp(pkg->sha256, d->sha256) != 0) {
+		snprintf(why, n, "sha256 %s is not the lock's %s", d->sha256, pkg->sha256);
+		return why;
+	}
+	return NULL;
+}
+
+static void pack_one(pk_pack *p, const el_conda_package *pkg, const el_strvec *dirs)
+{
+	const char *fn = pkg->url ? el_path_base(pkg->url) : NULL;
+	char *fetch = fetch_command(pkg, fn ? fn : "");
+	char *reason = NULL;
+
+	if (!pkg->url || !safe_fn(fn)) {
+		pk_missing(p, "conda", pkg->name, pkg->version,
+			   !pkg->url ? "the lock records no url for it" : "its url does not end in a package file name",
+			   fetch);
+		free(fetch);
+		return;
+	}
+	if (!pkg->md5 && !pkg->sha256) {
+		pk_missing(p, "conda", pkg->name, pkg->version,
+			   "the lock records no md5 or sha256 to check an archive against", fetch);
+		free(fetch);
+		return;
+	}
+	for (size_t i = 0; i < dirs->n; i++) {
+		char *src = el_path_join(dirs->v[i], fn);
+		char *rel = el_xasprintf("conda/%s", fn);
+		char *dst = el_path_join(p->kit, rel);
+		struct stat st;
+		pk_digest d;
+		char why[256];
+		const char *bad;
+
+		if (stat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
+			free(src), free(rel), free(dst);
+			continue;
+		}
+		if (pk_copy(p->ctx, src, 0, -1, dst, p->opts->link, &d) != 0) {
+			pk_warn(p, "%s", envlock_error_last(p->ctx));
+			free(reason);
+			reason = el_xasprintf("'%s': %s", src, envlock_error_last(p->ctx));
+			free(src), free(rel), free(dst);
+			continue;
+		}
+		if ((bad = mismatch(pkg, &d, why, sizeof(why)))) {
+			unlink(dst);
+			pk_warn(p, "'%s': %s: a corrupt cache, not used", src, bad);
+			free(reason);
+			reason = el_xasprintf("'%s' in the cache does not match the lock: %s", src, bad);
+			free(src), free(rel), free(dst);
+			continue;
+		}
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			el_oom();
+		el_jset_str(o, "kind", "conda");
+		el_jset_str(o, "name", pkg->name);
+		el_jset_str(o, "version", pkg->version);
+		el_jset_str(o, "build", pkg->build);
+		el_jset_str(o, "path", rel);
+		el_jset_int(o, "size", d.size);
+		el_jset_str(o, "sha256", d.sha256);
+		el_jset_str(o, "md5", d.md5);
+		el_jset_str(o, "from", src);
+		cJSON_AddItemToArray(p->items, o);
+		pk_say(p, "conda    %s  (%s)", rel, dirs->v[i]);
+		free(src), free(rel), free(dst), free(reason), free(fetch);
+		return;
+	}
+	if (!reason)
+		reason = el_xasprintf("%s is in none of the package caches (%zu searched)", fn, dirs->n);
+	pk_missing(p, "conda", pkg->name, pkg->version, reason, fetch);
+	free(reason);
+	free(fetch);
+}
+
+void pk_conda(pk_pack *p)
+{
+	el_strvec dirs = EL_STRVEC_INIT;
+	el_strvec seen = EL_STRVEC_INIT;
+
+	if (!p->v->conda.st.present || p->v->conda.npackages == 0)
+		return;
+	cache_dirs(p, &dirs);
+	for (size_t i = 0; i < p->v->conda.npackages; i++) {
+		const el_conda_package *pkg = &p->v->conda.packages[i];
+
+		if (!pkg->name)
+			continue;
+		/* one archive per file name: a lock lists each package once, a hand-made one may not */
+		if (pkg->url && el_strvec_has(&seen, pkg->url))
+			continue;
+		if (pkg->url)
+			el_strvec_push(&seen, pkg->url);
+		pack_one(p, pkg, &dirs);
+	}
+	el_strvec_release(&seen);
+	el_strvec_release(&dirs);
+}

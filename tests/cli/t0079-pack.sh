@@ -46,7 +46,9 @@ printf 'notes\n' >notes.txt
 "$ENVLOCK" pack env.lock -o kit --wheels "$seed/wheels" --add "$cudnn" --add "$runfile" --add notes.txt >pack.out 2>pack.err
 check_status "pack of a complete environment exits 0" 0 $?
 check_eq "and warns of nothing" "" "$(cat pack.err)"
-check_grep "it says what it packed" "^kit      kit: 10 items, 0 missing, 0 not needed$" pack.out
+check_grep "it says what it packed" "^kit      kit: 10 items, 0 missing, 1 not needed$" pack.out
+check_grep "an editable install (pip install -e) is not packed, and it says why" \
+	"^skip     elpk-eps 0.1: an editable install, restore uses its repository$" pack.out
 check_eq "the kit's folders and files" \
 "conda/tzdata-2023c-h04d1e81_0.conda
 conda/xz-5.4.2-h5eee18b_0.tar.bz2
@@ -153,6 +155,8 @@ printf 'cc=4,not a body' >v2/http-v2/a/b/c/d/e/0123456789abcdef
 check_eq "pip >= 23.3's http-v2 cache: elpk-beta found in its .body file" "pip-http-cache $scratch/v2/http-v2/a/b/c/d/e/0123456789abcdef.body" \
 	"$(item kitv2 elpk-beta from) $(item kitv2 elpk-beta source)"
 check_eq "elpk-alpha, in no cache of that one, is rebuilt" "rebuilt" "$(item kitv2 elpk-alpha from)"
+
+check_eq "nor is it listed missing" "none" "$(missing kit elpk-eps reason)"
 
 # a wheel is what its METADATA says, not what its file is called
 mkdir liar

@@ -19,7 +19,8 @@ OUT/facts.json  what was built, for the test's checks
 
 Installed (by real pip, RECORD is pip's own): elpk-alpha, elpk-beta, elpk-gamma
 (its wheel is deleted after the install: only a rebuild can give it; it has a
-console script, a plain script and a data file), elpk-delta.
+console script, a plain script and a data file), elpk-delta, and elpk-eps in
+editable mode.
 
 Exits 3 (the test skips, saying why) when the machine lacks what it needs:
 python3 -m venv, pip, setuptools with wheel, zstd.
@@ -244,6 +245,10 @@ def main():
     # local files: pip caches nothing of them
     run(*pip, "install", "--no-index", "--find-links", built, "--find-links", wheels,
         "elpk-gamma==0.3", "elpk-delta==4.2", env=penv)
+    # an editable install (PEP 660): restore makes it from its repository, a kit has no wheel of it
+    eps = project(src, "elpk-eps", "0.1")
+    run(*pip, "install", "--no-index", "--no-build-isolation", "--no-deps", "-e", eps,
+        env=dict(penv, PYTHONPATH="/usr/lib/python3/dist-packages"))
     facts["pip"]["gamma_wheel"] = sorted(os.listdir(built))[0]
     shutil.rmtree(built)
     shutil.rmtree(tmp)

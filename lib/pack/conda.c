@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "lock/model.h"
 #include "util/error.h"
+#include "util/pool.h"
 #include "util/root.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -109,88 +110,130 @@ static const char *mismatch(const el_conda_package *pkg, const pk_digest *d, cha
 	return NULL;
 }
 
-static void pack_one(pk_pack *p, const el_conda_package *pkg, const el_strvec *dirs)
-{
-	const char *fn = pkg->url ? el_path_base(pkg->url) : NULL;
-	char *fetch = fetch_command(pkg, fn ? fn : "");
-	char *reason = NULL;
+/* One package: found, copied and checked on a pool thread; reported in the lock's order after. */
+typedef struct {
+	const el_conda_package *pkg;
+	const char *fn;   /* borrowed from the url */
+	char *fetch;
+	const char *early; /* missing before any cache is looked at: why (static text) */
+	long long hint;    /* the size of the first candidate: the largest go first */
+	/* the outcome */
+	char *src;         /* the cache file copied, or NULL */
+	char *reason;      /* why not, when src is NULL */
+	el_strvec warnings;
+	pk_digest d;
+} conda_job;
 
-	if (!pkg->url || !safe_fn(fn)) {
-		pk_missing(p, "conda", pkg->name, pkg->version,
-			   !pkg->url ? "the lock records no url for it" : "its url does not end in a package file name",
-			   fetch);
-		free(fetch);
+typedef struct {
+	pk_pack *p;
+	conda_job *jobs;
+	size_t *order;
+	const el_strvec *dirs;
+} conda_batch;
+
+static void copy_job(size_t k, void *data)
+{
+	conda_batch *b = data;
+	conda_job *j = &b->jobs[b->order[k]];
+	char *rel, *dst;
+	envlock_ctx *ctx = NULL;
+
+	if (j->early)
 		return;
-	}
-	if (!pkg->md5 && !pkg->sha256) {
-		pk_missing(p, "conda", pkg->name, pkg->version,
-			   "the lock records no md5 or sha256 to check an archive against", fetch);
-		free(fetch);
-		return;
-	}
-	for (size_t i = 0; i < dirs->n; i++) {
-		char *src = el_path_join(dirs->v[i], fn);
-		char *rel = el_xasprintf("conda/%s", fn);
-		char *dst = el_path_join(p->kit, rel);
+	if (envlock_ctx_new(&ctx) != 0)
+		el_oom();
+	rel = el_xasprintf("conda/%s", j->fn);
+	dst = el_path_join(b->p->kit, rel);
+	for (size_t i = 0; i < b->dirs->n && !j->src; i++) {
+		char *src = el_path_join(b->dirs->v[i], j->fn);
 		struct stat st;
-		pk_digest d;
 		char why[256];
 		const char *bad;
 
 		if (stat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
-			free(src), free(rel), free(dst);
+			free(src);
 			continue;
 		}
-		if (pk_copy(p->ctx, src, 0, -1, dst, p->opts->link, &d) != 0) {
-			pk_warn(p, "%s", envlock_error_last(p->ctx));
-			free(reason);
-			reason = el_xasprintf("'%s': %s", src, envlock_error_last(p->ctx));
-			free(src), free(rel), free(dst);
+		if (pk_copy(ctx, src, 0, -1, dst, b->p->link, true, &j->d) != 0) {
+			el_strvec_push(&j->warnings, envlock_error_last(ctx));
+			free(j->reason);
+			j->reason = el_xasprintf("'%s': %s", src, envlock_error_last(ctx));
+			free(src);
 			continue;
 		}
-		if ((bad = mismatch(pkg, &d, why, sizeof(why)))) {
+		if ((bad = mismatch(j->pkg, &j->d, why, sizeof(why)))) {
 			unlink(dst);
-			pk_warn(p, "'%s': %s: a corrupt cache, not used", src, bad);
-			free(reason);
-			reason = el_xasprintf("'%s' in the cache does not match the lock: %s", src, bad);
-			free(src), free(rel), free(dst);
+			el_strvec_push_owned(&j->warnings, el_xasprintf("'%s': %s: a corrupt cache, not used", src, bad));
+			free(j->reason);
+			j->reason = el_xasprintf("'%s' in the cache does not match the lock: %s", src, bad);
+			free(src);
 			continue;
 		}
-		cJSON *o = cJSON_CreateObject();
+		j->src = src;
+	}
+	if (!j->src && !j->reason)
+		j->reason = el_xasprintf("%s is in none of the package caches (%zu searched)", j->fn, b->dirs->n);
+	free(rel);
+	free(dst);
+	envlock_ctx_free(ctx);
+}
 
-		if (!o)
-			el_oom();
-		el_jset_str(o, "kind", "conda");
-		el_jset_str(o, "name", pkg->name);
-		el_jset_str(o, "version", pkg->version);
-		el_jset_str(o, "build", pkg->build);
-		el_jset_str(o, "path", rel);
-		el_jset_int(o, "size", d.size);
-		el_jset_str(o, "sha256", d.sha256);
-		el_jset_str(o, "md5", d.md5);
-		el_jset_str(o, "from", src);
-		cJSON_AddItemToArray(p->items, o);
-		pk_say(p, "conda    %s  (%s)", rel, dirs->v[i]);
-		free(src), free(rel), free(dst), free(reason), free(fetch);
+static void report_job(pk_pack *p, conda_job *j)
+{
+	const el_conda_package *pkg = j->pkg;
+	cJSON *o;
+
+	for (size_t i = 0; i < j->warnings.n; i++)
+		pk_warn(p, "%s", j->warnings.v[i]);
+	if (!j->src) {
+		pk_missing(p, "conda", pkg->name, pkg->version, j->early ? j->early : j->reason, j->fetch);
 		return;
 	}
-	if (!reason)
-		reason = el_xasprintf("%s is in none of the package caches (%zu searched)", fn, dirs->n);
-	pk_missing(p, "conda", pkg->name, pkg->version, reason, fetch);
-	free(reason);
-	free(fetch);
+	o = cJSON_CreateObject();
+	if (!o)
+		el_oom();
+	el_jset_str(o, "kind", "conda");
+	el_jset_str(o, "name", pkg->name);
+	el_jset_str(o, "version", pkg->version);
+	el_jset_str(o, "build", pkg->build);
+	{
+		char *rel = el_xasprintf("conda/%s", j->fn);
+
+		el_jset_str(o, "path", rel);
+		el_jset_int(o, "size", j->d.size);
+		el_jset_str(o, "sha256", j->d.sha256);
+		el_jset_str(o, "md5", j->d.md5);
+		el_jset_str(o, "from", j->src);
+		cJSON_AddItemToArray(p->items, o);
+		pk_say(p, "conda    %s  (%s)", rel, j->src);
+		free(rel);
+	}
+}
+
+static int hint_cmp(const void *a, const void *b, void *jobs)
+{
+	const conda_job *v = jobs;
+	long long x = v[*(const size_t *)a].hint, y = v[*(const size_t *)b].hint;
+
+	return x < y ? 1 : x > y ? -1 : 0;
 }
 
 void pk_conda(pk_pack *p)
 {
 	el_strvec dirs = EL_STRVEC_INIT;
 	el_strvec seen = EL_STRVEC_INIT;
+	conda_job *jobs;
+	size_t *order, n = 0;
+	conda_batch batch;
 
 	if (!p->v->conda.st.present || p->v->conda.npackages == 0)
 		return;
 	cache_dirs(p, &dirs);
+	jobs = el_xcalloc(p->v->conda.npackages, sizeof(*jobs));
+	order = el_xcalloc(p->v->conda.npackages, sizeof(*order));
 	for (size_t i = 0; i < p->v->conda.npackages; i++) {
 		const el_conda_package *pkg = &p->v->conda.packages[i];
+		conda_job *j = &jobs[n];
 
 		if (!pkg->name)
 			continue;
@@ -199,8 +242,44 @@ void pk_conda(pk_pack *p)
 			continue;
 		if (pkg->url)
 			el_strvec_push(&seen, pkg->url);
-		pack_one(p, pkg, &dirs);
+		j->pkg = pkg;
+		j->fn = pkg->url ? el_path_base(pkg->url) : "";
+		j->fetch = fetch_command(pkg, j->fn);
+		if (!pkg->url)
+			j->early = "the lock records no url for it";
+		else if (!safe_fn(j->fn))
+			j->early = "its url does not end in a package file name";
+		else if (!pkg->md5 && !pkg->sha256)
+			j->early = "the lock records no md5 or sha256 to check an archive against";
+		for (size_t d = 0; !j->early && d < dirs.n; d++) {
+			char *src = el_path_join(dirs.v[d], j->fn);
+			struct stat st;
+
+			if (stat(src, &st) == 0 && S_ISREG(st.st_mode)) {
+				j->hint = (long long)st.st_size;
+				free(src);
+				break;
+			}
+			free(src);
+		}
+		order[n] = n;
+		n++;
 	}
+	qsort_r(order, n, sizeof(*order), hint_cmp, jobs);
+	batch.p = p;
+	batch.jobs = jobs;
+	batch.order = order;
+	batch.dirs = &dirs;
+	el_pool_run(n, el_pool_default_threads(), copy_job, &batch);
+	for (size_t i = 0; i < n; i++) {
+		report_job(p, &jobs[i]);
+		free(jobs[i].fetch);
+		free(jobs[i].src);
+		free(jobs[i].reason);
+		el_strvec_release(&jobs[i].warnings);
+	}
+	free(order);
+	free(jobs);
 	el_strvec_release(&seen);
 	el_strvec_release(&dirs);
 }

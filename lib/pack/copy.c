@@ -18,12 +18,13 @@ typedef struct {
 	EVP_MD_CTX *sha, *md5;
 } pk_hashes;
 
-static void hashes_begin(pk_hashes *h)
+/* md5 costs twice what sha256 does (SHA extensions): only conda archives, whose locks record it, get one */
+static void hashes_begin(pk_hashes *h, bool md5)
 {
 	h->sha = EVP_MD_CTX_new();
-	h->md5 = EVP_MD_CTX_new();
-	if (!h->sha || !h->md5 || EVP_DigestInit_ex(h->sha, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestInit_ex(h->md5, EVP_md5(), NULL) != 1)
+	h->md5 = md5 ? EVP_MD_CTX_new() : NULL;
+	if (!h->sha || (md5 && !h->md5) || EVP_DigestInit_ex(h->sha, EVP_sha256(), NULL) != 1 ||
+	    (md5 && EVP_DigestInit_ex(h->md5, EVP_md5(), NULL) != 1))
 		el_oom();
 }
 
@@ -45,6 +46,7 @@ static void hashes_end(pk_hashes *h, pk_digest *d)
 
 	if (h->sha && EVP_DigestFinal_ex(h->sha, md, &n) == 1)
 		hex(md, n, d->sha256);
+	d->md5[0] = '\0';
 	if (h->md5 && EVP_DigestFinal_ex(h->md5, md, &n) == 1)
 		hex(md, n, d->md5);
 	EVP_MD_CTX_free(h->sha);
@@ -53,7 +55,8 @@ static void hashes_end(pk_hashes *h, pk_digest *d)
 }
 
 /* Read up to length bytes (-1: all) from fd at its offset, hashing, and write them to out (-1: nowhere). */
-static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out, const char *dst, pk_digest *d)
+static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out, const char *dst, bool md5,
+		pk_digest *d)
 {
 	char *buf = malloc(PK_CHUNK);
 	pk_hashes h;
@@ -62,7 +65,7 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 
 	if (!buf)
 		el_oom();
-	hashes_begin(&h);
+	hashes_begin(&h, md5);
 	for (;;) {
 		size_t want = PK_CHUNK;
 		ssize_t got;
@@ -84,7 +87,8 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 			break;
 		}
 		EVP_DigestUpdate(h.sha, buf, (size_t)got);
-		EVP_DigestUpdate(h.md5, buf, (size_t)got);
+		if (h.md5)
+			EVP_DigestUpdate(h.md5, buf, (size_t)got);
 		if (out >= 0 && el_write_all(out, buf, (size_t)got) != 0) {
 			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", dst, el_strerror(errno));
 			break;
@@ -97,25 +101,25 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 	return rc;
 }
 
-int pk_hash_file(envlock_ctx *ctx, const char *path, pk_digest *d)
+int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
-	rc = pump(ctx, fd, path, -1, -1, NULL, d);
+	rc = pump(ctx, fd, path, -1, -1, NULL, md5, d);
 	close(fd);
 	return rc;
 }
 
 int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const char *dst,
-	    bool link_it, pk_digest *d)
+	    bool link_it, bool md5, pk_digest *d)
 {
 	int in, out, rc;
 	struct stat st;
 
 	if (link_it && offset == 0 && length < 0 && link(src, dst) == 0)
-		return pk_hash_file(ctx, dst, d);
+		return pk_hash_file(ctx, dst, md5, d);
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", src, el_strerror(errno));
@@ -132,7 +136,7 @@ int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const
 		close(in);
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", dst, el_strerror(errno));
 	}
-	rc = pump(ctx, in, src, length, out, dst, d);
+	rc = pump(ctx, in, src, length, out, dst, md5, d);
 	close(in);
 	if (close(out) != 0 && rc == 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", dst, el_strerror(errno));

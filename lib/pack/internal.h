@@ -36,6 +36,7 @@ typedef struct {
 	cJSON *items;       /* array, sorted at the end */
 	cJSON *missing;     /* array */
 	size_t not_needed;
+	bool link;          /* hard link where possible: --link, or a temporary kit the bundle writer reads */
 	pk_wheel *wheels;
 	size_t nwheels, wcap;
 } pk_pack;
@@ -65,16 +66,16 @@ typedef struct {
 
 /*
  * Copy length bytes (-1: to the end) from offset of src into dst (which
- * must not exist), hashing what is read in the same pass; with link and
- * a whole file, a hard link instead of the copy (the file is still read
- * once to hash it). 0, or ENVLOCK_EIO with the file named on ctx; dst is
- * removed on failure.
+ * must not exist), hashing what is read in the same pass (sha256, and md5
+ * when md5 is set; else d->md5 is ""); with link and a whole file, a hard
+ * link instead of the copy (the file is still read once to hash it). 0,
+ * or ENVLOCK_EIO with the file named on ctx; dst is removed on failure.
  */
 int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const char *dst,
-	    bool link, pk_digest *d);
+	    bool link, bool md5, pk_digest *d);
 
-/* Hash a file (sha256 and md5), 0 or ENVLOCK_EIO. */
-int pk_hash_file(envlock_ctx *ctx, const char *path, pk_digest *d);
+/* Hash a file (sha256, and md5 when md5 is set), 0 or ENVLOCK_EIO. */
+int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d);
 
 /* conda.c: the lock's conda packages, from the package caches. */
 void pk_conda(pk_pack *p);

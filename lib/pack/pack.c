@@ -155,7 +155,7 @@ static int add_files(pk_pack *p)
 			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': not a file name", src);
 		else if (el_strvec_has(&seen, base))
 			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': a file named '%s' is added already", src, base);
-		else if ((rc = pk_copy(p->ctx, src, 0, -1, dst, p->opts->link, &d)) == 0) {
+		else if ((rc = pk_copy(p->ctx, src, 0, -1, dst, p->link, false, &d)) == 0) {
 			cJSON *o = cJSON_CreateObject();
 
 			if (!o)
@@ -319,6 +319,8 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	p.opts = opts;
 	p.v = el_lock_view(lock);
 	p.stream = stream;
+	/* a .tar.zst's folder is read once more by the bundle writer, then removed: no need for copies */
+	p.link = opts->link || archive;
 	p.items = cJSON_CreateArray();
 	p.missing = cJSON_CreateArray();
 	if (!p.items || !p.missing)
@@ -363,7 +365,7 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	{
 		char *dst = el_path_join(p.kit, PK_LOCK);
 
-		rc = pk_copy(ctx, lock_path, 0, -1, dst, false, &ld);
+		rc = pk_copy(ctx, lock_path, 0, -1, dst, false, false, &ld);
 		free(dst);
 		if (rc != 0)
 			goto done;

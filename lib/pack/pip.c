@@ -130,7 +130,8 @@ static bool from_found(pk_pack *p, const el_pip_dist *d, const char *norm, char 
 
 			if (strcmp(w->norm, norm) != 0 || !same_version(w->version, d->version))
 				continue;
-			if ((round == 0) != (want && strcmp(want, w->tags) == 0))
+			/* another build of the version is not the one installed: a rebuild gives that one */
+			if ((round == 0) != (want && strcmp(want, w->tags) == 0) || (round == 1 && want))
 				continue;
 			rel = el_xasprintf("wheels/%s", w->file);
 			if (in_kit(p, rel)) {
@@ -172,9 +173,18 @@ static void pack_dist(pk_pack *p, const el_pip_dist *d)
 		pk_say(p, "skip     %s %s: an editable install, restore uses its repository", d->name, d->version);
 		return;
 	}
-	if (d->also_conda || (d->installer && strcmp(d->installer, "conda") == 0)) {
+	/* who installed it, as export decides (lib/export/reqs.c) */
+	if ((d->installer && strcmp(d->installer, "conda") == 0) ||
+	    (d->also_conda && (!d->installer || strcmp(d->installer, "pip") != 0))) {
 		p->not_needed++;
 		pk_say(p, "skip     %s %s: conda installed it, its conda package brings it", d->name, d->version);
+		return;
+	}
+	if ((!d->installer || strcmp(d->installer, "debian") == 0) && d->path &&
+	    (el_starts_with(d->path, "/usr/lib/python3/dist-packages/") ||
+	     el_starts_with(d->path, "/usr/lib/python2.7/dist-packages/"))) {
+		p->not_needed++;
+		pk_say(p, "skip     %s %s: the system's package manager installed it", d->name, d->version);
 		return;
 	}
 	norm = el_pep503_name(d->name);

@@ -165,6 +165,22 @@ cp kit/wheels/elpk_delta-4.2-py3-none-any.whl liar/elpk_alpha-1.0-py3-none-any.w
 check_eq "a wheel named elpk_alpha-1.0 whose METADATA says elpk-delta 4.2 is taken as delta" \
 	"rebuilt wheels-dir" "$(item kitliar elpk-alpha from) $(item kitliar elpk-delta from)"
 
+# another build of the same version (other tags) is not the installed one
+mkdir otherbuild
+"$PYTHON" - "$seed/wheels/elpk_delta-4.2-py3-none-any.whl" otherbuild/elpk_delta-4.2-cp311-cp311-linux_x86_64.whl <<'PY'
+import sys, zipfile
+src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], "w")
+for i in src.infolist():
+    data = src.read(i)
+    if i.filename.endswith(".dist-info/WHEEL"):
+        data = data.replace(b"Tag: py3-none-any", b"Tag: cp311-cp311-linux_x86_64")
+    dst.writestr(i, data)
+dst.close()
+PY
+"$ENVLOCK" pack env.lock -o kittags --pip-cache none --wheels otherbuild >/dev/null 2>&1
+check_eq "a wheel of elpk-delta 4.2 tagged cp311-cp311-linux_x86_64 is not taken for the py3-none-any one installed" \
+	"rebuilt wheels/elpk_delta-4.2-py3-none-any.whl" "$(item kittags elpk-delta from) $(item kittags elpk-delta path)"
+
 # .tar.zst: the bundle writer's archive
 "$ENVLOCK" pack env.lock -o kit.tar.zst --wheels "$seed/wheels" --add "$cudnn" --add "$runfile" --add notes.txt >/dev/null 2>&1
 check_status "pack -o kit.tar.zst exits 0" 0 $?

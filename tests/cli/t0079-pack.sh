@@ -46,7 +46,7 @@ printf 'notes\n' >notes.txt
 "$ENVLOCK" pack env.lock -o kit --wheels "$seed/wheels" --add "$cudnn" --add "$runfile" --add notes.txt >pack.out 2>pack.err
 check_status "pack of a complete environment exits 0" 0 $?
 check_eq "and warns of nothing" "" "$(cat pack.err)"
-check_grep "it says what it packed" "^kit      kit: 10 items, 0 missing, 1 not needed$" pack.out
+check_grep "it says what it packed" "^kit      kit: 11 items, 0 missing, 1 not needed$" pack.out
 check_grep "an editable install (pip install -e) is not packed, and it says why" \
 	"^skip     elpk-eps 0.1: an editable install, restore uses its repository$" pack.out
 check_eq "the kit's folders and files" \
@@ -61,7 +61,8 @@ files/notes.txt
 wheels/elpk_alpha-1.0-py3-none-any.whl
 wheels/elpk_beta-2.0.1-py3-none-any.whl
 wheels/elpk_delta-4.2-py3-none-any.whl
-wheels/elpk_gamma-0.3-py3-none-any.whl" "$(cd kit && find . -type f | sed 's|^\./||' | sort)"
+wheels/elpk_gamma-0.3-py3-none-any.whl
+wheels/elpk_zeta-1.1-py3-none-any.whl" "$(cd kit && find . -type f | sed 's|^\./||' | sort)"
 cmp -s kit/envlock.lock env.lock
 check_status "envlock.lock is a byte copy of the lock" 0 $?
 
@@ -164,6 +165,18 @@ cp kit/wheels/elpk_delta-4.2-py3-none-any.whl liar/elpk_alpha-1.0-py3-none-any.w
 "$ENVLOCK" pack env.lock -o kitliar --pip-cache none --wheels liar >/dev/null 2>&1
 check_eq "a wheel named elpk_alpha-1.0 whose METADATA says elpk-delta 4.2 is taken as delta" \
 	"rebuilt wheels-dir" "$(item kitliar elpk-alpha from) $(item kitliar elpk-delta from)"
+
+# the lock records the sha256 of the file elpk-zeta was installed from: another file is refused
+check_eq "elpk-zeta, installed from its wheel's path and in no cache, is rebuilt" "rebuilt" "$(item kit elpk-zeta from)"
+"$ENVLOCK" pack env.lock -o kitz --pip-cache none --wheels "$seed/zeta" >/dev/null 2>&1
+check_eq "given the file it was installed from, that file is taken" \
+	"wheels-dir $(sha256sum "$seed"/zeta/*.whl | cut -d' ' -f1)" "$(item kitz elpk-zeta from) $(item kitz elpk-zeta sha256)"
+mkdir zeta2
+cp kit/wheels/elpk_zeta-1.1-py3-none-any.whl zeta2/
+"$ENVLOCK" pack env.lock -o kitz2 --pip-cache none --wheels zeta2 >/dev/null 2>err
+check_eq "a wheel of the same name and version whose sha256 is not the lock's is refused (and the rebuild taken)" \
+	"rebuilt" "$(item kitz2 elpk-zeta from)"
+check_grep "saying so" "elpk_zeta-1.1-py3-none-any.whl': sha256 [0-9a-f]* is not the lock's [0-9a-f]* (the file pip installed from): not used" err
 
 # another build of the same version (other tags) is not the installed one
 mkdir otherbuild

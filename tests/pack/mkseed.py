@@ -19,8 +19,9 @@ OUT/facts.json  what was built, for the test's checks
 
 Installed (by real pip, RECORD is pip's own): elpk-alpha, elpk-beta, elpk-gamma
 (its wheel is deleted after the install: only a rebuild can give it; it has a
-console script, a plain script and a data file), elpk-delta, and elpk-eps in
-editable mode.
+console script, a plain script and a data file), elpk-delta, elpk-zeta (from
+its wheel file's path: its direct_url.json has the file's sha256; the wheel is
+in OUT/zeta) and elpk-eps in editable mode.
 
 Exits 3 (the test skips, saying why) when the machine lacks what it needs:
 python3 -m venv, pip, setuptools with wheel, zstd.
@@ -249,6 +250,14 @@ def main():
     eps = project(src, "elpk-eps", "0.1")
     run(*pip, "install", "--no-index", "--no-build-isolation", "--no-deps", "-e", eps,
         env=dict(penv, PYTHONPATH="/usr/lib/python3/dist-packages"))
+    # installed from the wheel file itself: pip's direct_url.json records its sha256
+    zeta = project(src, "elpk-zeta", "1.1")
+    zdir = os.path.join(out, "zeta")
+    run(PY, "-m", "pip", "wheel", "-q", "--no-cache-dir", "--no-deps", "--no-build-isolation", "--no-index", "-w", zdir, zeta, env=penv)
+    zwhl = os.path.join(zdir, sorted(os.listdir(zdir))[0])
+    # pip records the hash only from the URL's fragment, as a requirements file with --hash gives it
+    zsha = hashlib.sha256(open(zwhl, "rb").read()).hexdigest()
+    run(*pip, "install", "--no-index", "--no-deps", "file://%s#sha256=%s" % (zwhl, zsha), env=penv)
     facts["pip"]["gamma_wheel"] = sorted(os.listdir(built))[0]
     shutil.rmtree(built)
     shutil.rmtree(tmp)

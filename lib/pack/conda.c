@@ -70,7 +70,8 @@ static char *fetch_command(const el_conda_package *pkg, const char *fn)
 {
 	el_buf b = EL_BUF_INIT(1u << 16);
 
-	if (pkg->url) {
+	/* a url whose file name is no package's (a hostile lock's "..") gets no curl -o of it */
+	if (pkg->url && safe_fn(fn)) {
 		el_buf_puts(&b, "curl -fLo ");
 		pk_shell_word(&b, fn);
 		el_buf_putc(&b, ' ');

@@ -30,6 +30,7 @@
 void pk_warn(pk_pack *p, const char *fmt, ...)
 {
 	char msg[2048];
+	el_buf b = EL_BUF_INIT(8192);
 	va_list ap;
 
 	if (!p->opts->on_warning)
@@ -37,19 +38,28 @@ void pk_warn(pk_pack *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	p->opts->on_warning(msg, p->opts->warning_data);
+	el_term_text(&b, msg);
+	p->opts->on_warning(el_buf_cstr(&b), p->opts->warning_data);
+	el_buf_release(&b);
 }
 
 void pk_say(pk_pack *p, const char *fmt, ...)
 {
+	char *line;
 	va_list ap;
+	int n;
 
 	if (!p->stream)
 		return;
 	va_start(ap, fmt);
-	vfprintf(p->stream, fmt, ap);
+	n = vasprintf(&line, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		el_oom();
+	/* names and paths come from the lock and the caches: no escape sequence reaches the terminal */
+	el_term_put(p->stream, line);
 	fputc('\n', p->stream);
+	free(line);
 }
 
 void pk_missing(pk_pack *p, const char *kind, const char *name, const char *version,

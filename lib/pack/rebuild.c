@@ -509,6 +509,13 @@ int pk_rebuild(pk_pack *p, const el_pip_dist *d, char **file, long long *nfiles,
 		*why = el_xasprintf("'%s': %s", tmp, strerror(errno));
 		goto done;
 	}
+	{
+		/* mkstemp's 0600, made what a new file gets */
+		mode_t um = umask(0);
+
+		umask(um);
+		fchmod(fd, 0644 & ~um);
+	}
 	a = archive_write_new();
 	if (!a || archive_write_set_format_zip(a) != ARCHIVE_OK ||
 	    archive_write_set_options(a, "zip:compression=deflate") != ARCHIVE_OK ||

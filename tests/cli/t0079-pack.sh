@@ -248,6 +248,23 @@ check_eq "a good copy in --conda-pkgs is taken instead" "$good/xz-5.4.2-h5eee18b
 CONDA_PKGS_DIRS="/nonexistent,$good" "$ENVLOCK" pack env.lock -o kit3 --wheels "$seed/wheels" >/dev/null 2>&1
 check_eq "and one in \$CONDA_PKGS_DIRS (comma-separated, as conda reads it)" "$good/xz-5.4.2-h5eee18b_0.tar.bz2" "$(item kit3 xz from)"
 
+# a hostile lock: a url whose file name is "..", or no package's
+"$PYTHON" - env.lock hostile.lock <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["conda"]["packages"]}
+p["tzdata"]["url"] = "https://repo.anaconda.com/pkgs/main/linux-64/.."
+p["zlib"]["url"] = "file:///etc/passwd"
+json.dump(d, open(sys.argv[2], "w"), indent=2)
+PY
+"$ENVLOCK" pack hostile.lock -o kith --wheels "$seed/wheels" --conda-pkgs "$good" >/dev/null 2>&1
+check_status "a lock whose conda urls name no package file: exit 1" 1 $?
+check_eq "neither is looked for, and the fetch command is conda's, not a curl -o of that name" \
+	"its url does not end in a package file name|conda create --download-only --no-deps --yes -n envlock-kit-fetch https://repo.anaconda.com/pkgs/main/linux-64::tzdata=2023c=h04d1e81_0" \
+	"$(missing kith tzdata reason)|$(missing kith tzdata fetch)"
+check_eq "nothing in conda/ but the good one" "xz-5.4.2-h5eee18b_0.tar.bz2" "$(ls kith/conda)"
+check_eq "the rebuilt wheel has a new file's mode" "644" "$(stat -c %a kit/wheels/elpk_gamma-0.3-py3-none-any.whl)"
+
 # bad input: one line, exit 2, nothing left behind
 "$ENVLOCK" pack nothere.lock -o bad1 >out 2>err
 check_status "a missing lock: exit 2" 2 $?

@@ -205,7 +205,7 @@ static void report_job(pk_pack *p, conda_job *j)
 		el_jset_str(o, "sha256", j->d.sha256);
 		el_jset_str(o, "md5", j->d.md5);
 		el_jset_str(o, "from", j->src);
-		cJSON_AddItemToArray(p->items, o);
+		pk_entries_add(&p->items, o, "conda", rel, pkg->name, pkg->version);
 		pk_say(p, "conda    %s  (%s)", rel, j->src);
 		free(rel);
 	}

@@ -26,6 +26,24 @@ typedef struct {
 	char *file;       /* the PEP 427 file name it gets in the kit */
 } pk_wheel;
 
+/*
+ * A manifest entry being built: its sort keys kept beside the object, so
+ * that the kit's own manifest is never read back through JSON.
+ */
+typedef struct {
+	char *kind, *path, *name, *version; /* path "" for a missing one */
+	cJSON *obj;
+} pk_entry;
+
+typedef struct {
+	pk_entry *v;
+	size_t n, cap;
+} pk_entries;
+
+/* Add obj (owned from now on) to list with its sort keys (copied; NULL is ""). */
+void pk_entries_add(pk_entries *list, cJSON *obj, const char *kind, const char *path,
+		    const char *name, const char *version);
+
 /* One pack in progress. */
 typedef struct {
 	envlock_ctx *ctx;
@@ -33,8 +51,8 @@ typedef struct {
 	const el_view *v;
 	char *kit;          /* the folder being built */
 	FILE *stream;
-	cJSON *items;       /* array, sorted at the end */
-	cJSON *missing;     /* array */
+	pk_entries items;   /* sorted at the end */
+	pk_entries missing;
 	size_t not_needed;
 	bool link;          /* hard link where possible: --link, or a temporary kit the bundle writer reads */
 	pk_wheel *wheels;

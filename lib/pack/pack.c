@@ -74,7 +74,7 @@ void pk_missing(pk_pack *p, const char *kind, const char *name, const char *vers
 	el_jset_str(o, "version", version ? version : "");
 	el_jset_str(o, "reason", reason);
 	el_jset_str(o, "fetch", fetch);
-	cJSON_AddItemToArray(p->missing, o);
+	pk_entries_add(&p->missing, o, kind, "", name, version);
 	pk_say(p, "missing  %s %s %s: %s", kind, name, version ? version : "", reason);
 	pk_say(p, "         fetch: %s", fetch);
 }
@@ -175,7 +175,7 @@ static int add_files(pk_pack *p)
 			el_jset_str(o, "path", rel);
 			el_jset_int(o, "size", d.size);
 			el_jset_str(o, "sha256", d.sha256);
-			cJSON_AddItemToArray(p->items, o);
+			pk_entries_add(&p->items, o, "file", rel, NULL, NULL);
 			el_strvec_push(&seen, base);
 			pk_say(p, "file     %s  (%s)", rel, file_role(base));
 		}
@@ -185,38 +185,60 @@ static int add_files(pk_pack *p)
 	return rc;
 }
 
-static int item_cmp(const void *a, const void *b)
+void pk_entries_add(pk_entries *list, cJSON *obj, const char *kind, const char *path,
+		    const char *name, const char *version)
 {
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-	const char *kx = el_jget_str(x, "kind"), *ky = el_jget_str(y, "kind");
-	int c = strcmp(kx ? kx : "", ky ? ky : "");
-	const char *k2[] = { "path", "name", "version" };
+	pk_entry *e;
 
-	for (size_t i = 0; c == 0 && i < 3; i++) {
-		const char *u = el_jget_str(x, k2[i]), *v = el_jget_str(y, k2[i]);
+	EL_GROW(list->v, list->n + 1, list->cap);
+	e = &list->v[list->n++];
+	e->kind = el_xstrdup(kind ? kind : "");
+	e->path = el_xstrdup(path ? path : "");
+	e->name = el_xstrdup(name ? name : "");
+	e->version = el_xstrdup(version ? version : "");
+	e->obj = obj;
+}
 
-		c = strcmp(u ? u : "", v ? v : "");
+static void entries_release(pk_entries *list)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		pk_entry *e = &list->v[i];
+
+		free(e->kind), free(e->path), free(e->name), free(e->version);
+		cJSON_Delete(e->obj);
 	}
+	free(list->v);
+	memset(list, 0, sizeof(*list));
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const pk_entry *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+
+	if (!c)
+		c = strcmp(x->path, y->path);
+	if (!c)
+		c = strcmp(x->name, y->name);
+	if (!c)
+		c = strcmp(x->version, y->version);
 	return c;
 }
 
-/* The array's items, sorted (kind, then path, name, version). */
-static cJSON *sorted(cJSON *arr)
+/* The entries' objects as an array sorted by kind, then path, name, version; list is emptied. */
+static cJSON *sorted(pk_entries *list)
 {
-	size_t n = (size_t)cJSON_GetArraySize(arr), i = 0;
-	cJSON **v = el_xcalloc(n + 1, sizeof(*v)), *it, *out = cJSON_CreateArray();
+	cJSON *out = cJSON_CreateArray();
 
 	if (!out)
 		el_oom();
-	while (arr->child) {
-		it = cJSON_DetachItemViaPointer(arr, arr->child);
-		v[i++] = it;
+	if (list->n)
+		qsort(list->v, list->n, sizeof(*list->v), entry_cmp);
+	for (size_t i = 0; i < list->n; i++) {
+		cJSON_AddItemToArray(out, list->v[i].obj);
+		list->v[i].obj = NULL;
 	}
-	qsort(v, n, sizeof(*v), item_cmp);
-	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(out, v[i]);
-	free(v);
-	cJSON_Delete(arr);
+	entries_release(list);
 	return out;
 }
 
@@ -237,9 +259,8 @@ static int write_manifest(pk_pack *p, const envlock_lock *lock, const pk_digest 
 	el_jset_str(l, "path", PK_LOCK);
 	el_jset_str(l, "id", envlock_lock_id(lock));
 	el_jset_str(l, "sha256", ld->sha256);
-	el_jset(m, "items", sorted(p->items));
-	el_jset(m, "missing", sorted(p->missing));
-	p->items = p->missing = NULL;
+	el_jset(m, "items", sorted(&p->items));
+	el_jset(m, "missing", sorted(&p->missing));
 	rc = el_json_write(m, &b, 2);
 	if (rc == 0)
 		rc = el_write_atomic(p->ctx, path, b.data, b.len, 0644);
@@ -331,10 +352,6 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	p.stream = stream;
 	/* a .tar.zst's folder is read once more by the bundle writer, then removed: no need for copies */
 	p.link = opts->link || archive;
-	p.items = cJSON_CreateArray();
-	p.missing = cJSON_CreateArray();
-	if (!p.items || !p.missing)
-		el_oom();
 	if (archive) {
 		const char *base = el_path_base(out);
 
@@ -384,8 +401,8 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 		goto done;
 	pk_conda(&p);
 	pk_pip(&p);
-	report->items = (size_t)cJSON_GetArraySize(p.items);
-	report->missing = (size_t)cJSON_GetArraySize(p.missing);
+	report->items = p.items.n;
+	report->missing = p.missing.n;
 	report->not_needed = p.not_needed;
 	if ((rc = write_manifest(&p, lock, &ld)) != 0)
 		goto done;
@@ -406,8 +423,8 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 done:
 	if (rc != 0 || archive)
 		remove_tree(tmp);
-	cJSON_Delete(p.items);
-	cJSON_Delete(p.missing);
+	entries_release(&p.items);
+	entries_release(&p.missing);
 	pk_wheels_free(&p);
 	free(p.kit);
 	free(stem);

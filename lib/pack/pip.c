@@ -99,17 +99,15 @@ static void add_item(pk_pack *p, const el_pip_dist *d, const char *name, const c
 	el_jset_str(o, "source", source);
 	if (rebuilt_files >= 0)
 		el_jset_int(o, "rebuilt_files", rebuilt_files);
-	cJSON_AddItemToArray(p->items, o);
+	pk_entries_add(&p->items, o, "wheel", rel, name, version);
 	pk_say(p, "wheel    %s  (%s)", rel, from);
 }
 
 /* The kit already has this file (two distributions cannot share a wheel, one lock can list one twice). */
 static bool in_kit(pk_pack *p, const char *rel)
 {
-	cJSON *it;
-
-	cJSON_ArrayForEach(it, p->items)
-		if (el_jget_str(it, "path") && strcmp(el_jget_str(it, "path"), rel) == 0)
+	for (size_t i = 0; i < p->items.n; i++)
+		if (strcmp(p->items.v[i].path, rel) == 0)
 			return true;
 	return false;
 }

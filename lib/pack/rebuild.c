@@ -281,7 +281,7 @@ static int read_record(const el_pip_dist *d, const char *site, const char *prefi
 		if (rc || !*f || (strncmp(f, info, il) == 0 && f[il] == '/' &&
 				  (strcmp(f + il + 1, "RECORD") == 0 || strcmp(f + il + 1, "INSTALLER") == 0 ||
 				   strcmp(f + il + 1, "REQUESTED") == 0 || strcmp(f + il + 1, "direct_url.json") == 0)) ||
-		    el_ends_with(f, ".pyc")) {
+		    (!*h && el_ends_with(f, ".pyc"))) {
 			free(f), free(h);
 			continue;
 		}

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -69,8 +70,10 @@ int cmd_pack(int argc, char **argv, envlock_ctx *ctx)
 	opts.conda_pkgs = conda;
 	opts.wheel_dirs = wheels;
 	opts.add_files = add;
-	if (!quiet)
+	if (!quiet) {
 		opts.on_warning = cmd_warning;
+		opts.progress = isatty(STDERR_FILENO);
+	}
 	if ((rc = cmd_lock_load(&lock, ctx, argv[optind])) != 0)
 		goto done;
 	rc = envlock_pack(&report, ctx, lock, argv[optind], output, &opts, stdout);

@@ -36,6 +36,7 @@ typedef struct {
 	size_t add_count;
 	int force;                      /**< replace a non-empty output folder */
 	int link;                       /**< hard link instead of copying where the file system allows */
+	int progress;                   /**< progress bar on stderr (caller checks the tty) */
 	void (*on_warning)(const char *message, void *data);
 	void *warning_data;
 } envlock_pack_opts;

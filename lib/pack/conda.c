@@ -14,6 +14,7 @@
 #include "lock/model.h"
 #include "util/error.h"
 #include "util/pool.h"
+#include "util/progress.h"
 #include "util/root.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -155,7 +156,7 @@ static void copy_job(size_t k, void *data)
 			free(src);
 			continue;
 		}
-		if (pk_copy(ctx, src, 0, -1, dst, b->p->link, true, &j->d) != 0) {
+		if (pk_copy(ctx, src, 0, -1, dst, b->p->link, true, &j->d, b->p->progress) != 0) {
 			el_strvec_push(&j->warnings, envlock_error_last(ctx));
 			free(j->reason);
 			j->reason = el_xasprintf("'%s': %s", src, envlock_error_last(ctx));
@@ -271,7 +272,16 @@ void pk_conda(pk_pack *p)
 	batch.jobs = jobs;
 	batch.order = order;
 	batch.dirs = &dirs;
-	el_pool_run(n, el_pool_default_threads(), copy_job, &batch);
+	{
+		uint64_t total = 0;
+
+		for (size_t i = 0; i < n; i++)
+			total += (uint64_t)jobs[i].hint;
+		p->progress = el_progress_start("conda archives", total, p->opts->progress);
+		el_pool_run(n, el_pool_default_threads(), copy_job, &batch);
+		el_progress_finish(p->progress);
+		p->progress = NULL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		report_job(p, &jobs[i]);
 		free(jobs[i].fetch);

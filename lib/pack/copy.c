@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 #define PK_CHUNK (1u << 20)
 
@@ -56,7 +57,7 @@ static void hashes_end(pk_hashes *h, pk_digest *d)
 
 /* Read up to length bytes (-1: all) from fd at its offset, hashing, and write them to out (-1: nowhere). */
 static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out, const char *dst, bool md5,
-		pk_digest *d)
+		pk_digest *d, void *progress)
 {
 	char *buf = malloc(PK_CHUNK);
 	pk_hashes h;
@@ -94,6 +95,8 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 			break;
 		}
 		total += got;
+		if (progress)
+			el_progress_add((uint64_t)got, progress);
 	}
 	hashes_end(&h, d);
 	d->size = total;
@@ -101,25 +104,25 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 	return rc;
 }
 
-int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d)
+int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d, void *progress)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", path, el_strerror(errno));
-	rc = pump(ctx, fd, path, -1, -1, NULL, md5, d);
+	rc = pump(ctx, fd, path, -1, -1, NULL, md5, d, progress);
 	close(fd);
 	return rc;
 }
 
 int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const char *dst,
-	    bool link_it, bool md5, pk_digest *d)
+	    bool link_it, bool md5, pk_digest *d, void *progress)
 {
 	int in, out, rc;
 	struct stat st;
 
 	if (link_it && offset == 0 && length < 0 && link(src, dst) == 0)
-		return pk_hash_file(ctx, dst, md5, d);
+		return pk_hash_file(ctx, dst, md5, d, progress);
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", src, el_strerror(errno));
@@ -136,7 +139,7 @@ int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const
 		close(in);
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", dst, el_strerror(errno));
 	}
-	rc = pump(ctx, in, src, length, out, dst, md5, d);
+	rc = pump(ctx, in, src, length, out, dst, md5, d, progress);
 	close(in);
 	if (close(out) != 0 && rc == 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", dst, el_strerror(errno));

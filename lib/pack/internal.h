@@ -55,6 +55,7 @@ typedef struct {
 	pk_entries missing;
 	size_t not_needed;
 	bool link;          /* hard link where possible: --link, or a temporary kit the bundle writer reads */
+	void *progress;     /* an el_progress while the conda archives are copied, else NULL */
 	pk_wheel *wheels;
 	size_t nwheels, wcap;
 } pk_pack;
@@ -90,10 +91,10 @@ typedef struct {
  * or ENVLOCK_EIO with the file named on ctx; dst is removed on failure.
  */
 int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const char *dst,
-	    bool link, bool md5, pk_digest *d);
+	    bool link, bool md5, pk_digest *d, void *progress);
 
-/* Hash a file (sha256, and md5 when md5 is set), 0 or ENVLOCK_EIO. */
-int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d);
+/* Hash a file (sha256, and md5 when md5 is set), 0 or ENVLOCK_EIO; progress (an el_progress, or NULL) hears of the bytes. */
+int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d, void *progress);
 
 /* conda.c: the lock's conda packages, from the package caches. */
 void pk_conda(pk_pack *p);

@@ -165,7 +165,7 @@ static int add_files(pk_pack *p)
 			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': not a file name", src);
 		else if (el_strvec_has(&seen, base))
 			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': a file named '%s' is added already", src, base);
-		else if ((rc = pk_copy(p->ctx, src, 0, -1, dst, p->link, false, &d)) == 0) {
+		else if ((rc = pk_copy(p->ctx, src, 0, -1, dst, p->link, false, &d, NULL)) == 0) {
 			cJSON *o = cJSON_CreateObject();
 
 			if (!o)
@@ -392,7 +392,7 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	{
 		char *dst = el_path_join(p.kit, PK_LOCK);
 
-		rc = pk_copy(ctx, lock_path, 0, -1, dst, false, false, &ld);
+		rc = pk_copy(ctx, lock_path, 0, -1, dst, false, false, &ld, NULL);
 		free(dst);
 		if (rc != 0)
 			goto done;
@@ -411,6 +411,7 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 
 		memset(&bo, 0, sizeof(bo));
 		bo.lock_path = lock_path;
+		bo.progress = opts->progress;
 		bo.on_warning = opts->on_warning;
 		bo.warning_data = opts->warning_data;
 		rc = envlock_bundle_create(ctx, p.kit, out, &bo);

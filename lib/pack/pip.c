@@ -139,7 +139,7 @@ static bool from_found(pk_pack *p, const el_pip_dist *d, const char *norm, char 
 			}
 			dst = el_path_join(p->kit, rel);
 			if (pk_copy(p->ctx, w->path, w->offset, w->offset ? w->length : -1,
-				    dst, p->link, false, &dg) != 0) {
+				    dst, p->link, false, &dg, NULL) != 0) {
 				pk_warn(p, "%s", envlock_error_last(p->ctx));
 			} else if (sha && strcasecmp(sha, dg.sha256) != 0) {
 				unlink(dst);
@@ -194,7 +194,7 @@ static void pack_dist(pk_pack *p, const el_pip_dist *d)
 			char *dst = el_path_join(p->kit, rel);
 			pk_digest dg;
 
-			if (pk_hash_file(p->ctx, dst, false, &dg) == 0) {
+			if (pk_hash_file(p->ctx, dst, false, &dg, NULL) == 0) {
 				add_item(p, d, d->name, d->version, rel, &dg, "rebuilt", d->path, nfiles);
 				free(rel), free(dst);
 				goto done;

@@ -292,6 +292,31 @@ static int check_out(envlock_ctx *ctx, const char *out, bool archive, bool force
 	return 0;
 }
 
+/* A folder named on the command line must be one: a typo would quietly leave its wheels out. */
+static int check_dir(envlock_ctx *ctx, const char *flag, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0)
+		return el_error_set(ctx, ENVLOCK_ENOTFOUND, "%s '%s': %s", flag, dir, el_strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return el_error_set(ctx, ENVLOCK_EINVAL, "%s '%s': not a folder", flag, dir);
+	return 0;
+}
+
+static int check_dirs(envlock_ctx *ctx, const envlock_pack_opts *opts)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < opts->wheel_dir_count; i++)
+		rc = check_dir(ctx, "--wheels", opts->wheel_dirs[i]);
+	for (size_t i = 0; rc == 0 && i < opts->conda_pkgs_count; i++)
+		rc = check_dir(ctx, "--conda-pkgs", opts->conda_pkgs[i]);
+	if (rc == 0 && opts->pip_cache)
+		rc = check_dir(ctx, "--pip-cache", opts->pip_cache);
+	return rc;
+}
+
 /* Put the finished kit folder tmp at out (a folder), replacing an old one only now. */
 static int put_in_place(envlock_ctx *ctx, const char *tmp, const char *out)
 {
@@ -338,7 +363,7 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 		snprintf(why, sizeof(why), "%s", envlock_error_last(ctx));
 		return el_error_set(ctx, rc, "'%s': %s", lock_path, why);
 	}
-	if ((rc = check_out(ctx, out, archive, opts->force)) != 0)
+	if ((rc = check_dirs(ctx, opts)) != 0 || (rc = check_out(ctx, out, archive, opts->force)) != 0)
 		return rc;
 	tmp = el_xasprintf("%s.tmp-XXXXXX", out);
 	if (!mkdtemp(tmp)) {

@@ -160,20 +160,21 @@ check_eq "elpk-alpha, in no cache of that one, is rebuilt" "rebuilt" "$(item kit
 check_eq "nor is it listed missing" "none" "$(missing kit elpk-eps reason)"
 
 # a wheel is what its METADATA says, not what its file is called
+mkdir nocache
 mkdir liar
 cp kit/wheels/elpk_delta-4.2-py3-none-any.whl liar/elpk_alpha-1.0-py3-none-any.whl
-"$ENVLOCK" pack env.lock -o kitliar --pip-cache none --wheels liar >/dev/null 2>&1
+"$ENVLOCK" pack env.lock -o kitliar --pip-cache nocache --wheels liar >/dev/null 2>&1
 check_eq "a wheel named elpk_alpha-1.0 whose METADATA says elpk-delta 4.2 is taken as delta" \
 	"rebuilt wheels-dir" "$(item kitliar elpk-alpha from) $(item kitliar elpk-delta from)"
 
 # the lock records the sha256 of the file elpk-zeta was installed from: another file is refused
 check_eq "elpk-zeta, installed from its wheel's path and in no cache, is rebuilt" "rebuilt" "$(item kit elpk-zeta from)"
-"$ENVLOCK" pack env.lock -o kitz --pip-cache none --wheels "$seed/zeta" >/dev/null 2>&1
+"$ENVLOCK" pack env.lock -o kitz --pip-cache nocache --wheels "$seed/zeta" >/dev/null 2>&1
 check_eq "given the file it was installed from, that file is taken" \
 	"wheels-dir $(sha256sum "$seed"/zeta/*.whl | cut -d' ' -f1)" "$(item kitz elpk-zeta from) $(item kitz elpk-zeta sha256)"
 mkdir zeta2
 cp kit/wheels/elpk_zeta-1.1-py3-none-any.whl zeta2/
-"$ENVLOCK" pack env.lock -o kitz2 --pip-cache none --wheels zeta2 >/dev/null 2>err
+"$ENVLOCK" pack env.lock -o kitz2 --pip-cache nocache --wheels zeta2 >/dev/null 2>err
 check_eq "a wheel of the same name and version whose sha256 is not the lock's is refused (and the rebuild taken)" \
 	"rebuilt" "$(item kitz2 elpk-zeta from)"
 check_grep "saying so" "elpk_zeta-1.1-py3-none-any.whl': sha256 [0-9a-f]* is not the lock's [0-9a-f]* (the file pip installed from): not used" err
@@ -190,7 +191,7 @@ for i in src.infolist():
     dst.writestr(i, data)
 dst.close()
 PY
-"$ENVLOCK" pack env.lock -o kittags --pip-cache none --wheels otherbuild >/dev/null 2>&1
+"$ENVLOCK" pack env.lock -o kittags --pip-cache nocache --wheels otherbuild >/dev/null 2>&1
 check_eq "a wheel of elpk-delta 4.2 tagged cp311-cp311-linux_x86_64 is not taken for the py3-none-any one installed" \
 	"rebuilt wheels/elpk_delta-4.2-py3-none-any.whl" "$(item kittags elpk-delta from) $(item kittags elpk-delta path)"
 
@@ -289,6 +290,12 @@ check_eq "in one line" "1" "$(wc -l <err | tr -d ' ')"
 check_status "--add of a file that is not there: exit 2" 2 $?
 check_grep "naming it" "^envlock: pack: --add 'nothere.run': no such file or directory$" err
 check_eq "nothing left behind by any of them" "" "$(ls -d bad1 bad2 kit4 ./*.tmp-* busy.old-* 2>/dev/null)"
+"$ENVLOCK" pack env.lock -o kit5 --wheels whels >out 2>err
+check_status "--wheels of a folder that is not there: exit 2" 2 $?
+check_eq "naming it" "envlock: pack: --wheels 'whels': no such file or directory" "$(cat err)"
+"$ENVLOCK" pack env.lock -o kit5 --pip-cache env.lock >out 2>err
+check_eq "--pip-cache of a file" "envlock: pack: --pip-cache 'env.lock': not a folder" "$(cat err)"
+check_eq "nothing left behind" "" "$(ls -d kit5 kit5.tmp-* 2>/dev/null)"
 mkdir empty
 "$ENVLOCK" pack env.lock -o empty --wheels "$seed/wheels" >/dev/null 2>&1
 check_eq "an empty folder is fine as -o" "envlock.kit.json" "$(ls empty | grep kit.json)"

@@ -23,6 +23,7 @@
 #include <openssl/evp.h>
 
 #include "internal.h"
+#include "util/error.h"
 #include "util/root.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -425,14 +426,18 @@ static int put_file(struct archive *a, const rec_entry *x, el_buf *record, char 
 	ssize_t got;
 	int fd, rc = -1;
 
-	if (lstat(x->abs, &st) != 0 || !S_ISREG(st.st_mode)) {
-		*why = el_xasprintf("'%s' is not there any more", x->abs);
+	if (lstat(x->abs, &st) != 0) {
+		*why = el_xasprintf("'%s': %s", x->abs, el_strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = el_xasprintf("'%s' is not a regular file any more", x->abs);
 		return -1;
 	}
 	if (x->script)
 		return put_script(a, x, record, why);
 	if ((fd = open(x->abs, O_RDONLY | O_CLOEXEC)) < 0) {
-		*why = el_xasprintf("'%s': %s", x->abs, strerror(errno));
+		*why = el_xasprintf("'%s': %s", x->abs, el_strerror(errno));
 		return -1;
 	}
 	buf = el_xmalloc(1u << 20);
@@ -506,7 +511,7 @@ int pk_rebuild(pk_pack *p, const el_pip_dist *d, char **file, long long *nfiles,
 	dst = el_xasprintf("%s/wheels/%s", p->kit, name);
 	tmp = el_xasprintf("%s/wheels/.rebuild-XXXXXX", p->kit);
 	if ((fd = mkstemp(tmp)) < 0) {
-		*why = el_xasprintf("'%s': %s", tmp, strerror(errno));
+		*why = el_xasprintf("'%s': %s", tmp, el_strerror(errno));
 		goto done;
 	}
 	{
@@ -543,7 +548,7 @@ int pk_rebuild(pk_pack *p, const el_pip_dist *d, char **file, long long *nfiles,
 		goto done;
 	}
 	if (rename(tmp, dst) != 0) {
-		*why = el_xasprintf("'%s': %s", dst, strerror(errno));
+		*why = el_xasprintf("'%s': %s", dst, el_strerror(errno));
 		goto done;
 	}
 	*file = name;

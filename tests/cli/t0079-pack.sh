@@ -266,6 +266,14 @@ check_eq "neither is looked for, and the fetch command is conda's, not a curl -o
 check_eq "nothing in conda/ but the good one" "xz-5.4.2-h5eee18b_0.tar.bz2" "$(ls kith/conda)"
 check_eq "the rebuilt wheel has a new file's mode" "644" "$(stat -c %a kit/wheels/elpk_gamma-0.3-py3-none-any.whl)"
 
+# an installed file removed: named too
+mv "$(fact site)/elpk_beta/data.txt" beta-data.txt
+"$ENVLOCK" pack env.lock -o kitgone --pip-cache nocache --wheels "$seed/wheels" >/dev/null 2>&1
+check_eq "a file RECORD lists that is gone: the rebuild says which" \
+	"no wheel in the caches; cannot rebuild it: '$(fact site)/elpk_beta/data.txt': no such file or directory" \
+	"$(missing kitgone elpk-beta reason)"
+mv beta-data.txt "$(fact site)/elpk_beta/data.txt"
+
 # bad input: one line, exit 2, nothing left behind
 "$ENVLOCK" pack nothere.lock -o bad1 >out 2>err
 check_status "a missing lock: exit 2" 2 $?

@@ -51,6 +51,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx);
 int cmd_report(int argc, char **argv, envlock_ctx *ctx);
 int cmd_verify(int argc, char **argv, envlock_ctx *ctx);
 int cmd_ldd(int argc, char **argv, envlock_ctx *ctx);
+int cmd_pack(int argc, char **argv, envlock_ctx *ctx);
 
 /*
  * The exit status for a library code a command returned: every

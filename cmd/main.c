@@ -35,6 +35,7 @@ static const cmd_entry commands[] = {
 	{ "keygen", cmd_keygen, CMD_NEED_CTX, "make an Ed25519 key pair for signing lockfiles" },
 	{ "export", cmd_export, CMD_NEED_CTX, "write a lock as conda, pip, environment.yml or Dockerfile input" },
 	{ "import", cmd_import, CMD_NEED_CTX, "make a partial lock from conda list --explicit or pip freeze output" },
+	{ "pack", cmd_pack, CMD_NEED_CTX, "an offline restore kit: the lock's conda archives and wheels, verified" },
 	{ "ldd", cmd_ldd, CMD_NEED_CTX, "what the loader will load for an ELF file, and why; never runs it" },
 	{ NULL, NULL, 0, NULL }
 };

@@ -2,7 +2,7 @@
 # Installed as share/bash-completion/completions/envlock; works without the
 # bash-completion package too (source it from ~/.bashrc).
 
-_envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import ldd"
+_envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import pack ldd"
 _envlock_sections="system gpu cuda cudnn compilers python conda pip frameworks loads repos configs checkpoints env"
 _envlock_steps="driver cuda compilers cudnn conda repos pip configs checkpoints verify"
 _envlock_report_formats="md latex html json text"
@@ -52,6 +52,7 @@ _envlock_options()
 	keygen) echo "-o --output --force -h --help" ;;
 	export) echo "-f --format -o --output -q --quiet -h --help" ;;
 	import) echo "-o --output -h --help" ;;
+	pack) echo "-o --output --conda-pkgs --pip-cache --wheels --add --link --force -q --quiet -h --help" ;;
 	ldd) echo "-r --root -L --library-path --json -h --help" ;;
 	esac
 }
@@ -65,9 +66,9 @@ _envlock_value()
 	report:--format) _envlock_reply "$_envlock_report_formats" "$3" ;;
 	export:--format | export:-f) _envlock_reply "$_envlock_export_formats" "$3" ;;
 	bundle:--checkpoints) _envlock_reply "include hash" "$3" ;;
-	*:--root | ldd:-r | *:--library-path | ldd:-L | *:--conda-prefix | *:--repo | *:--wheels | *:--prefix | *:--dest | *:--state-dir | *:--cuda-home)
+	*:--root | ldd:-r | *:--library-path | ldd:-L | *:--conda-prefix | *:--repo | *:--wheels | pack:--conda-pkgs | pack:--pip-cache | *:--prefix | *:--dest | *:--state-dir | *:--cuda-home)
 		_envlock_files "$3" -d ;;
-	*:-o | *:--output | *:--python | *:--checkpoint | *:--config | *:--rules | *:--cuda-runfile | \
+	*:-o | *:--output | pack:--add | *:--python | *:--checkpoint | *:--config | *:--rules | *:--cuda-runfile | \
 	*:--cudnn-archive | *:--conda-exe | *:--lock | *:--against | *:-k | *:--key | *:-s | *:--sig | \
 	*:-p | *:--pub)
 		_envlock_files "$3" ;;

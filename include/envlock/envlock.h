@@ -17,5 +17,6 @@
 #include "verify.h"
 #include "save.h"
 #include "ldd.h"
+#include "pack.h"
 
 #endif

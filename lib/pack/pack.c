@@ -1,0 +1,459 @@
+/*
+ * envlock pack: an offline restore kit (include/envlock/pack.h), built in
+ * a folder beside the output and renamed into place, or written as a
+ * bundle archive, so that a crash never leaves half a kit where a kit
+ * is expected.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "envlock/bundle.h"
+#include "internal.h"
+#include "lock/model.h"
+#include "lock/untrusted.h"
+#include "util/atomic.h"
+#include "util/error.h"
+#include "util/root.h"
+#include "util/text.h"
+#include "util/vec.h"
+#include "util/xalloc.h"
+
+#define PK_MANIFEST "envlock.kit.json"
+#define PK_LOCK "envlock.lock"
+
+void pk_warn(pk_pack *p, const char *fmt, ...)
+{
+	char msg[2048];
+	el_buf b = EL_BUF_INIT(8192);
+	va_list ap;
+
+	if (!p->opts->on_warning)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	el_term_text(&b, msg);
+	p->opts->on_warning(el_buf_cstr(&b), p->opts->warning_data);
+	el_buf_release(&b);
+}
+
+void pk_say(pk_pack *p, const char *fmt, ...)
+{
+	char *line;
+	va_list ap;
+	int n;
+
+	if (!p->stream)
+		return;
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		el_oom();
+	/* names and paths come from the lock and the caches: no escape sequence reaches the terminal */
+	el_term_put(p->stream, line);
+	fputc('\n', p->stream);
+	free(line);
+}
+
+void pk_missing(pk_pack *p, const char *kind, const char *name, const char *version,
+		const char *reason, const char *fetch)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		el_oom();
+	el_jset_str(o, "kind", kind);
+	el_jset_str(o, "name", name);
+	el_jset_str(o, "version", version ? version : "");
+	el_jset_str(o, "reason", reason);
+	el_jset_str(o, "fetch", fetch);
+	pk_entries_add(&p->missing, o, kind, "", name, version);
+	pk_say(p, "missing  %s %s %s: %s", kind, name, version ? version : "", reason);
+	pk_say(p, "         fetch: %s", fetch);
+}
+
+void pk_shell_word(el_buf *b, const char *s)
+{
+	bool plain = *s != '\0';
+
+	for (const char *c = s; *c && plain; c++)
+		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			strchr("-_./:=+@,%", *c);
+	if (plain) {
+		el_buf_puts(b, s);
+		return;
+	}
+	el_buf_putc(b, '\'');
+	for (const char *c = s; *c; c++)
+		if (*c == '\'')
+			el_buf_puts(b, "'\\''");
+		else
+			el_buf_putc(b, *c);
+	el_buf_putc(b, '\'');
+}
+
+char *pk_abs(const char *path)
+{
+	char cwd[4096];
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return el_xstrdup(path);
+	while (path[0] == '.' && path[1] == '/')
+		path += 2;
+	return el_path_join(cwd, path);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* rm -rf, never following a link */
+static void remove_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool empty_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d)
+		return false;
+	while (empty && (e = readdir(d)))
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/* The role of an added file, from its name. */
+static const char *file_role(const char *base)
+{
+	if (el_starts_with(base, "cudnn-") && (el_ends_with(base, ".tar.xz") || el_ends_with(base, ".tgz")))
+		return "cudnn-archive";
+	if (el_starts_with(base, "cuda_") && el_ends_with(base, ".run"))
+		return "cuda-runfile";
+	return "file";
+}
+
+static int add_files(pk_pack *p)
+{
+	el_strvec seen = EL_STRVEC_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < p->opts->add_count && rc == 0; i++) {
+		const char *src = p->opts->add_files[i], *base = el_path_base(src);
+		char *rel = el_xasprintf("files/%s", base), *dst = el_path_join(p->kit, rel);
+		struct stat st;
+		pk_digest d;
+
+		if (stat(src, &st) != 0 || !S_ISREG(st.st_mode))
+			rc = el_error_set(p->ctx, ENVLOCK_ENOTFOUND, "--add '%s': %s", src,
+					  errno && stat(src, &st) != 0 ? el_strerror(errno) : "not a regular file");
+		else if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': not a file name", src);
+		else if (el_strvec_has(&seen, base))
+			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': a file named '%s' is added already", src, base);
+		else if ((rc = pk_copy(p->ctx, src, 0, -1, dst, p->link, false, &d, NULL)) == 0) {
+			cJSON *o = cJSON_CreateObject();
+
+			if (!o)
+				el_oom();
+			el_jset_str(o, "kind", "file");
+			el_jset_str(o, "role", file_role(base));
+			el_jset_str(o, "path", rel);
+			el_jset_int(o, "size", d.size);
+			el_jset_str(o, "sha256", d.sha256);
+			pk_entries_add(&p->items, o, "file", rel, NULL, NULL);
+			el_strvec_push(&seen, base);
+			pk_say(p, "file     %s  (%s)", rel, file_role(base));
+		}
+		free(rel), free(dst);
+	}
+	el_strvec_release(&seen);
+	return rc;
+}
+
+void pk_entries_add(pk_entries *list, cJSON *obj, const char *kind, const char *path,
+		    const char *name, const char *version)
+{
+	pk_entry *e;
+
+	EL_GROW(list->v, list->n + 1, list->cap);
+	e = &list->v[list->n++];
+	e->kind = el_xstrdup(kind ? kind : "");
+	e->path = el_xstrdup(path ? path : "");
+	e->name = el_xstrdup(name ? name : "");
+	e->version = el_xstrdup(version ? version : "");
+	e->obj = obj;
+}
+
+static void entries_release(pk_entries *list)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		pk_entry *e = &list->v[i];
+
+		free(e->kind), free(e->path), free(e->name), free(e->version);
+		cJSON_Delete(e->obj);
+	}
+	free(list->v);
+	memset(list, 0, sizeof(*list));
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const pk_entry *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+
+	if (!c)
+		c = strcmp(x->path, y->path);
+	if (!c)
+		c = strcmp(x->name, y->name);
+	if (!c)
+		c = strcmp(x->version, y->version);
+	return c;
+}
+
+/* The entries' objects as an array sorted by kind, then path, name, version; list is emptied. */
+static cJSON *sorted(pk_entries *list)
+{
+	cJSON *out = cJSON_CreateArray();
+
+	if (!out)
+		el_oom();
+	if (list->n)
+		qsort(list->v, list->n, sizeof(*list->v), entry_cmp);
+	for (size_t i = 0; i < list->n; i++) {
+		cJSON_AddItemToArray(out, list->v[i].obj);
+		list->v[i].obj = NULL;
+	}
+	entries_release(list);
+	return out;
+}
+
+static int write_manifest(pk_pack *p, const envlock_lock *lock, const pk_digest *ld)
+{
+	cJSON *m = cJSON_CreateObject(), *l;
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	char *created = el_xasprintf("envlock %s", envlock_version());
+	char *path = el_path_join(p->kit, PK_MANIFEST);
+	int rc;
+
+	if (!m)
+		el_oom();
+	el_jset_str(m, "format", "envlock-kit");
+	el_jset_int(m, "version", 1);
+	el_jset_str(m, "created_by", created);
+	l = el_jset_obj(m, "lock");
+	el_jset_str(l, "path", PK_LOCK);
+	el_jset_str(l, "id", envlock_lock_id(lock));
+	el_jset_str(l, "sha256", ld->sha256);
+	el_jset(m, "items", sorted(&p->items));
+	el_jset(m, "missing", sorted(&p->missing));
+	rc = el_json_write(m, &b, 2);
+	if (rc == 0)
+		rc = el_write_atomic(p->ctx, path, b.data, b.len, 0644);
+	else
+		rc = el_error_set(p->ctx, ENVLOCK_ELIMIT, "'%s': the manifest is too large", path);
+	cJSON_Delete(m);
+	el_buf_release(&b);
+	free(created);
+	free(path);
+	return rc;
+}
+
+/* Where the kit goes: an empty or new folder, or (force) a folder to replace. */
+static int check_out(envlock_ctx *ctx, const char *out, bool archive, bool force)
+{
+	struct stat st;
+
+	if (lstat(out, &st) != 0)
+		return errno == ENOENT ? 0 : el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
+	if (archive) {
+		if (!S_ISREG(st.st_mode))
+			return el_error_set(ctx, ENVLOCK_EEXISTS, "'%s': exists and is not a file", out);
+		return force ? 0 : el_error_set(ctx, ENVLOCK_EEXISTS, "'%s': exists (--force replaces it)", out);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return el_error_set(ctx, ENVLOCK_EEXISTS, "'%s': exists and is not a folder", out);
+	if (!empty_dir(out) && !force)
+		return el_error_set(ctx, ENVLOCK_EEXISTS, "'%s': exists and is not empty (--force replaces it)", out);
+	return 0;
+}
+
+/* A folder named on the command line must be one: a typo would quietly leave its wheels out. */
+static int check_dir(envlock_ctx *ctx, const char *flag, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0)
+		return el_error_set(ctx, ENVLOCK_ENOTFOUND, "%s '%s': %s", flag, dir, el_strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return el_error_set(ctx, ENVLOCK_EINVAL, "%s '%s': not a folder", flag, dir);
+	return 0;
+}
+
+static int check_dirs(envlock_ctx *ctx, const envlock_pack_opts *opts)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < opts->wheel_dir_count; i++)
+		rc = check_dir(ctx, "--wheels", opts->wheel_dirs[i]);
+	for (size_t i = 0; rc == 0 && i < opts->conda_pkgs_count; i++)
+		rc = check_dir(ctx, "--conda-pkgs", opts->conda_pkgs[i]);
+	if (rc == 0 && opts->pip_cache)
+		rc = check_dir(ctx, "--pip-cache", opts->pip_cache);
+	return rc;
+}
+
+/* Put the finished kit folder tmp at out (a folder), replacing an old one only now. */
+static int put_in_place(envlock_ctx *ctx, const char *tmp, const char *out)
+{
+	char *old = NULL;
+	int rc = 0;
+
+	if (rename(tmp, out) == 0) {
+		el_fsync_parent(out);
+		return 0;
+	}
+	if (errno != ENOTEMPTY && errno != EEXIST)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
+	old = el_xasprintf("%s.old-%ld", out, (long)getpid());
+	if (rename(out, old) != 0) {
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
+	} else if (rename(tmp, out) != 0) {
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
+		rename(old, out);
+	} else {
+		remove_tree(old);
+		el_fsync_parent(out);
+	}
+	free(old);
+	return rc;
+}
+
+int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lock *lock,
+		 const char *lock_path, const char *out, const envlock_pack_opts *opts, FILE *stream)
+{
+	static const envlock_pack_opts none;
+	bool archive = el_ends_with(out, ".tar.zst");
+	char *tmp = NULL, *stem = NULL;
+	pk_pack p;
+	pk_digest ld;
+	int rc;
+
+	memset(report, 0, sizeof(*report));
+	memset(&p, 0, sizeof(p));
+	if (!opts)
+		opts = &none;
+	if ((rc = el_lock_check_untrusted(ctx, lock)) != 0) {
+		char why[1024];
+
+		snprintf(why, sizeof(why), "%s", envlock_error_last(ctx));
+		return el_error_set(ctx, rc, "'%s': %s", lock_path, why);
+	}
+	if ((rc = check_dirs(ctx, opts)) != 0 || (rc = check_out(ctx, out, archive, opts->force)) != 0)
+		return rc;
+	tmp = el_xasprintf("%s.tmp-XXXXXX", out);
+	if (!mkdtemp(tmp)) {
+		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': cannot create a folder beside it: %s", out, el_strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	p.ctx = ctx;
+	p.opts = opts;
+	p.v = el_lock_view(lock);
+	p.stream = stream;
+	/* a .tar.zst's folder is read once more by the bundle writer, then removed: no need for copies */
+	p.link = opts->link || archive;
+	if (archive) {
+		const char *base = el_path_base(out);
+
+		stem = el_xstrndup(base, strlen(base) - strlen(".tar.zst"));
+		if (!*stem) {
+			free(stem);
+			stem = el_xstrdup("kit");
+		}
+		p.kit = el_path_join(tmp, stem);
+		if (mkdir(p.kit, 0755) != 0) {
+			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", p.kit, el_strerror(errno));
+			goto done;
+		}
+	} else {
+		p.kit = el_xstrdup(tmp);
+		/* mkdtemp's 0700, made what mkdir would have made */
+		{
+			mode_t um = umask(0);
+
+			umask(um);
+			chmod(p.kit, 0777 & ~um);
+		}
+	}
+	{
+		const char *sub[] = { "conda", "wheels", "files" };
+
+		for (size_t i = 0; i < 3; i++) {
+			char *d = el_path_join(p.kit, sub[i]);
+
+			if (mkdir(d, 0755) != 0 && errno != EEXIST) {
+				rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", d, el_strerror(errno));
+				free(d);
+				goto done;
+			}
+			free(d);
+		}
+	}
+	{
+		char *dst = el_path_join(p.kit, PK_LOCK);
+
+		rc = pk_copy(ctx, lock_path, 0, -1, dst, false, false, &ld, NULL);
+		free(dst);
+		if (rc != 0)
+			goto done;
+	}
+	if ((rc = add_files(&p)) != 0)
+		goto done;
+	pk_conda(&p);
+	pk_pip(&p);
+	report->items = p.items.n;
+	report->missing = p.missing.n;
+	report->not_needed = p.not_needed;
+	if ((rc = write_manifest(&p, lock, &ld)) != 0)
+		goto done;
+	if (archive) {
+		envlock_bundle_opts bo;
+
+		memset(&bo, 0, sizeof(bo));
+		bo.lock_path = lock_path;
+		bo.progress = opts->progress;
+		bo.on_warning = opts->on_warning;
+		bo.warning_data = opts->warning_data;
+		rc = envlock_bundle_create(ctx, p.kit, out, &bo);
+	} else {
+		rc = put_in_place(ctx, tmp, out);
+	}
+	if (rc == 0)
+		pk_say(&p, "kit      %s: %zu items, %zu missing, %zu not needed", out, report->items,
+		       report->missing, report->not_needed);
+done:
+	if (rc != 0 || archive)
+		remove_tree(tmp);
+	entries_release(&p.items);
+	entries_release(&p.missing);
+	pk_wheels_free(&p);
+	free(p.kit);
+	free(stem);
+	free(tmp);
+	return rc;
+}

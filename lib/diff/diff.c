@@ -27,24 +27,73 @@ static el_diff_row *push(envlock_diff *d, int section, envlock_diff_change chang
 	return x;
 }
 
-static void compare_items(envlock_diff *d, int all)
+/*
+ * The conda package of that name in a view, or NULL: a binary search, as
+ * save writes them sorted by name, then a scan for a lock that is not.
+ */
+static const el_conda_package *conda_package(const el_view *v, const char *name)
+{
+	size_t lo = 0, hi = v->conda.npackages;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *n = v->conda.packages[mid].name;
+		int c = n ? strcmp(n, name) : -1;
+
+		if (c == 0)
+			return &v->conda.packages[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; i < v->conda.npackages; i++)
+		if (v->conda.packages[i].name && strcmp(v->conda.packages[i].name, name) == 0)
+			return &v->conda.packages[i];
+	return NULL;
+}
+
+/*
+ * A conda package is the same package when its archive is: the same name,
+ * version and build, and the same md5 (else sha256) on both sides. Where it
+ * was fetched from is provenance, not content: a package restored from an
+ * offline kit (`envlock restore --kit`, a file:// URL) or a mirror folder
+ * is the one the lock names, though conda records the folder as its channel.
+ */
+static bool same_conda_archive(const el_view *va, const el_view *vb, const char *name)
+{
+	const el_conda_package *a = conda_package(va, name), *b = conda_package(vb, name);
+
+	if (!a || !b || !a->version || !b->version || strcmp(a->version, b->version) != 0 ||
+	    strcmp(a->build ? a->build : "", b->build ? b->build : "") != 0)
+		return false;
+	if (a->md5 && b->md5)
+		return strcmp(a->md5, b->md5) == 0;
+	return a->sha256 && b->sha256 && strcmp(a->sha256, b->sha256) == 0;
+}
+
+static void compare_items(envlock_diff *d, const el_view *va, const el_view *vb, int all)
 {
 	el_strpool *pool = &d->tab.pool;
 
 	for (size_t i = 0; i < d->tab.n; i++) {
 		const el_item *it = &d->tab.items[i];
-		uint32_t va = el_item_val(it, 0), vb = el_item_val(it, 1);
-		envlock_diff_change change = va == vb ? ENVLOCK_DIFF_SAME
-			: !va ? ENVLOCK_DIFF_ADDED : !vb ? ENVLOCK_DIFF_REMOVED : ENVLOCK_DIFF_CHANGED;
+		uint32_t a = el_item_val(it, 0), b = el_item_val(it, 1);
+		envlock_diff_change change = a == b ? ENVLOCK_DIFF_SAME
+			: !a ? ENVLOCK_DIFF_ADDED : !b ? ENVLOCK_DIFF_REMOVED : ENVLOCK_DIFF_CHANGED;
 		char *reason = NULL;
 		el_diff_row *x;
+
+		if (change == ENVLOCK_DIFF_CHANGED && it->section == EL_SEC_CONDA &&
+		    same_conda_archive(va, vb, el_strpool_get(pool, it->key)))
+			change = ENVLOCK_DIFF_SAME;
 
 		if (change == ENVLOCK_DIFF_SAME && !all)
 			continue;
 		x = push(d, (int)it->section, change);
 		x->e.key = el_strpool_get(pool, it->key);
-		x->e.a = el_strpool_get(pool, va);
-		x->e.b = el_strpool_get(pool, vb);
+		x->e.a = el_strpool_get(pool, a);
+		x->e.b = el_strpool_get(pool, b);
 		if (change != ENVLOCK_DIFF_SAME) {
 			x->e.severity = el_diff_classify(x->section, x->e.key, x->e.a, x->e.b, &reason);
 			x->e.reason = el_strpool_str(pool, reason);
@@ -253,7 +302,7 @@ int envlock_diff_locks(envlock_diff **out, envlock_ctx *ctx,
 	describe(d, &d->b, vb, name_b ? name_b : "B");
 	el_itab_add_view(&d->tab, va, 0);
 	el_itab_add_view(&d->tab, vb, 1);
-	compare_items(d, opts && opts->all);
+	compare_items(d, va, vb, opts && opts->all);
 	if (opts && opts->rules && (rc = compare_findings(d, ctx, opts->rules, a, b)) != 0) {
 		envlock_diff_free(d);
 		return rc;

@@ -292,14 +292,17 @@ static void flat_python(fl *f, const el_python *py)
 
 /*
  * A conda channel as people write it: ".../conda-forge/linux-64" ->
- * "conda-forge", "https://repo.anaconda.com/pkgs/main/linux-64" -> "pkgs/main".
+ * "conda-forge", "https://repo.anaconda.com/pkgs/main/linux-64" -> "pkgs/main",
+ * "file:///srv/kit/conda" -> "/srv/kit/conda".
  */
 static void put_channel(el_buf *b, const char *ch, const char *subdir)
 {
 	const char *p = strstr(ch, "://"), *slash;
 	size_t len;
 
-	if (p && (slash = strchr(p + 3, '/')) != NULL && slash[1])
+	if (p && strncmp(ch, "file://", 7) == 0)
+		p += 3;                 /* a local folder: its path, file:///srv/kit/conda -> /srv/kit/conda */
+	else if (p && (slash = strchr(p + 3, '/')) != NULL && slash[1])
 		p = slash + 1;
 	else
 		p = ch;

@@ -223,6 +223,24 @@ check_eq "one file only: one line saying what it needs" "envlock: diff: expected
 check_status "--help" 0 $?
 check_grep "--help lists the sections" "sections: system, gpu, cuda" "$scratch/out"
 
+# a conda package is known by its archive: the same md5 from another channel
+# (a kit's folder, a mirror) is the same package; another md5 is not
+"$PYTHON" - "$GOLDEN/ubuntu1604-mmdet.lock.json" "$scratch/kitchan.json" "$scratch/rebuilt.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["conda"]["packages"][0]
+p["channel"] = "file:///srv/kit/conda"
+p["url"] = "file:///srv/kit/conda/" + p["url"].rsplit("/", 1)[1]
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)
+p["md5"] = "0" * 32
+json.dump(d, open(sys.argv[3], "w"), indent=2, sort_keys=True)
+PY
+"$ENVLOCK" diff --only conda "$GOLDEN/ubuntu1604-mmdet.lock.json" "$scratch/kitchan.json" >"$scratch/out" 2>/dev/null
+check_status "conda: another channel, the same archive md5: no difference" 0 $?
+"$ENVLOCK" diff --only conda "$GOLDEN/ubuntu1604-mmdet.lock.json" "$scratch/rebuilt.json" >"$scratch/out" 2>/dev/null
+check_status "conda: another channel and another md5: a difference" 1 $?
+check_grep "conda: shown with both channels, a local one by its path" "^  _libgcc_mutex  *0.1 main pkgs/main  *→ 0.1 main /srv/kit/conda  *info$" "$scratch/out"
+
 # colour: never into a file or with NO_COLOR; on a terminal, red and yellow
 esc=$(printf '\033')
 "$ENVLOCK" diff "$A" "$BROKEN" >"$scratch/out"

@@ -195,6 +195,13 @@ def unpack(path, prefix):
     return info
 
 
+def package_files(info):
+    """What conda records as a package's files: info/paths.json's paths (conda >= 4.3 packages), else info/files."""
+    if "paths.json" in info:
+        return sorted(p["_path"] for p in json.loads(info["paths.json"]).get("paths", []))
+    return [l for l in info.get("files", b"").decode().splitlines() if l]
+
+
 def install_files(prefix, pkgs, argv):
     """conda create from the archives themselves: check, unpack, record each one."""
     if os.path.exists(prefix):
@@ -225,7 +232,7 @@ def install_files(prefix, pkgs, argv):
                     "sha256": hashlib.sha256(data).hexdigest(),
                     # conda names a file URL's channel by the folder the archive is in
                     "channel": url.rsplit("/", 1)[0],
-                    "files": [l for l in info.get("files", b"").decode().splitlines() if l]})
+                    "files": package_files(info)})
         with open(os.path.join(meta, "%s-%s-%s.json" % (rec["name"], rec["version"], rec["build"])), "w") as f:
             json.dump(rec, f, indent=1, sort_keys=True)
     with open(os.path.join(meta, "history"), "w") as f:

@@ -25,19 +25,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "envlock/bundle.h"
 #include "lock/model.h"
 #include "plan.h"
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
 #define EL_KIT_MANIFEST_MAX (16u << 20)
 #define EL_KIT_ITEMS_MAX 100000
 #define EL_KIT_TEXT_MAX 4096
+#define KIT_CHUNK (1u << 20) /* digest_file's read size */
 
 static const char *const kind_names[] = { "conda", "wheel", "file" };
 static const char *const kind_dirs[] = { "conda/", "wheels/", "files/" };
@@ -100,65 +100,51 @@ static int read_plain(const char *host, el_buf *b, int *err)
 	return n < 0 ? -1 : 0;
 }
 
-static void to_hex(const unsigned char *d, unsigned n, char *hex)
-{
-	for (unsigned i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-}
-
 /*
  * Size, sha256 and (want_md5) md5 of a kit file, in one read; a link or
  * anything but a regular file is refused (*err EINVAL, ELOOP).
  */
-static int digest_file(const char *host, bool want_md5, uint64_t *size, char sha[EL_SHA256_HEX], char md5[33],
+static int digest_file(const char *host, bool want_md5, uint64_t *size, char sha[EL_SHA256_HEX], char md5[EL_MD5_HEX],
 		       int *err)
 {
 	int fd = open(host, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	EVP_MD_CTX *s = NULL, *m = NULL;
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned dn;
+	el_sha256 *s = NULL;
+	el_md5 *m = NULL;
+	unsigned char *chunk = NULL;
 	struct stat st;
-	static unsigned char chunk[1u << 20];
 	ssize_t n = 0;
-	int rc = -1;
 
 	*err = 0;
 	*size = 0;
+	md5[0] = '\0';
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		*err = fd < 0 ? errno : EINVAL;
-		goto done;
+		if (fd >= 0)
+			close(fd);
+		return -1;
 	}
-	s = EVP_MD_CTX_new();
-	m = want_md5 ? EVP_MD_CTX_new() : NULL;
-	if (!s || (want_md5 && !m) || EVP_DigestInit_ex(s, EVP_sha256(), NULL) != 1 ||
-	    (m && EVP_DigestInit_ex(m, EVP_md5(), NULL) != 1)) {
-		*err = ENOMEM;
-		goto done;
-	}
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-		EVP_DigestUpdate(s, chunk, (size_t)n);
+	chunk = el_xmalloc(KIT_CHUNK);
+	s = el_sha256_begin();
+	m = want_md5 ? el_md5_begin() : NULL;
+	while ((n = read(fd, chunk, KIT_CHUNK)) > 0) {
+		el_sha256_update(s, chunk, (size_t)n);
 		if (m)
-			EVP_DigestUpdate(m, chunk, (size_t)n);
+			el_md5_update(m, chunk, (size_t)n);
 		*size += (uint64_t)n;
 	}
-	if (n < 0) {
+	if (n < 0)
 		*err = errno;
-		goto done;
+	free(chunk);
+	close(fd);
+	if (n < 0) {
+		el_sha256_abort(s);
+		el_md5_abort(m);
+		return -1;
 	}
-	EVP_DigestFinal_ex(s, d, &dn);
-	to_hex(d, dn, sha);
-	md5[0] = '\0';
-	if (m) {
-		EVP_DigestFinal_ex(m, d, &dn);
-		to_hex(d, dn, md5);
-	}
-	rc = 0;
-done:
-	EVP_MD_CTX_free(s);
-	EVP_MD_CTX_free(m);
-	if (fd >= 0)
-		close(fd);
-	return rc;
+	el_sha256_end(s, sha);
+	if (m)
+		el_md5_end(m, md5);
+	return 0;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -367,7 +353,7 @@ static int read_item(el_kit *k, envlock_ctx *ctx, const cJSON *o, size_t i)
 /* The item's file against the manifest (size, sha256, md5), then against the lock. */
 static int check_item(el_kit *k, envlock_ctx *ctx, el_kit_item *it, const el_view *v)
 {
-	char sha[EL_SHA256_HEX], md5[33];
+	char sha[EL_SHA256_HEX], md5[EL_MD5_HEX];
 	uint64_t size;
 	int e;
 

@@ -82,6 +82,54 @@ void el_sha256_abort(el_sha256 *h)
 	free(h);
 }
 
+/* MD5, fetched once like SHA-256, for the same reason: hashing threads (envlock pack's). */
+static EVP_MD *md5_md;
+static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
+
+static void fetch_md5(void)
+{
+	md5_md = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
+struct el_md5 {
+	EVP_MD_CTX *md;
+};
+
+el_md5 *el_md5_begin(void)
+{
+	el_md5 *h = el_xmalloc(sizeof(*h));
+
+	pthread_once(&md5_once, fetch_md5);
+	h->md = EVP_MD_CTX_new();
+	if (!h->md || !EVP_DigestInit_ex(h->md, md5_md ? md5_md : EVP_md5(), NULL))
+		el_oom();
+	return h;
+}
+
+void el_md5_update(el_md5 *h, const void *data, size_t n)
+{
+	EVP_DigestUpdate(h->md, data, n);
+}
+
+void el_md5_end(el_md5 *h, char hex[EL_MD5_HEX])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned len = 0;
+
+	if (!EVP_DigestFinal_ex(h->md, md, &len))
+		el_oom();
+	to_hex(md, len, hex);
+	el_md5_abort(h);
+}
+
+void el_md5_abort(el_md5 *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->md);
+	free(h);
+}
+
 void el_sha256_buf(const void *data, size_t n, char hex[EL_SHA256_HEX])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];

@@ -17,6 +17,19 @@ void el_sha256_end(el_sha256 *h, char hex[EL_SHA256_HEX]);
 /* Free h without a digest (an error path). NULL is fine. */
 void el_sha256_abort(el_sha256 *h);
 
+/*
+ * MD5, incrementally: only to compare with the md5 conda records of a
+ * package archive (conda-meta, an @EXPLICIT line), beside a sha256.
+ */
+#define EL_MD5_HEX 33 /* 32 hex digits + NUL */
+typedef struct el_md5 el_md5;
+el_md5 *el_md5_begin(void);
+void el_md5_update(el_md5 *h, const void *data, size_t n);
+/* Write the digest into hex and free h. */
+void el_md5_end(el_md5 *h, char hex[EL_MD5_HEX]);
+/* Free h without a digest. NULL is fine. */
+void el_md5_abort(el_md5 *h);
+
 /* Hash n bytes into hex (lowercase). */
 void el_sha256_buf(const void *data, size_t n, char hex[EL_SHA256_HEX]);
 

@@ -71,6 +71,39 @@ static void changed_while_hashed(void **state)
 
 static atomic_int hits[1000];
 
+/* MD5 in pieces gives RFC 1321's test-suite digests, on any split, and the sha256 of the same bytes is FIPS 180's. */
+static void md5_in_pieces(void **state)
+{
+	static const struct {
+		const char *text, *md5;
+	} rfc1321[] = {
+		{ "", "d41d8cd98f00b204e9800998ecf8427e" },
+		{ "abc", "900150983cd24fb0d6963f7d28e17f72" },
+		{ "message digest", "f96b697d7cb7938d525a2f31aaf161d0" },
+		{ "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+		  "57edf4a22be3c955ac49da2e2107b67a" },
+	};
+	char hex[EL_MD5_HEX], sha[EL_SHA256_HEX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rfc1321) / sizeof(rfc1321[0]); i++) {
+		size_t n = strlen(rfc1321[i].text);
+
+		for (size_t cut = 0; cut <= n; cut += n / 3 + 1) {
+			el_md5 *h = el_md5_begin();
+
+			el_md5_update(h, rfc1321[i].text, cut);
+			el_md5_update(h, rfc1321[i].text + cut, n - cut);
+			el_md5_end(h, hex);
+			assert_string_equal(hex, rfc1321[i].md5);
+		}
+	}
+	el_md5_abort(NULL);
+	el_md5_abort(el_md5_begin());
+	el_sha256_buf("abc", 3, sha);
+	assert_string_equal(sha, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 static void count_hit(size_t i, void *data)
 {
 	(void)data;
@@ -133,6 +166,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(changed_while_hashed),
+		cmocka_unit_test(md5_in_pieces),
 		cmocka_unit_test(pool_runs_each_job_once),
 		cmocka_unit_test(progress_bar_draws_after_a_second),
 	};

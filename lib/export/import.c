@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "lock/model.h"
+#include "lock/untrusted.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "util/userpath.h"
@@ -25,6 +26,7 @@ typedef struct {
 	const char *path;
 	size_t line;
 	cJSON *items;     /* packages or distributions */
+	cJSON *options;   /* pip's index options, in the file's order (pip.index_options) */
 	size_t count;
 	/* pip freeze writes "# Editable install with no version control (name==1.0)" before "-e /path" */
 	char *pending_name, *pending_version;
@@ -254,6 +256,70 @@ static int pip_editable(importer *im, char *arg)
 	return 0;
 }
 
+/*
+ * An index option line (`--extra-index-url URL`, `-f URL`, as pip freeze
+ * copies them from the requirements file it was given, and as people write
+ * them by hand): recorded in pip.index_options, so export and restore
+ * install the CUDA builds of torch and mmcv-full from where they came.
+ * An absolute path is a file:// URL; a relative one, or a URL that is not
+ * http(s) or file or that carries credentials, is an error. Returns 1
+ * when the line was not one of these.
+ */
+static int pip_index_option(importer *im, const char *line)
+{
+	static const struct {
+		const char *flag, *option;
+	} flags[] = {
+		{ "--index-url", "index-url" }, { "-i", "index-url" },
+		{ "--extra-index-url", "extra-index-url" },
+		{ "--find-links", "find-links" }, { "-f", "find-links" },
+	};
+	const char *value = NULL, *option = NULL, *why;
+	char *url, *clean;
+	cJSON *it;
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]) && !option; i++) {
+		size_t n = strlen(flags[i].flag);
+
+		if (strncmp(line, flags[i].flag, n) != 0)
+			continue;
+		if (line[n] == '=' || line[n] == ' ' || line[n] == '\t')
+			value = line + n + 1;
+		else if (n == 2 && line[n])
+			value = line + n; /* -fURL, as optparse takes it */
+		else
+			continue;
+		option = flags[i].option;
+	}
+	if (!option)
+		return 1;
+	value += strspn(value, " \t=");
+	if (!*value || strpbrk(value, " \t"))
+		return fail(im, ENVLOCK_EPARSE, "--%s with no single URL", option);
+	if (value[0] != '/' && !strstr(value, "://"))
+		return fail(im, ENVLOCK_EPARSE, "--%s '%.80s': a relative path (give a URL or an absolute path)", option, value);
+	url = value[0] == '/' ? el_xasprintf("file://%s", value) : el_xstrdup(value);
+	clean = el_url_strip_credentials(url, false);
+	free(url);
+	if ((why = el_bad_index_url(clean)) != NULL) {
+		int rc = fail(im, ENVLOCK_EPARSE, "--%s '%.80s': %s", option, clean, why);
+
+		free(clean);
+		return rc;
+	}
+	cJSON_ArrayForEach(it, im->options)
+		if (strcmp(el_jget_str(it, "option"), option) == 0 && strcmp(el_jget_str(it, "url"), clean) == 0) {
+			free(clean);
+			return 0;
+		}
+	it = el_jpush_obj(im->options);
+	el_jset_str(it, "option", option);
+	el_jset_str(it, "url", clean);
+	el_jset_str(it, "from", im->path);
+	free(clean);
+	return 0;
+}
+
 static int pip_line(importer *im, char *line)
 {
 	char *at, *eq, *semi = strchr(line, ';'), *hashopt;
@@ -278,8 +344,11 @@ static int pip_line(importer *im, char *line)
 	if (el_starts_with(line, "-r") || el_starts_with(line, "-c") || el_starts_with(line, "--requirement") ||
 	    el_starts_with(line, "--constraint"))
 		return fail(im, ENVLOCK_EPARSE, "'%.40s' names another file; envlock import reads one file", line);
-	if (line[0] == '-')
-		return 0; /* index and find-links options (pip freeze copies them from -r files) */
+	if (line[0] == '-') {
+		int rc = pip_index_option(im, line);
+
+		return rc == 1 ? 0 : rc; /* other options (--trusted-host, --pre, ...) say nothing about what is installed */
+	}
 	for (char *p = line; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return fail(im, ENVLOCK_EPARSE, "a control character");
@@ -380,7 +449,7 @@ static int sort_items(importer *im, bool pip)
 int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *ctx, const char *path)
 {
 	el_buf b = EL_BUF_INIT(IMPORT_MAX_BYTES);
-	importer im = { ctx, path, 0, NULL, 0, NULL, NULL };
+	importer im = { ctx, path, 0, NULL, NULL, 0, NULL, NULL };
 	const char *pos, *end, *line;
 	bool conda = false, explicit_seen = false;
 	el_buf joined = EL_BUF_INIT(IMPORT_MAX_LINE * 4);
@@ -411,6 +480,7 @@ int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *c
 	section = el_jset_obj(doc, conda ? "conda" : "pip");
 	el_jset_str(section, "status", "present");
 	im.items = el_jset_arr(section, conda ? "packages" : "distributions");
+	im.options = cJSON_CreateArray();
 	while (el_next_line(&pos, end, &line, &len)) {
 		im.line++;
 		if (len > IMPORT_MAX_LINE) {
@@ -486,6 +556,10 @@ int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *c
 	if ((rc = sort_items(&im, !conda)) != 0)
 		goto done;
 	el_jset_int(section, conda ? "package_count" : "count", (long long)im.count);
+	if (cJSON_GetArraySize(im.options)) {
+		el_jset(section, "index_options", im.options);
+		im.options = NULL;
+	}
 	el_jset_int(doc, "envlock", ENVLOCK_FORMAT_VERSION);
 	el_lock_set_created(doc);
 	el_jset_str(el_jset_obj(doc, "partial"), "from", conda ? "conda-explicit" : "pip-freeze");
@@ -502,6 +576,7 @@ int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *c
 		*kind = conda ? ENVLOCK_IMPORT_CONDA_EXPLICIT : ENVLOCK_IMPORT_PIP_FREEZE;
 done:
 	cJSON_Delete(doc);
+	cJSON_Delete(im.options);
 	free(im.pending_name);
 	free(im.pending_version);
 	el_buf_release(&joined);

@@ -97,3 +97,36 @@ print(valid(full), valid(part), valid(bad_full), valid(req_in_full), valid(empty
 PY
 check_eq "schema: full ok, partial ok, full without gpu no, a requirement in a full lock no, a partial with nothing no" \
 	"True True False False False" "$(cat check.out)"
+
+# ---- index options: where the CUDA builds come from, as the file says
+cat >idx.txt <<'TXT'
+--extra-index-url https://user:secret@download.pytorch.org/whl/cu102
+-f https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html
+--find-links=/srv/wheelhouse
+--trusted-host download.pytorch.org
+torch==1.10.0+cu102
+mmcv-full==1.7.5
+TXT
+"$ENVLOCK" import idx.txt -o idx.lock.json >/dev/null 2>&1
+check_status "import of a file with index options" 0 $?
+check_eq "pip.index_options: each option in the file's order, credentials stripped, from the file" \
+	"extra-index-url https://download.pytorch.org/whl/cu102 idx.txt
+find-links https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html idx.txt
+find-links file:///srv/wheelhouse idx.txt" \
+	"$("$PYTHON" -c 'import json,sys; [print(o["option"], o["url"], o["from"]) for o in json.load(open(sys.argv[1]))["pip"]["index_options"]]' idx.lock.json)"
+validate_ok "the partial lock with index options is valid against the lock schema" idx.lock.json
+"$ENVLOCK" export idx.lock.json --format requirements >idx.req
+check_eq "export writes them back for pip" \
+	"--extra-index-url https://download.pytorch.org/whl/cu102
+--find-links https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html
+--find-links file:///srv/wheelhouse" "$(grep '^--' idx.req)"
+printf -- '-f ./wheels\ntorch==1.0\n' >rel.txt
+"$ENVLOCK" import rel.txt -o rel.lock.json 2>err >/dev/null
+check_status "a relative --find-links: refused" 1 $?
+check_eq "in one line naming the file, the line and the path" \
+	"envlock: rel.txt:1: --find-links './wheels': a relative path (give a URL or an absolute path)" "$(cat err)"
+printf -- '-i ftp://mirror/simple\ntorch==1.0\n' >ftp.txt
+"$ENVLOCK" import ftp.txt -o ftp.lock.json 2>err >/dev/null
+check_status "an index that is not http(s) or file: refused" 1 $?
+check_grep "naming it" "^envlock: ftp.txt:1: --index-url 'ftp://mirror/simple': " err
+if [ -e rel.lock.json ] || [ -e ftp.lock.json ]; then not_ok "nothing written on a refused file"; else ok "nothing written on a refused file"; fi

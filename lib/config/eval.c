@@ -849,7 +849,8 @@ static cv *primary(parser *p)
 				p->pos += 2;
 			callee_text(p, start, what, sizeof(what));
 			v = at_op(p, "(") ? fail(p, t->line, "a call to %s()", what)
-					  : fail(p, t->line, "%s, from an imported module", what);
+			    : p->pos == start + 1 ? fail(p, t->line, "the name '%s', which is imported", what)
+						  : fail(p, t->line, "%s, from an imported module", what);
 			free(name);
 			return v;
 		} else if (tok_is(p, peek(p, 1), TK_OP, "(")) {

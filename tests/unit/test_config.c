@@ -626,6 +626,160 @@ static void mmdet_faster_rcnn(void **state)
 	       FIXTURES "/expected/faster_rcnn_r101_fpn_1x_coco.json");
 }
 
+/* The fixture config at rel (under tests/fixtures/configs), evaluated. */
+static cJSON *fixture(const char *rel)
+{
+	envlock_ctx *ctx;
+	cJSON *out = NULL;
+	char path[4096];
+
+	snprintf(path, sizeof(path), FIXTURES "/%s", rel);
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	if (el_config_effective(&out, ctx, path, NULL, 0))
+		fail_msg("%s: %s", rel, envlock_error_last(ctx));
+	envlock_ctx_free(ctx);
+	return out;
+}
+
+/* The value at a dotted path of the effective config, as JSON text compared with want. */
+static void check_at(const cJSON *out, const char *path, const char *want)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(out, "effective");
+	char buf[512], *part, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (part = strtok_r(buf, ".", &save); part && v; part = strtok_r(NULL, ".", &save))
+		v = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, atoi(part)) : cJSON_GetObjectItemCaseSensitive(v, part);
+	if (!v)
+		fail_msg("%s: not in the effective config", path);
+	check_json(v, want);
+}
+
+static void check_keys(const cJSON *out, const char *const *keys, size_t n)
+{
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(out, "effective")->child;
+
+	for (size_t i = 0; i < n; i++, k = k->next) {
+		assert_non_null(k);
+		assert_string_equal(k->string, keys[i]);
+	}
+	assert_null(k);
+}
+
+static void mmdet_delete(void **state)
+{
+	static const char *const keys[] = { "model", "dataset_type", "data_root", "img_norm_cfg", "train_pipeline",
+					    "test_pipeline", "data", "evaluation", "optimizer", "optimizer_config",
+					    "lr_config", "runner", "checkpoint_config", "log_config", "custom_hooks",
+					    "dist_params", "log_level", "load_from", "resume_from", "workflow",
+					    "opencv_num_threads", "mp_start_method", "auto_scale_lr" };
+	cJSON *out;
+
+	(void)state;
+	out = fixture("configs/regnet/faster_rcnn_regnetx-3.2GF_fpn_1x_coco.py");
+	/* _delete_=True: the ResNet's keys are gone, and so is _delete_ itself */
+	check_at(out, "model.backbone", "{\"type\":\"RegNet\",\"arch\":\"regnetx_3.2gf\",\"out_indices\":[0,1,2,3],"
+					"\"frozen_stages\":1,\"norm_cfg\":{\"type\":\"BN\",\"requires_grad\":true},"
+					"\"norm_eval\":true,\"style\":\"pytorch\",\"init_cfg\":{\"type\":\"Pretrained\","
+					"\"checkpoint\":\"open-mmlab://regnetx_3.2gf\"}}");
+	check_at(out, "model.neck", "{\"type\":\"FPN\",\"in_channels\":[96,192,432,1008],\"out_channels\":256,\"num_outs\":5}");
+	check_at(out, "model.rpn_head.type", "\"RPNHead\"");
+	check_at(out, "img_norm_cfg", "{\"mean\":[103.53,116.28,123.675],\"std\":[57.375,57.12,58.395],\"to_rgb\":false}");
+	/* data.train merged: its pipeline is the child's, the rest the base's; val keeps the base's pipeline */
+	check_at(out, "data.train.type", "\"CocoDataset\"");
+	check_at(out, "data.train.img_prefix", "\"data/coco/train2017/\"");
+	check_at(out, "data.train.pipeline.4", "{\"type\":\"Normalize\",\"mean\":[103.53,116.28,123.675],"
+					       "\"std\":[57.375,57.12,58.395],\"to_rgb\":false}");
+	check_at(out, "data.val.pipeline.1.transforms.2.to_rgb", "true");
+	check_at(out, "optimizer", "{\"type\":\"SGD\",\"lr\":0.02,\"momentum\":0.9,\"weight_decay\":0.00005}");
+	check_keys(out, keys, sizeof(keys) / sizeof(*keys));
+	assert_int_equal(note_count(out), 0);
+	cJSON_Delete(out);
+}
+
+static void mmocr_base_vars(void **state)
+{
+	static const char *const keys[] = { "img_norm_cfg", "train_pipeline", "dataset_type", "root",
+					    "train_anno_file1", "train1", "test", "train_list", "test_list", "optimizer",
+					    "optimizer_config", "lr_config", "total_epochs", "label_convertor", "model",
+					    "data", "cudnn_benchmark" };
+	static const char *const train1 =
+		"{\"type\":\"OCRDataset\",\"ann_file\":\"tests/data/ocr_toy_dataset/label.txt\","
+		"\"loader\":{\"type\":\"HardDiskLoader\",\"repeat\":100,\"parser\":{\"type\":\"LineStrParser\","
+		"\"keys\":[\"filename\",\"text\"],\"keys_idx\":[0,1],\"separator\":\" \"}},\"pipeline\":null,"
+		"\"test_mode\":false}";
+	char want[2048];
+	cJSON *out;
+
+	(void)state;
+	out = fixture("mmocr/configs/textrecog/crnn/crnn_toy_dataset.py");
+	snprintf(want, sizeof(want), "[%s]", train1);
+	check_at(out, "train_list", want);
+	check_at(out, "data.train.datasets", want);
+	check_at(out, "test_list", "[{\"type\":\"OCRDataset\",\"ann_file\":\"tests/data/ocr_toy_dataset/label.lmdb\","
+				   "\"loader\":{\"type\":\"LmdbLoader\",\"repeat\":1},\"test_mode\":true}]");
+	check_at(out, "data.train.pipeline.2", "{\"type\":\"Normalize\",\"mean\":[127],\"std\":[127]}");
+	check_at(out, "model.label_convertor.dict_type", "\"DICT36\"");
+	check_keys(out, keys, sizeof(keys) / sizeof(*keys));
+	/* the f-string path is not evaluated, and neither is what uses it */
+	assert_int_equal(note_count(out), 2);
+	check_note(out, 0, 5, "img_prefix", "an f-string");
+	check_note(out, 1, 10, "train1.img_prefix", "the name 'img_prefix', which is not evaluated");
+	cJSON_Delete(out);
+}
+
+static void mmpose_vitpose(void **state)
+{
+	static const char *const keys[] = { "default_scope", "default_hooks", "env_cfg", "log_level", "load_from",
+					    "resume", "backend_args", "train_cfg", "val_cfg", "test_cfg",
+					    "custom_imports", "optim_wrapper", "codec", "model", "data_root",
+					    "val_pipeline", "val_dataloader", "test_dataloader", "val_evaluator" };
+	cJSON *out;
+
+	(void)state;
+	out = fixture("mmpose/configs/body_2d_keypoint/topdown_heatmap/coco/td-hm_ViTPose-small_8xb64-210e_coco-256x192.py");
+	check_at(out, "custom_imports", "{\"imports\":[\"mmpose.engine.optim_wrappers.layer_decay_optim_wrapper\"],"
+					"\"allow_failed_imports\":false}");
+	check_at(out, "model.backbone.type", "\"mmpretrain.VisionTransformer\"");
+	check_at(out, "model.backbone.arch", "{\"embed_dims\":384,\"num_layers\":12,\"num_heads\":12,\"feedforward_channels\":1536}");
+	check_at(out, "model.backbone.init_cfg.checkpoint",
+		 "\"https://download.openmmlab.com/mmpose/v1/pretrained_models/mae_pretrain_vit_small.pth\"");
+	check_at(out, "model.head.decoder", "{\"type\":\"UDPHeatmap\",\"input_size\":[192,256],\"heatmap_size\":[48,64],\"sigma\":2}");
+	check_at(out, "default_hooks.checkpoint", "{\"type\":\"CheckpointHook\",\"interval\":10,\"save_best\":\"coco/AP\","
+						  "\"rule\":\"greater\",\"max_keep_ckpts\":1}");
+	check_at(out, "train_cfg", "{\"by_epoch\":true,\"max_epochs\":210,\"val_interval\":10}");
+	check_at(out, "optim_wrapper.optimizer", "{\"type\":\"AdamW\",\"lr\":0.0005,\"betas\":[0.9,0.999],\"weight_decay\":0.1}");
+	check_at(out, "val_pipeline.1.input_size", "[192,256]");
+	check_at(out, "test_dataloader.dataset.ann_file", "\"annotations/person_keypoints_val2017.json\"");
+	check_at(out, "val_evaluator.ann_file", "\"data/coco/annotations/person_keypoints_val2017.json\"");
+	check_keys(out, keys, sizeof(keys) / sizeof(*keys));
+	assert_int_equal(note_count(out), 0);
+	cJSON_Delete(out);
+}
+
+static void mmpretrain_read_base(void **state)
+{
+	cJSON *out;
+
+	(void)state;
+	out = fixture("mmpretrain/configs/resnet/resnet18_8xb32_in1k.py");
+	/* classes used as types are imports: those keys are left out and listed */
+	check_effective(out, "{\"model\":{\"backbone\":{\"depth\":18,\"num_stages\":4,\"out_indices\":[3],\"style\":\"pytorch\"},"
+			     "\"neck\":{},\"head\":{\"num_classes\":1000,\"in_channels\":512,\"loss\":{\"loss_weight\":1.0},"
+			     "\"topk\":[1,5]}},"
+			     "\"optim_wrapper\":{\"optimizer\":{\"lr\":0.1,\"momentum\":0.9,\"weight_decay\":0.0001}},"
+			     "\"param_scheduler\":{\"by_epoch\":true,\"milestones\":[30,60,90],\"gamma\":0.1},"
+			     "\"train_cfg\":{\"by_epoch\":true,\"max_epochs\":300,\"val_interval\":1},"
+			     "\"val_cfg\":{},\"test_cfg\":{},\"auto_scale_lr\":{\"base_batch_size\":512}}");
+	assert_int_equal(note_count(out), 7);
+	check_note(out, 0, 8, "model.type", "the name 'ImageClassifier', which is imported");
+	check_note(out, 1, 10, "model.backbone.type", "the name 'ResNet', which is imported");
+	check_note(out, 2, 15, "model.neck.type", "GlobalAveragePooling");
+	check_note(out, 5, 6, "optim_wrapper.optimizer.type", "the name 'SGD', which is imported");
+	check_note(out, 6, 10, "param_scheduler.type", "MultiStepLR");
+	cJSON_Delete(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +794,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cfg_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
 		cmocka_unit_test(mmdet_faster_rcnn),
+		cmocka_unit_test(mmdet_delete),
+		cmocka_unit_test(mmocr_base_vars),
+		cmocka_unit_test(mmpose_vitpose),
+		cmocka_unit_test(mmpretrain_read_base),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -417,6 +417,8 @@ static cv *concat(parser *p, int line, cv *a, cv *b)
 
 		if (a->u.str.n + b->u.str.n > EL_CFG_MAX_STR) {
 			el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: a string longer than %u bytes", p->path, line, EL_CFG_MAX_STR);
+			cv_free(a);
+			cv_free(b);
 			return NULL;
 		}
 		s = el_xmalloc(a->u.str.n + b->u.str.n + 1);

@@ -653,6 +653,19 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs)
 	cJSON_Delete(res);
 }
 
+static void effective_of_seen(el_probe *p, cJSON *files, const char *abs)
+{
+	char *shown = el_userpath_display(abs);
+
+	for (cJSON *f = files->child; f; f = f->next)
+		if (!strcmp(el_jget_str(f, "path") ? el_jget_str(f, "path") : "", shown) &&
+		    !cJSON_GetObjectItemCaseSensitive(f, "effective")) {
+			record_effective(p, f, abs);
+			break;
+		}
+	free(shown);
+}
+
 void el_probe_configs(el_probe *p)
 {
 	cJSON *section = el_probe_section(p, "configs");
@@ -690,6 +703,8 @@ void el_probe_configs(el_probe *p)
 			visit(&w, abs, true, NULL, NULL);
 			if (cJSON_GetArraySize(w.files) > before)
 				record_effective(p, cJSON_GetArrayItem(w.files, before), abs);
+			else /* reached before as a base of another config: its entry gets it */
+				effective_of_seen(p, w.files, abs);
 		}
 		free(abs);
 		free(joined);

@@ -1263,7 +1263,7 @@ static void read_base_line(parser *p)
 		goto out;
 	}
 	p->pos++;
-	names = el_cfg_load_module(p->r, p->path, line, dots, el_buf_cstr(&mod));
+	names = p->r->load_module(p->r, p->path, line, dots, el_buf_cstr(&mod));
 	if (p->r->fatal)
 		goto out;
 	if (at_op(p, "("))
@@ -1562,7 +1562,7 @@ int el_cfg_eval(el_cfg_run *r, const char *path, const char *text, size_t len, e
 	out->names = p.names = cv_new(r, CV_DICT);
 	bases = find_bases(&p, &line);
 	if (bases && !r->fatal) {
-		out->base = el_cfg_load_bases(r, path, line, bases);
+		out->base = r->load_bases(r, path, line, bases);
 		p.base = out->base;
 	}
 	cv_free(bases);

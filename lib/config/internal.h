@@ -69,10 +69,14 @@ struct el_cfg_run {
 	size_t nodes;  /* values made so far */
 	int fatal;     /* an ENVLOCK_E* code once a limit or a syntax error stops the run */
 	cJSON *notes;  /* [{file, line, key, what}] */
+	int n_notes;
 	cJSON *imports;/* [{file, line, module}] */
 	const char *stack[EL_CFG_MAX_FILES]; /* the files being read, for cycles */
 	int stack_n;
 	int files;
+	/* set by merge.c, called by eval.c (so the two files do not call each other) */
+	cv *(*load_bases)(el_cfg_run *r, const char *path, int line, const cv *bases);
+	cv *(*load_module)(el_cfg_run *r, const char *path, int line, int dots, const char *module);
 };
 
 /* values (value.c) */
@@ -89,7 +93,7 @@ cv *cv_dict_pop(cv *d, const char *key);                       /* caller owns */
 cJSON *cv_to_json(const cv *v); /* NULL for values left out (unknown, modules) */
 const char *cv_kind_name(cv_kind k);
 
-/* the run (merge.c) */
+/* the run (run.c) */
 int el_cfg_fail(el_cfg_run *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void el_cfg_note(el_cfg_run *r, const char *file, int line, const char *key, const char *what);
 
@@ -126,14 +130,15 @@ typedef struct {
 	cv *base;  /* its merged bases (a CV_DICT) when it has a _base_, else NULL */
 } el_cfg_file;
 
-/* Evaluate one file's text (its bases through el_cfg_load_bases). 0 or r->fatal. */
+/* Evaluate one file's text (its bases through r->load_bases). 0 or r->fatal. */
 int el_cfg_eval(el_cfg_run *r, const char *path, const char *text, size_t len, el_cfg_file *out);
 void el_cfg_file_release(el_cfg_file *f);
 
-/* merge.c, for eval.c: the merged bases a file's _base_ names (NULL: r->fatal set) */
-cv *el_cfg_load_bases(el_cfg_run *r, const char *path, int line, const cv *bases);
-/* a read_base() import: `from <dots><module> import ...` as the names of that file, or NULL with a note */
-cv *el_cfg_load_module(el_cfg_run *r, const char *path, int line, int dots, const char *module);
+/*
+ * r->load_bases: the merged bases a file's _base_ names (NULL: r->fatal set);
+ * r->load_module: a read_base() import, `from <dots><module> import ...`, as
+ * the names of that file, or NULL with a note.
+ */
 /* mmcv's merge of child a into base b (both CV_DICT; a is consumed); 0 or r->fatal */
 int el_cfg_merge(el_cfg_run *r, const char *file, cv *b, cv *a, bool allow_list_keys);
 

@@ -18,35 +18,6 @@
 #include "util/error.h"
 #include "util/xalloc.h"
 
-int el_cfg_fail(el_cfg_run *r, int code, const char *fmt, ...)
-{
-	char msg[900];
-	va_list ap;
-
-	if (r->fatal)
-		return r->fatal;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	r->fatal = code;
-	el_error_set(r->ctx, code, "%s", msg);
-	return code;
-}
-
-void el_cfg_note(el_cfg_run *r, const char *file, int line, const char *key, const char *what)
-{
-	cJSON *n;
-
-	if (cJSON_GetArraySize(r->notes) >= EL_CFG_MAX_NOTES)
-		return;
-	n = cJSON_CreateObject();
-	cJSON_AddStringToObject(n, "file", file);
-	cJSON_AddNumberToObject(n, "line", line);
-	cJSON_AddStringToObject(n, "key", key ? key : "");
-	cJSON_AddStringToObject(n, "what", what);
-	cJSON_AddItemToArray(r->notes, n);
-}
-
 /* dir of path joined with rel, "." and ".." folded lexically (os.path.abspath's way) */
 static char *resolve(const char *path, const char *rel)
 {
@@ -209,7 +180,7 @@ int el_cfg_merge(el_cfg_run *r, const char *file, cv *b, cv *a, bool allow_list_
 	return r->fatal;
 }
 
-cv *el_cfg_load_bases(el_cfg_run *r, const char *path, int line, const cv *bases)
+static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases)
 {
 	const cv *const *list = bases->kind == CV_STR ? &bases : (const cv *const *)bases->u.seq.v;
 	size_t n = bases->kind == CV_STR ? 1 : bases->u.seq.n;
@@ -276,7 +247,7 @@ cv *el_cfg_load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 	return acc;
 }
 
-cv *el_cfg_load_module(el_cfg_run *r, const char *path, int line, int dots, const char *module)
+static cv *load_module(el_cfg_run *r, const char *path, int line, int dots, const char *module)
 {
 	el_buf rel = EL_BUF_INIT(4096);
 	char *file, *text, what[300];
@@ -538,6 +509,8 @@ static void run_init(el_cfg_run *r, envlock_ctx *ctx)
 {
 	memset(r, 0, sizeof(*r));
 	r->ctx = ctx;
+	r->load_bases = load_bases;
+	r->load_module = load_module;
 	r->notes = cJSON_CreateArray();
 	r->imports = cJSON_CreateArray();
 }

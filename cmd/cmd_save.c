@@ -10,7 +10,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: envlock save [-o FILE] [--root DIR] [--conda-prefix PREFIX] [--python EXE]\n"
-	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--repo DIR]...\n"
+	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--cfg-options K=V]...\n"
+	      "                    [--repo DIR]...\n"
 	      "                    [--no-repo] [--no-patch] [--no-cache] [--verify] [--json] [--quiet]\n"
 	      "\n"
 	      "  -o, --output FILE     lockfile to write (default envlock.lock.json; - for stdout)\n"
@@ -19,6 +20,8 @@ static void usage(FILE *out)
 	      "      --python EXE      the Python whose packages to record\n"
 	      "      --checkpoint P    a weights file, a folder of them, or a glob; hashed (SHA-256)\n"
 	      "      --config FILE     a config, recorded with its text and its _base_ chain\n"
+	      "      --cfg-options K=V an override of the config (as mmcv's --cfg-options),\n"
+	      "                        merged into its effective value\n"
 	      "      --repo DIR        a git repository (default: the one holding the current\n"
 	      "                        directory, when saving this machine)\n"
 	      "      --no-repo         record no repository\n"
@@ -50,6 +53,7 @@ int cmd_save(int argc, char **argv)
 		{ "no-cache", no_argument, NULL, 'n' },
 		{ "checkpoint", required_argument, NULL, 'k' },
 		{ "config", required_argument, NULL, 'C' },
+		{ "cfg-options", required_argument, NULL, 'O' },
 		{ "repo", required_argument, NULL, 'R' },
 		{ "no-repo", no_argument, NULL, 'N' },
 		{ "no-patch", no_argument, NULL, 'P' },
@@ -66,7 +70,7 @@ int cmd_save(int argc, char **argv)
 	envlock_verify *verified = NULL;
 	size_t request_errors = 0;
 	const char *output = "envlock.lock.json";
-	const char **checkpoints = NULL, **configs = NULL, **repos = NULL;
+	const char **checkpoints = NULL, **configs = NULL, **repos = NULL, **cfg_options = NULL;
 	int json = 0, quiet = 0, verify = 0, c, rc = CMD_FAIL;
 
 	memset(&so, 0, sizeof(so));
@@ -82,6 +86,7 @@ int cmd_save(int argc, char **argv)
 		case 'n': opts->no_cache = 1; break;
 		case 'k': cmd_push_arg(&checkpoints, &opts->checkpoint_count, optarg); break;
 		case 'C': cmd_push_arg(&configs, &opts->config_count, optarg); break;
+		case 'O': cmd_push_arg(&cfg_options, &opts->cfg_option_count, optarg); break;
 		case 'R': cmd_push_arg(&repos, &opts->repo_count, optarg); break;
 		case 'N': opts->default_repo = 0; break;
 		case 'P': opts->no_patch = 1; break;
@@ -115,6 +120,7 @@ int cmd_save(int argc, char **argv)
 	}
 	opts->checkpoints = checkpoints;
 	opts->configs = configs;
+	opts->cfg_options = cfg_options;
 	opts->repos = repos;
 	opts->progress = isatty(STDERR_FILENO);
 	if (!quiet)
@@ -157,6 +163,7 @@ done:
 	envlock_ctx_free(ctx);
 	free(checkpoints);
 	free(configs);
+	free(cfg_options);
 	free(repos);
 	return rc;
 }

@@ -33,7 +33,7 @@ _envlock_files()
 _envlock_options()
 {
 	case $1 in
-	save) echo "-o --output --root --conda-prefix --python --checkpoint --config --repo --no-repo --no-patch --no-cache --verify --json -q --quiet -h --help" ;;
+	save) echo "-o --output --root --conda-prefix --python --checkpoint --config --cfg-options --repo --no-repo --no-patch --no-cache --verify --json -q --quiet -h --help" ;;
 	show) echo "--root -h --help" ;;
 	check) echo "--root --rules --json -h --help" ;;
 	diff) echo "--json --all --only --ignore -h --help" ;;

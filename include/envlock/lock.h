@@ -38,6 +38,10 @@ typedef struct {
 	/** Config files; their _base_ chains are followed. */
 	const char *const *configs;
 	size_t config_count;
+	/** --cfg-options "key.path=value" overrides, merged last into each
+	 *  requested config's effective value (mmcv's DictAction). */
+	const char *const *cfg_options;
+	size_t cfg_option_count;
 	/** Repositories (any folder inside one). */
 	const char *const *repos;
 	size_t repo_count;

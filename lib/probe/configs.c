@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "lock/model.h"
 #include "probe.h"
 #include "util/error.h"
@@ -601,6 +602,70 @@ done:
 	free(shown);
 }
 
+/*
+ * A requested config's effective value (lib/config): its chain merged as
+ * mmcv does, with --cfg-options, and what could not be evaluated by file
+ * and line. A chain mmcv would refuse records the reason instead.
+ */
+static void record_effective(el_probe *p, cJSON *entry, const char *abs)
+{
+	cJSON *res = NULL, *eff, *notes;
+
+	if (!el_jget_str(entry, "text") || !el_ends_with(abs, ".py"))
+		return;
+	eff = cJSON_AddObjectToObject(entry, "effective");
+	if (el_config_effective(&res, p->ctx, abs, p->opts->cfg_options, p->opts->cfg_option_count) != 0) {
+		/* not a warning: the chain's own problems are warned about by the walk */
+		el_jset_str(eff, "error", envlock_error_last(p->ctx));
+		return;
+	}
+	cJSON_AddItemToObject(eff, "value", cJSON_DetachItemFromObject(res, "effective"));
+	notes = cJSON_DetachItemFromObject(res, "not_evaluated");
+	for (cJSON *n = notes->child; n; n = n->next) {
+		cJSON *file = cJSON_GetObjectItemCaseSensitive(n, "file");
+
+		if (cJSON_IsString(file) && file->valuestring[0] == '/') {
+			char *display = el_userpath_display(file->valuestring);
+
+			cJSON_SetValuestring(file, display);
+			free(display);
+		}
+	}
+	cJSON_AddItemToObject(eff, "not_evaluated", notes);
+	notes = cJSON_DetachItemFromObject(res, "imports");
+	for (cJSON *n = notes->child; n; n = n->next) {
+		cJSON *file = cJSON_GetObjectItemCaseSensitive(n, "file");
+
+		if (cJSON_IsString(file) && file->valuestring[0] == '/') {
+			char *display = el_userpath_display(file->valuestring);
+
+			cJSON_SetValuestring(file, display);
+			free(display);
+		}
+	}
+	cJSON_AddItemToObject(eff, "imports", notes);
+	if (p->opts->cfg_option_count) {
+		cJSON *opts = cJSON_AddArrayToObject(eff, "cfg_options");
+
+		for (size_t i = 0; i < p->opts->cfg_option_count; i++)
+			cJSON_AddItemToArray(opts, cJSON_CreateString(p->opts->cfg_options[i]));
+	}
+	cJSON_Delete(res);
+}
+
+static void effective_of_seen(el_probe *p, cJSON *files, const char *abs)
+{
+	char *shown = el_userpath_display(abs);
+
+	for (cJSON *f = files->child; f; f = f->next)
+		if (!strcmp(el_jget_str(f, "path") ? el_jget_str(f, "path") : "", shown) &&
+		    !cJSON_GetObjectItemCaseSensitive(f, "effective")) {
+			record_effective(p, f, abs);
+			break;
+		}
+	free(shown);
+}
+
 void el_probe_configs(el_probe *p)
 {
 	cJSON *section = el_probe_section(p, "configs");
@@ -632,7 +697,15 @@ void el_probe_configs(el_probe *p)
 		abs = path_normalise(joined);
 		w.added = 0;
 		w.over_limit = false;
-		visit(&w, abs, true, NULL, NULL);
+		{
+			int before = cJSON_GetArraySize(w.files);
+
+			visit(&w, abs, true, NULL, NULL);
+			if (cJSON_GetArraySize(w.files) > before)
+				record_effective(p, cJSON_GetArrayItem(w.files, before), abs);
+			else /* reached before as a base of another config: its entry gets it */
+				effective_of_seen(p, w.files, abs);
+		}
 		free(abs);
 		free(joined);
 	}

@@ -1,0 +1,58 @@
+/*
+ * The effective config: an OpenMMLab experiment config (mmcv 1.x /
+ * mmengine Config) and its _base_ chain merged into the value the
+ * experiment ran with, computed from the text alone. Nothing is run: the
+ * files are read as data, in the subset of Python configs are written in,
+ * and whatever falls outside it (a call, a lambda, an f-string, an
+ * import, a comprehension, a statement) is listed as not evaluated, with
+ * file and line, and its key left out, never guessed.
+ *
+ * Merging follows mmcv's Config._merge_a_into_b: bases load first, in
+ * order, and may not share keys; a child's dict merges into the base's
+ * recursively, anything else replaces, _delete_=True replaces a dict
+ * instead of merging. {{ _base_.x }} and mmengine's _base_.x read the
+ * merged bases; `with read_base(): from .a import *` binds a's names as
+ * Python's import does. --cfg-options are parsed as mmcv's DictAction
+ * does and merged last, list indexes (model.backbone.0.depth) included.
+ *
+ * Limits (a config from elsewhere is untrusted): 1 MiB a file, 256 files,
+ * nesting 200 deep, 10^6 values made in all, 200000 keys a dict, 1 MiB a
+ * string. A limit stops the evaluation with ENVLOCK_ELIMIT.
+ */
+#ifndef EL_CONFIG_H
+#define EL_CONFIG_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "envlock/common.h"
+
+/*
+ * Evaluate the config at path with its chain, then the --cfg-options
+ * ("key.path=value") in order. *out (the caller's, cJSON_Delete) is
+ *   { "effective": {...},        the merged config; tuples are arrays
+ *     "not_evaluated": [ { "file", "line", "key", "what" } ... ],
+ *     "imports": [ { "file", "line", "module" } ... ] }
+ * Keys keep mmcv's order: the bases' keys, then the child's new keys.
+ * Errors (the config could not be loaded by mmcv either, or a limit):
+ * ENVLOCK_ENOTFOUND (a file of the chain is missing), ENVLOCK_EPARSE
+ * (a syntax error, a _base_ that is not a literal, a cycle, keys shared
+ * between bases naming both files, a child dict over a base non-dict),
+ * ENVLOCK_EINVAL (an option that is not key=value), ENVLOCK_ELIMIT,
+ * ENVLOCK_EIO; the detail names the file and line.
+ */
+int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path,
+			const char *const *options, size_t n_options);
+
+/* The same for a text not read from disk; path names it and anchors its _base_. */
+int el_config_effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const char *text,
+			     size_t len, const char *const *options, size_t n_options);
+
+/*
+ * The --cfg-options alone, as mmcv's DictAction and merge_from_dict make
+ * them: {"model": {"backbone": {"depth": 101}}} for "model.backbone.depth=101".
+ */
+int el_config_parse_options(cJSON **out, envlock_ctx *ctx, const char *const *options, size_t n_options);
+
+#endif

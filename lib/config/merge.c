@@ -1,0 +1,589 @@
+/*
+ * A config chain: files read (1 MiB each), bases loaded and merged as
+ * mmcv 1.x's Config._file2dict does, {{_base_.x}} placeholders resolved,
+ * --cfg-options parsed as DictAction does and merged with list indexes.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/config.h"
+#include "config/internal.h"
+#include "util/buf.h"
+#include "util/error.h"
+#include "util/xalloc.h"
+
+/* dir of path joined with rel, "." and ".." folded lexically (os.path.abspath's way) */
+static char *resolve(const char *path, const char *rel)
+{
+	const char *slash = strrchr(path, '/');
+	char *joined = rel[0] == '/' ? el_xstrdup(rel)
+		       : slash ? el_xasprintf("%.*s/%s", (int)(slash - path), path, rel)
+			       : el_xstrdup(rel);
+	char *out = el_xmalloc(strlen(joined) + 2), *seg, *save = NULL;
+	size_t n = 0;
+	bool abs = joined[0] == '/';
+
+	out[0] = '\0';
+	for (seg = strtok_r(joined, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..") && n && strcmp(out + (strrchr(out, '/') ? strrchr(out, '/') - out + 1 : 0), "..")) {
+			char *last = strrchr(out, '/');
+
+			n = last ? (size_t)(last - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		if (!strcmp(seg, "..") && abs && !n)
+			continue;
+		n += (size_t)sprintf(out + n, "%s%s", n || abs ? "/" : "", seg);
+	}
+	if (!n)
+		strcpy(out, abs ? "/" : ".");
+	free(joined);
+	return out;
+}
+
+static int read_text(el_cfg_run *r, const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	el_buf b = EL_BUF_INIT(EL_CFG_MAX_FILE);
+	char chunk[65536];
+	size_t got;
+
+	if (!f)
+		return el_cfg_fail(r, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "%s: %s", path, el_strerror(errno));
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (el_buf_put(&b, chunk, got)) {
+			fclose(f);
+			el_buf_release(&b);
+			return el_cfg_fail(r, ENVLOCK_ELIMIT, "%s: larger than %u bytes", path, EL_CFG_MAX_FILE);
+		}
+	if (ferror(f)) {
+		fclose(f);
+		el_buf_release(&b);
+		return el_cfg_fail(r, ENVLOCK_EIO, "%s: read failed", path);
+	}
+	fclose(f);
+	*len = b.len;
+	*text = b.data ? el_buf_detach(&b) : el_xstrdup("");
+	return 0;
+}
+
+static cv *load_file(el_cfg_run *r, const char *path, const char *text, size_t len);
+
+/* Replace {{_base_.x}} placeholders with the value at x in base. */
+static void resolve_baserefs(el_cfg_run *r, const char *path, const char *key, cv **slot, const cv *base)
+{
+	cv *v = *slot;
+
+	if (v->kind == CV_BASEREF) {
+		const cv *cur = base;
+		char *var = el_xstrdup(v->u.str.s), *part, *save = NULL;
+		char what[300];
+
+		for (part = strtok_r(var, ".", &save); part && cur; part = strtok_r(NULL, ".", &save))
+			cur = cur->kind == CV_DICT ? cv_dict_get(cur, part) : NULL;
+		if (!cur || cur->kind == CV_UNKNOWN) {
+			snprintf(what, sizeof(what), "{{_base_.%s}}, %s", v->u.str.s,
+				 !base ? "in a file without _base_" : !cur ? "which the bases do not define"
+								      : "which is not evaluated");
+			el_cfg_note(r, path, v->line, key, what);
+			*slot = cv_new(r, CV_UNKNOWN);
+		} else
+			*slot = cv_copy(r, cur);
+		free(var);
+		cv_free(v);
+	} else if (v->kind == CV_LIST || v->kind == CV_TUPLE) {
+		for (size_t i = 0; i < v->u.seq.n && !r->fatal; i++)
+			resolve_baserefs(r, path, key, &v->u.seq.v[i], base);
+	} else if (v->kind == CV_DICT) {
+		for (size_t i = 0; i < v->u.d->n && !r->fatal; i++)
+			resolve_baserefs(r, path, v->u.d->keys[i], &v->u.d->vals[i], base);
+	}
+}
+
+static int truthy(const cv *v)
+{
+	switch (v->kind) {
+	case CV_NONE: return 0;
+	case CV_BOOL: return v->u.b;
+	case CV_INT: return v->u.i != 0;
+	case CV_FLOAT: return v->u.f != 0;
+	case CV_STR: return v->u.str.n != 0;
+	case CV_LIST: case CV_TUPLE: return v->u.seq.n != 0;
+	case CV_DICT: return v->u.d->n != 0;
+	default: return -1;
+	}
+}
+
+int el_cfg_merge(el_cfg_run *r, const char *file, cv *b, cv *a, bool allow_list_keys)
+{
+	for (size_t i = 0; i < a->u.d->n && !r->fatal; i++) {
+		const char *k = a->u.d->keys[i];
+		cv *v = a->u.d->vals[i], **into = NULL;
+		int at;
+
+		a->u.d->vals[i] = NULL;
+		if (allow_list_keys && b->kind == CV_LIST && k[0] && strspn(k, "0123456789") == strlen(k)) {
+			unsigned long idx = strtoul(k, NULL, 10);
+
+			if (idx >= b->u.seq.n || v->kind != CV_DICT) {
+				cv_free(v);
+				return el_cfg_fail(r, ENVLOCK_EPARSE, "%s: index %s exceeds the length of the list", file, k);
+			}
+			into = &b->u.seq.v[idx];
+		} else if (b->kind != CV_DICT) {
+			cv_free(v);
+			return el_cfg_fail(r, ENVLOCK_EPARSE, "%s: key '%s' goes into a list", file, k);
+		} else if (v->kind == CV_DICT && (at = cv_dict_find(b, k)) >= 0) {
+			cv *del = cv_dict_get(v, "_delete_");
+			int t = del ? truthy(del) : 0;
+
+			if (t < 0) {
+				el_cfg_note(r, file, 0, k, "a _delete_ that is not evaluated");
+				cv_free(v);
+				cv_dict_set(r, b, k, cv_new(r, CV_UNKNOWN));
+				continue;
+			}
+			cv_free(cv_dict_pop(v, "_delete_"));
+			if (!t)
+				into = &b->u.d->vals[at];
+		}
+		if (into) {
+			cv *base = *into;
+
+			if (base->kind == CV_UNKNOWN) { /* merging into what is not known stays unknown */
+				cv_free(v);
+				continue;
+			}
+			if (base->kind != CV_DICT && !(allow_list_keys && base->kind == CV_LIST)) {
+				cv_free(v);
+				return el_cfg_fail(r, ENVLOCK_EPARSE,
+						   "%s: '%s' is a dict in the child config but a %s in its base "
+						   "(mmcv asks for _delete_=True)", file, k, cv_kind_name(base->kind));
+			}
+			el_cfg_merge(r, file, base, v, allow_list_keys);
+			cv_free(v);
+			if (base->depth + 1 > b->depth)
+				b->depth = base->depth + 1;
+			continue;
+		}
+		cv_dict_set(r, b, k, v);
+	}
+	return r->fatal;
+}
+
+static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases)
+{
+	const cv *const *list = bases->kind == CV_STR ? &bases : (const cv *const *)bases->u.seq.v;
+	size_t n = bases->kind == CV_STR ? 1 : bases->u.seq.n;
+	cv *acc = cv_new(r, CV_DICT), *owner = cv_new(r, CV_DICT);
+	char **files = el_xcalloc(n + 1, sizeof(char *));
+
+	if (bases->kind != CV_STR && bases->kind != CV_LIST && bases->kind != CV_TUPLE)
+		el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a _base_ that is a %s, not a str or a list", path, line,
+			    cv_kind_name(bases->kind));
+	for (size_t i = 0; i < n && !r->fatal; i++) {
+		const cv *b = list[i];
+		cv *c;
+		char *text;
+		size_t len;
+
+		if (b->kind != CV_STR) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a _base_ entry that is a %s", path, line, cv_kind_name(b->kind));
+			break;
+		}
+		if (strstr(b->u.str.s, "::")) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is a package's config, which envlock does not read",
+				    path, line, b->u.str.s);
+			break;
+		}
+		if (strlen(b->u.str.s) < 3 || strcmp(b->u.str.s + strlen(b->u.str.s) - 3, ".py")) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is not a .py config", path, line, b->u.str.s);
+			break;
+		}
+		files[i] = resolve(path, b->u.str.s);
+		if (read_text(r, files[i], &text, &len))
+			break;
+		c = load_file(r, files[i], text, len);
+		free(text);
+		if (!c)
+			break;
+		for (size_t k = 0; k < c->u.d->n && !r->fatal; k++) {
+			const cv *o = cv_dict_get(owner, c->u.d->keys[k]);
+
+			if (o) {
+				el_cfg_fail(r, ENVLOCK_EPARSE, "%s: duplicate key '%s' among bases: %s and %s", path,
+					    c->u.d->keys[k], files[o->u.i], files[i]);
+				break;
+			}
+			{
+				cv *idx = cv_new(r, CV_INT);
+
+				idx->u.i = (long long)i;
+				cv_dict_set(r, owner, c->u.d->keys[k], idx);
+			}
+			cv_dict_set(r, acc, c->u.d->keys[k], c->u.d->vals[k]);
+			c->u.d->vals[k] = NULL;
+		}
+		cv_free(c);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	cv_free(owner);
+	if (r->fatal) {
+		cv_free(acc);
+		return NULL;
+	}
+	cv_mark_cfgdict(acc);
+	return acc;
+}
+
+static cv *load_module(el_cfg_run *r, const char *path, int line, int dots, const char *module)
+{
+	el_buf rel = EL_BUF_INIT(4096);
+	char *file, *text, what[300];
+	size_t len;
+	cv *v;
+
+	if (!dots) {
+		snprintf(what, sizeof(what), "a read_base() import from the package module '%.200s' (not evaluated)", module);
+		el_cfg_note(r, path, line, "", what);
+		return NULL;
+	}
+	el_buf_puts(&rel, "./");
+	for (int i = 1; i < dots; i++)
+		el_buf_puts(&rel, "../");
+	for (const char *m = module; *m; m++)
+		el_buf_putc(&rel, *m == '.' ? '/' : *m);
+	if (el_buf_puts(&rel, ".py")) {
+		el_buf_release(&rel);
+		el_cfg_fail(r, ENVLOCK_ELIMIT, "%s:%d: a module name too long", path, line);
+		return NULL;
+	}
+	file = resolve(path, el_buf_cstr(&rel));
+	el_buf_release(&rel);
+	if (read_text(r, file, &text, &len)) {
+		free(file);
+		return NULL;
+	}
+	v = load_file(r, file, text, len);
+	free(text);
+	free(file);
+	if (v)
+		cv_mark_cfgdict(v);
+	return v;
+}
+
+/* A file's effective dict: its names (less _base_, __names, modules) merged into its bases. */
+static cv *load_file(el_cfg_run *r, const char *path, const char *text, size_t len)
+{
+	el_cfg_file f;
+	cv *child, *result;
+
+	for (int i = 0; i < r->stack_n; i++)
+		if (!strcmp(r->stack[i], path)) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s: a _base_ cycle: it is its own base", path);
+			return NULL;
+		}
+	if (r->stack_n >= EL_CFG_MAX_FILES || ++r->files > EL_CFG_MAX_FILES) {
+		el_cfg_fail(r, ENVLOCK_ELIMIT, "%s: more than %d files in the chain", path, EL_CFG_MAX_FILES);
+		return NULL;
+	}
+	r->stack[r->stack_n++] = path;
+	el_cfg_eval(r, path, text, len, &f);
+	r->stack_n--;
+	if (r->fatal) {
+		el_cfg_file_release(&f);
+		return NULL;
+	}
+	child = cv_new(r, CV_DICT);
+	for (size_t i = 0; i < f.names->u.d->n && !r->fatal; i++) {
+		const char *k = f.names->u.d->keys[i];
+		cv *v = f.names->u.d->vals[i];
+
+		if (!strncmp(k, "__", 2) || !strcmp(k, "_base_") || v->kind == CV_MODULE)
+			continue;
+		f.names->u.d->vals[i] = cv_new(r, CV_NONE);
+		resolve_baserefs(r, path, k, &v, f.base);
+		cv_dict_set(r, child, k, v);
+	}
+	if (f.base && !r->fatal) {
+		el_cfg_merge(r, path, f.base, child, false);
+		cv_free(child);
+		result = f.base;
+		f.base = NULL;
+	} else
+		result = child;
+	el_cfg_file_release(&f);
+	if (r->fatal) {
+		cv_free(result);
+		return NULL;
+	}
+	return result;
+}
+
+/* DictAction._parse_int_float_bool */
+static cv *option_scalar(el_cfg_run *r, const char *s)
+{
+	char buf[256], *end;
+	size_t n = 0;
+	bool digits_only = *s != '\0', underscores_ok = true;
+	cv *v;
+
+	for (const char *c = s; *c; c++) {
+		if (*c == '_' && (c == s || !isdigit((unsigned char)c[-1]) || !isdigit((unsigned char)c[1])))
+			underscores_ok = false;
+		if (*c != '_' && n + 1 < sizeof(buf))
+			buf[n++] = *c;
+	}
+	buf[n] = '\0';
+	if (underscores_ok && n && n < sizeof(buf) - 1) {
+		const char *d = buf + (buf[0] == '+' || buf[0] == '-');
+
+		digits_only = *d && strspn(d, "0123456789") == strlen(d);
+		if (digits_only) {
+			errno = 0;
+			long long i = strtoll(buf, &end, 10);
+
+			if (!errno) {
+				v = cv_new(r, CV_INT);
+				v->u.i = i;
+				return v;
+			}
+		}
+		if (strspn(d, "0123456789.eE+-") == strlen(d) && strpbrk(d, "0123456789")) {
+			double f = strtod(buf, &end);
+
+			if (!*end && isfinite(f)) {
+				v = cv_new(r, CV_FLOAT);
+				v->u.f = f;
+				return v;
+			}
+		}
+	}
+	if (!strcasecmp(s, "true") || !strcasecmp(s, "false")) {
+		v = cv_new(r, CV_BOOL);
+		v->u.b = tolower((unsigned char)s[0]) == 't';
+		return v;
+	}
+	if (!strcmp(s, "None"))
+		return cv_new(r, CV_NONE);
+	{
+		const char *d = s + (s[0] == '+' || s[0] == '-');
+
+		if (!strcasecmp(d, "inf") || !strcasecmp(d, "infinity") || !strcasecmp(d, "nan"))
+			return cv_new(r, CV_UNKNOWN); /* float('inf'): no JSON for it */
+	}
+	return cv_str(r, s, strlen(s));
+}
+
+static bool balanced(const char *s, size_t n)
+{
+	long a = 0, b = 0;
+
+	for (size_t i = 0; i < n; i++)
+		a += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0, b += s[i] == '[' ? 1 : s[i] == ']' ? -1 : 0;
+	return !a && !b;
+}
+
+/* DictAction._parse_iterable, on s[0..n) */
+static cv *option_value(el_cfg_run *r, const char *opt, const char *s, size_t n, int depth)
+{
+	char *val = el_xmalloc(n + 1), *inner;
+	size_t m = 0, start = 0, end;
+	bool tuple = false;
+	cv *v = NULL;
+
+	if (depth > EL_CFG_MAX_DEPTH) {
+		free(val);
+		el_cfg_fail(r, ENVLOCK_ELIMIT, "--cfg-options '%.100s': nested deeper than %d", opt, EL_CFG_MAX_DEPTH);
+		return NULL;
+	}
+	while (start < n && (s[start] == '\'' || s[start] == '"'))
+		start++;
+	end = n;
+	while (end > start && (s[end - 1] == '\'' || s[end - 1] == '"'))
+		end--;
+	for (size_t i = start; i < end; i++)
+		if (s[i] != ' ')
+			val[m++] = s[i];
+	val[m] = '\0';
+	inner = val;
+	if (m >= 2 && val[0] == '(' && val[m - 1] == ')') {
+		tuple = true;
+		inner = val + 1;
+		val[--m] = '\0';
+		m--;
+	} else if (m >= 2 && val[0] == '[' && val[m - 1] == ']') {
+		inner = val + 1;
+		val[--m] = '\0';
+		m--;
+	} else if (!strchr(val, ',')) {
+		v = option_scalar(r, val);
+		free(val);
+		return v;
+	}
+	if (!balanced(inner, m)) {
+		free(val);
+		el_cfg_fail(r, ENVLOCK_EINVAL, "--cfg-options '%.100s': imbalanced brackets", opt);
+		return NULL;
+	}
+	v = cv_new(r, tuple ? CV_TUPLE : CV_LIST);
+	while (m > 0 && !r->fatal) {
+		size_t comma = m;
+		cv *item;
+
+		for (size_t i = 0; i < m; i++)
+			if (inner[i] == ',' && balanced(inner, i)) {
+				comma = i;
+				break;
+			}
+		if (!(item = option_value(r, opt, inner, comma, depth + 1)))
+			break;
+		cv_seq_push(r, v, item);
+		if (comma >= m)
+			break;
+		inner += comma + 1;
+		m -= comma + 1;
+	}
+	free(val);
+	if (r->fatal) {
+		cv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* the options as merge_from_dict builds them: a.b.c=v as {a: {b: {c: v}}} */
+static cv *options_dict(el_cfg_run *r, const char *const *options, size_t n)
+{
+	cv *top = cv_new(r, CV_DICT);
+
+	for (size_t i = 0; i < n && !r->fatal; i++) {
+		const char *eq = strchr(options[i], '=');
+		char *key, *part, *save = NULL, *next;
+		cv *d = top, *v;
+
+		if (!eq || eq == options[i]) {
+			el_cfg_fail(r, ENVLOCK_EINVAL, "--cfg-options '%.100s': expected key=value", options[i]);
+			break;
+		}
+		if (!(v = option_value(r, options[i], eq + 1, strlen(eq + 1), 0)))
+			break;
+		if (v->kind == CV_UNKNOWN)
+			el_cfg_note(r, "--cfg-options", 0, options[i], "a float that is not finite (no JSON for it)");
+		key = el_xstrndup(options[i], (size_t)(eq - options[i]));
+		part = strtok_r(key, ".", &save);
+		while (part && (next = strtok_r(NULL, ".", &save))) {
+			cv *sub = cv_dict_get(d, part);
+
+			if (!sub) {
+				cv_dict_set(r, d, part, cv_new(r, CV_DICT));
+				sub = cv_dict_get(d, part);
+			} else if (sub->kind != CV_DICT) {
+				el_cfg_fail(r, ENVLOCK_EINVAL, "--cfg-options '%.100s': '%s' is set to a value already", options[i], part);
+				break;
+			}
+			d = sub;
+			part = next;
+		}
+		if (!r->fatal && part)
+			cv_dict_set(r, d, part, v);
+		else
+			cv_free(v);
+		free(key);
+	}
+	return top;
+}
+
+static void run_init(el_cfg_run *r, envlock_ctx *ctx)
+{
+	memset(r, 0, sizeof(*r));
+	r->ctx = ctx;
+	r->load_bases = load_bases;
+	r->load_module = load_module;
+	r->notes = cJSON_CreateArray();
+	r->imports = cJSON_CreateArray();
+}
+
+static int run_finish(cJSON **out, el_cfg_run *r, cv *effective)
+{
+	cJSON *doc;
+
+	*out = NULL;
+	if (r->fatal || !effective) {
+		cv_free(effective);
+		cJSON_Delete(r->notes);
+		cJSON_Delete(r->imports);
+		return r->fatal ? r->fatal : ENVLOCK_ERROR;
+	}
+	doc = cJSON_CreateObject();
+	cJSON_AddItemToObject(doc, "effective", cv_to_json(effective));
+	cJSON_AddItemToObject(doc, "not_evaluated", r->notes);
+	cJSON_AddItemToObject(doc, "imports", r->imports);
+	cv_free(effective);
+	*out = doc;
+	return 0;
+}
+
+int el_config_effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const char *text, size_t len,
+			     const char *const *options, size_t n_options)
+{
+	el_cfg_run r;
+	cv *v = NULL;
+
+	run_init(&r, ctx);
+	if (len > EL_CFG_MAX_FILE)
+		el_cfg_fail(&r, ENVLOCK_ELIMIT, "%s: larger than %u bytes", path, EL_CFG_MAX_FILE);
+	else
+		v = load_file(&r, path, text, len);
+	if (v && n_options) {
+		cv *opts = options_dict(&r, options, n_options);
+
+		if (!r.fatal)
+			el_cfg_merge(&r, "--cfg-options", v, opts, true);
+		cv_free(opts);
+	}
+	return run_finish(out, &r, v);
+}
+
+int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path, const char *const *options, size_t n_options)
+{
+	el_cfg_run r;
+	char *text, *norm;
+	size_t len;
+	int err;
+
+	run_init(&r, ctx);
+	norm = el_xstrdup(path);
+	if ((err = read_text(&r, norm, &text, &len))) {
+		free(norm);
+		*out = NULL;
+		cJSON_Delete(r.notes);
+		cJSON_Delete(r.imports);
+		return err;
+	}
+	cJSON_Delete(r.notes);
+	cJSON_Delete(r.imports);
+	err = el_config_effective_text(out, ctx, norm, text, len, options, n_options);
+	free(text);
+	free(norm);
+	return err;
+}
+
+int el_config_parse_options(cJSON **out, envlock_ctx *ctx, const char *const *options, size_t n_options)
+{
+	el_cfg_run r;
+
+	run_init(&r, ctx);
+	return run_finish(out, &r, options_dict(&r, options, n_options));
+}

@@ -98,6 +98,8 @@ typedef struct {
 	long long mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
 	int executable;            /* mode 0755, else 0644 */
 	int md5;                   /* hash md5 too */
+	int stored_raw;            /* already compressed (a package archive, a wheel): its data in raw
+				      zstd blocks, which any zstd reader reads, at no compression cost */
 	const char *want_sha256;   /* the digests it must have (lowercase or not), or NULL */
 	const char *want_md5;
 	/* set by the writer */

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -434,6 +435,7 @@ typedef struct {
 	size_t len;
 	int err_no;           /* of a failed write */
 	const char *zerr;     /* of a failed compression */
+	int raw;              /* an entry's data goes out in raw blocks, not through zstd */
 } zout;
 
 static int zout_flush(zout *z)
@@ -474,11 +476,95 @@ static const char *zout_reason(const zout *z)
 	return z->zerr ? z->zerr : el_strerror(z->err_no);
 }
 
+/* Write iov[0..n) at z->at in full; 0 or -1 with z->err_no. */
+static int zout_writev(zout *z, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = pwritev(z->fd, iov, n, z->at);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			z->err_no = w < 0 ? errno : EIO;
+			return -1;
+		}
+		z->at += w;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++, n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Data that zstd would not shrink (a package archive, a wheel) in a frame
+ * of raw blocks of its own (RFC 8878, 3.1.1.2.2: no compression, each
+ * block a 3-byte header before its bytes), written from the caller's
+ * buffer as it is: the compressed frame before it ended first, an empty
+ * last block after it (raw_end()).
+ */
+static int raw_begin(zout *z)
+{
+	if (zout_put(z, NULL, 0, ZSTD_e_end) != 0)
+		return -1;
+	/* magic, Frame_Header_Descriptor 0 (no content size, no checksum), a 128 KiB window */
+	memcpy(z->buf, "\x28\xb5\x2f\xfd\x00\x38", 6);
+	z->len = 6;
+	if (zout_flush(z) != 0)
+		return -1;
+	z->raw = 1;
+	return 0;
+}
+
+static int raw_put(zout *z, const char *p, size_t n)
+{
+	enum { GROUP = 32 };
+	unsigned char hdr[GROUP][3];
+	struct iovec iov[2 * GROUP];
+
+	while (n) {
+		int k = 0;
+
+		for (; k < GROUP && n; k++) {
+			size_t len = n < EL_RAW_BLOCK ? n : EL_RAW_BLOCK;
+			/* Last_Block 0, Block_Type 0 (raw), Block_Size */
+			uint32_t h = (uint32_t)len << 3;
+
+			hdr[k][0] = (unsigned char)(h & 0xff);
+			hdr[k][1] = (unsigned char)(h >> 8 & 0xff);
+			hdr[k][2] = (unsigned char)(h >> 16 & 0xff);
+			iov[2 * k].iov_base = hdr[k];
+			iov[2 * k].iov_len = 3;
+			iov[2 * k + 1].iov_base = (void *)p;
+			iov[2 * k + 1].iov_len = len;
+			p += len;
+			n -= len;
+		}
+		if (zout_writev(z, iov, 2 * k) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int raw_end(zout *z)
+{
+	z->raw = 0;
+	/* an empty raw block, the last (as zstd itself ends a frame) */
+	memcpy(z->buf, "\x01\x00\x00", 3);
+	z->len = 3;
+	return zout_flush(z);
+}
+
 static la_ssize_t body_write(struct archive *a, void *data, const void *buf, size_t n)
 {
 	zout *z = data;
 
-	if (zout_put(z, buf, n, ZSTD_e_continue) != 0) {
+	if (z->raw ? raw_put(z, buf, n) != 0 : zout_put(z, buf, n, ZSTD_e_continue) != 0) {
 		archive_set_error(a, z->zerr ? -1 : z->err_no, "%s", zout_reason(z));
 		return -1;
 	}
@@ -841,7 +927,7 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 		      el_progress *bar)
 {
 	struct archive *a = tar_writer(z, body_write);
-	int rc = 0;
+	int rc = 0, raw;
 
 	for (size_t i = 0; rc == 0 && i < w->n; i++) {
 		const ent *x = &w->v[i];
@@ -860,6 +946,9 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 		if (e && archive_write_header(a, e) != ARCHIVE_OK)
 			rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
 		archive_entry_free(e);
+		raw = rc == 0 && x->item && x->item->stored_raw && x->size > 0;
+		if (raw && raw_begin(z) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", zout_reason(z));
 		while (rc == 0 && x->type == ENT_FILE && x->stored) {
 			const feed_slot *s = feed_next(f);
 			int last;
@@ -876,6 +965,8 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 			if (last)
 				break;
 		}
+		if (raw && rc == 0 && raw_end(z) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", zout_reason(z));
 		free(path);
 	}
 	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK)

@@ -188,4 +188,6 @@ void pk_stage_add(pk_pack *p, const el_bundle_item *it, cJSON *obj, const char *
 	s->it.src = s->src;
 	s->it.want_sha256 = s->want_sha256;
 	s->it.want_md5 = s->want_md5;
+	/* package archives and wheels are compressed already: stored as they are, zstd's time is saved */
+	s->it.stored_raw = strncmp(rel, "conda/", 6) == 0 || strncmp(rel, "wheels/", 7) == 0;
 }

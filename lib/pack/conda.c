@@ -282,7 +282,8 @@ void pk_conda(pk_pack *p)
 
 		for (size_t i = 0; i < n; i++)
 			total += (uint64_t)jobs[i].hint;
-		p->progress = el_progress_start("conda archives", total, p->opts->progress);
+		/* staged, nothing is read here: the bundle writer's bar shows the bytes */
+		p->progress = el_progress_start("conda archives", total, p->opts->progress && !p->staging);
 		el_pool_run(n, el_pool_default_threads(), copy_job, &batch);
 		el_progress_finish(p->progress);
 		p->progress = NULL;

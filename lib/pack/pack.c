@@ -296,13 +296,15 @@ typedef struct {
 	const el_bundle_item *items; /* the writer's, beside p->staged */
 } late_manifest;
 
+/* Our own entry's stand-in replaced where it stands: the key order, and the length (stand-ins are as long), stay. */
 static void set_digest(cJSON *obj, const char *key, const char *hex)
 {
-	cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	cJSON *v = cJSON_CreateString(hex);
 
-	/* in place: the manifest keeps its key order, and its length (stand-ins are as long) */
-	if (v && cJSON_IsString(v) && !cJSON_SetValuestring(v, hex))
+	if (!v)
 		el_oom();
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v))
+		cJSON_Delete(v);
 }
 
 static char *late_text(void *data, size_t *len)

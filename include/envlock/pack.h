@@ -16,7 +16,9 @@
  *   files/<basename>   the added files
  *
  * A .tar.zst kit is that folder, named after the archive without
- * ".tar.zst", written by the bundle writer (envlock bundle verify passes).
+ * ".tar.zst", written by the bundle writer (envlock bundle verify passes)
+ * in one pass from the caches: each file read once, hashed, checked
+ * against the lock and stored from the same reads, envlock.kit.json last.
  */
 #ifndef ENVLOCK_PACK_H
 #define ENVLOCK_PACK_H

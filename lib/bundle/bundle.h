@@ -79,4 +79,61 @@ typedef struct {
 el_bnode *el_bindex_find(el_bindex *t, const char *path, size_t n, int add);
 void el_bindex_release(el_bindex *t);
 
+/*
+ * A bundle of files named by the caller rather than found by walking a
+ * folder (lib/pack's .tar.zst kits): each item is read once from src,
+ * hashed (sha256, and md5 when asked) and compressed from the same
+ * buffers, and checked at its end against the digests it must have. The
+ * archive is laid out as envlock_bundle_create's: the lock, MANIFEST.json,
+ * then the entries under "<name>/" (the folders of the items' paths and
+ * dirs, then the items, in the walk's order), then the late file last.
+ */
+typedef struct {
+	const char *path;          /* under the top folder ("conda/x.conda"), checked as a name */
+	const char *src;           /* the file read (a symlink is followed) */
+	long long offset;          /* where the item's bytes start in src */
+	unsigned long long size;   /* how many: src must still be the file stat() saw (see below) */
+	unsigned long long src_size; /* src's own size, as stat() found it */
+	unsigned long long dev, ino; /* and its identity and times, checked on open and at the end */
+	long long mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+	int executable;            /* mode 0755, else 0644 */
+	int md5;                   /* hash md5 too */
+	int stored_raw;            /* already compressed (a package archive, a wheel): its data in raw
+				      zstd blocks, which any zstd reader reads, at no compression cost */
+	const char *want_sha256;   /* the digests it must have (lowercase or not), or NULL */
+	const char *want_md5;
+	/* set by the writer */
+	char sha256[65];
+	char md5_hex[33];
+	int mismatch;              /* its digest is not the wanted one: the bundle failed */
+} el_bundle_item;
+
+/* Fill in it's identity fields from src (stat, following links); 0 or -1 with errno. */
+int el_bundle_item_stat(el_bundle_item *it);
+
+typedef struct {
+	const char *name;          /* the top folder */
+	const char *const *dirs;   /* folders listed even when empty ("conda") */
+	size_t ndirs;
+	el_bundle_item *items;
+	size_t nitems;
+	/*
+	 * The late file: written after every item, once their digests are
+	 * set; late() returns its bytes (malloc'd), exactly late_size of them.
+	 */
+	const char *late_path;
+	size_t late_size;
+	char *(*late)(void *data, size_t *len);
+	void *late_data;
+} el_bundle_plan;
+
+/*
+ * Write the bundle of plan to out_path atomically, with the lockfile of
+ * opts->lock_path (required). A digest that is not the wanted one fails
+ * it with ENVLOCK_ERROR and sets that item's mismatch; nothing is left at
+ * out_path on any failure.
+ */
+int el_bundle_create_plan(envlock_ctx *ctx, const el_bundle_plan *plan, const char *out_path,
+			  const envlock_bundle_opts *opts);
+
 #endif

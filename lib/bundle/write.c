@@ -32,10 +32,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
+
+#include <openssl/evp.h>
 
 #include "bundle.h"
 #include "envlock/save.h"
@@ -69,6 +73,12 @@ typedef struct {
 	dev_t dev;            /* the file as the walk found it: it must still be so when read */
 	ino_t ino;
 	struct timespec mtim, ctim;
+	uint64_t fsize;       /* the file's own size (size is what the archive takes from it) */
+	/* a plan's file (el_bundle_create_plan) */
+	const char *src;      /* the file read, links followed; NULL: <top>/<rel> */
+	off_t offset;         /* where the entry's bytes start in it */
+	el_bundle_item *item; /* where its digests go, and the digests it must have */
+	int late;             /* the plan's late file: its bytes from plan->late */
 } ent;
 
 typedef struct {
@@ -204,6 +214,7 @@ static void collect(walk *w, const char *rel)
 			e.stored = !(w->opts->checkpoints_hash_only && el_is_checkpoint_name(names[i]));
 			e.dev = st.st_dev;
 			e.ino = st.st_ino;
+			e.fsize = e.size;
 			e.mtim = st.st_mtim;
 			e.ctim = st.st_ctim;
 			/* a stand-in of the digest's length: the manifest's size is known before the digests */
@@ -424,7 +435,25 @@ typedef struct {
 	size_t len;
 	int err_no;           /* of a failed write */
 	const char *zerr;     /* of a failed compression */
+	int raw;              /* an entry's data goes out in raw blocks, not through zstd */
+	int kick;             /* start writing back what is written as it goes (the output itself) */
+	off_t kicked;         /* up to where */
 } zout;
+
+#define EL_KICK_BYTES (32 << 20)
+
+/*
+ * The output is fsynced before it takes its name: start the disk on each
+ * 32 MiB as it is written (SYNC_FILE_RANGE_WRITE waits for nothing), so
+ * that the final fsync finds little left to do instead of the whole file.
+ */
+static void zout_kick(zout *z)
+{
+	if (!z->kick || z->at - z->kicked < EL_KICK_BYTES)
+		return;
+	sync_file_range(z->fd, z->kicked, z->at - z->kicked, SYNC_FILE_RANGE_WRITE);
+	z->kicked = z->at;
+}
 
 static int zout_flush(zout *z)
 {
@@ -434,6 +463,7 @@ static int zout_flush(zout *z)
 	}
 	z->at += (off_t)z->len;
 	z->len = 0;
+	zout_kick(z);
 	return 0;
 }
 
@@ -464,11 +494,96 @@ static const char *zout_reason(const zout *z)
 	return z->zerr ? z->zerr : el_strerror(z->err_no);
 }
 
+/* Write iov[0..n) at z->at in full; 0 or -1 with z->err_no. */
+static int zout_writev(zout *z, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = pwritev(z->fd, iov, n, z->at);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			z->err_no = w < 0 ? errno : EIO;
+			return -1;
+		}
+		z->at += w;
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++, n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	zout_kick(z);
+	return 0;
+}
+
+/*
+ * Data that zstd would not shrink (a package archive, a wheel) in a frame
+ * of raw blocks of its own (RFC 8878, 3.1.1.2.2: no compression, each
+ * block a 3-byte header before its bytes), written from the caller's
+ * buffer as it is: the compressed frame before it ended first, an empty
+ * last block after it (raw_end()).
+ */
+static int raw_begin(zout *z)
+{
+	if (zout_put(z, NULL, 0, ZSTD_e_end) != 0)
+		return -1;
+	/* magic, Frame_Header_Descriptor 0 (no content size, no checksum), a 128 KiB window */
+	memcpy(z->buf, "\x28\xb5\x2f\xfd\x00\x38", 6);
+	z->len = 6;
+	if (zout_flush(z) != 0)
+		return -1;
+	z->raw = 1;
+	return 0;
+}
+
+static int raw_put(zout *z, const char *p, size_t n)
+{
+	enum { GROUP = 32 };
+	unsigned char hdr[GROUP][3];
+	struct iovec iov[2 * GROUP];
+
+	while (n) {
+		int k = 0;
+
+		for (; k < GROUP && n; k++) {
+			size_t len = n < EL_RAW_BLOCK ? n : EL_RAW_BLOCK;
+			/* Last_Block 0, Block_Type 0 (raw), Block_Size */
+			uint32_t h = (uint32_t)len << 3;
+
+			hdr[k][0] = (unsigned char)(h & 0xff);
+			hdr[k][1] = (unsigned char)(h >> 8 & 0xff);
+			hdr[k][2] = (unsigned char)(h >> 16 & 0xff);
+			iov[2 * k].iov_base = hdr[k];
+			iov[2 * k].iov_len = 3;
+			iov[2 * k + 1].iov_base = (void *)p;
+			iov[2 * k + 1].iov_len = len;
+			p += len;
+			n -= len;
+		}
+		if (zout_writev(z, iov, 2 * k) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int raw_end(zout *z)
+{
+	z->raw = 0;
+	/* an empty raw block, the last (as zstd itself ends a frame) */
+	memcpy(z->buf, "\x01\x00\x00", 3);
+	z->len = 3;
+	return zout_flush(z);
+}
+
 static la_ssize_t body_write(struct archive *a, void *data, const void *buf, size_t n)
 {
 	zout *z = data;
 
-	if (zout_put(z, buf, n, ZSTD_e_continue) != 0) {
+	if (z->raw ? raw_put(z, buf, n) != 0 : zout_put(z, buf, n, ZSTD_e_continue) != 0) {
 		archive_set_error(a, z->zerr ? -1 : z->err_no, "%s", zout_reason(z));
 		return -1;
 	}
@@ -484,7 +599,8 @@ static la_ssize_t body_write(struct archive *a, void *data, const void *buf, siz
 typedef struct {
 	char *data;
 	size_t len;
-	int last;             /* the file's last piece */
+	int first, last;      /* the file's first and last piece */
+	ent *x;               /* the file */
 } feed_slot;
 
 typedef struct {
@@ -492,6 +608,10 @@ typedef struct {
 	el_hashcache *hashes;         /* for the files left out (--checkpoints hash) */
 	feed_slot slot[EL_FEED_SLOTS];
 	unsigned filled, taken;       /* pieces handed over and given back, counting up */
+	unsigned md5ed;               /* pieces the md5 thread is done with, counting up */
+	int md5_running;              /* an md5 thread hashes the pieces of the files that want one */
+	int reader_done;              /* the reader has handed over its last piece */
+	const el_bundle_plan *plan;   /* a plan's bundle, or NULL */
 	int stop;                     /* the compressor gave up: read no further */
 	int failed;                   /* the reader stopped: why in err, code in rc */
 	int rc;
@@ -503,9 +623,12 @@ typedef struct {
 static void feed_fail(feeder *f, int rc, const char *path, const char *why)
 {
 	pthread_mutex_lock(&f->mu);
+	/* the first failure is the one to report */
+	if (!f->failed) {
+		f->rc = rc;
+		snprintf(f->err, sizeof(f->err), "'%s': %s", path, why);
+	}
 	f->failed = 1;
-	f->rc = rc;
-	snprintf(f->err, sizeof(f->err), "'%s': %s", path, why);
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
 }
@@ -516,9 +639,10 @@ static feed_slot *feed_free_slot(feeder *f)
 	feed_slot *s = NULL;
 
 	pthread_mutex_lock(&f->mu);
-	while (!f->stop && f->filled - f->taken >= EL_FEED_SLOTS)
+	while (!f->stop && !f->failed &&
+	       (f->filled - f->taken >= EL_FEED_SLOTS || (f->md5_running && f->filled - f->md5ed >= EL_FEED_SLOTS)))
 		pthread_cond_wait(&f->cv, &f->mu);
-	if (!f->stop)
+	if (!f->stop && !f->failed)
 		s = &f->slot[f->filled % EL_FEED_SLOTS];
 	pthread_mutex_unlock(&f->mu);
 	return s;
@@ -557,7 +681,7 @@ static void feed_give_back(feeder *f)
 static bool same_file(const struct stat *st, const ent *x)
 {
 	return S_ISREG(st->st_mode) && st->st_dev == x->dev && st->st_ino == x->ino &&
-	       (uint64_t)st->st_size == x->size &&
+	       (uint64_t)st->st_size == x->fsize &&
 	       st->st_mtim.tv_sec == x->mtim.tv_sec && st->st_mtim.tv_nsec == x->mtim.tv_nsec &&
 	       st->st_ctim.tv_sec == x->ctim.tv_sec && st->st_ctim.tv_nsec == x->ctim.tv_nsec;
 }
@@ -571,7 +695,8 @@ static bool same_file(const struct stat *st, const ent *x)
  */
 static int feed_file(feeder *f, ent *x, const char *full)
 {
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* a plan's sources are in caches, where a link to the file is usual: stat() found what it leads to */
+	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | (x->src ? 0 : O_NOFOLLOW));
 	el_sha256 *h;
 	uint64_t done = 0;
 	struct stat st;
@@ -586,7 +711,12 @@ static int feed_file(feeder *f, ent *x, const char *full)
 		close(fd);
 		return -1;
 	}
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if (x->offset > 0 && lseek(fd, x->offset, SEEK_SET) != x->offset) {
+		feed_fail(f, ENVLOCK_EIO, full, el_strerror(errno));
+		close(fd);
+		return -1;
+	}
+	posix_fadvise(fd, x->offset, (off_t)x->size, POSIX_FADV_SEQUENTIAL);
 	h = el_sha256_begin();
 	for (;;) {
 		feed_slot *s = feed_free_slot(f);
@@ -603,6 +733,8 @@ static int feed_file(feeder *f, ent *x, const char *full)
 			break;
 		}
 		el_sha256_update(h, s->data, (size_t)n);
+		s->x = x;
+		s->first = done == 0;
 		done += (uint64_t)n;
 		s->len = (size_t)n;
 		s->last = done == x->size;
@@ -614,8 +746,21 @@ static int feed_file(feeder *f, ent *x, const char *full)
 			}
 			el_sha256_end(h, x->hex);
 			h = NULL;
-			feed_publish(f);
 			close(fd);
+			if (x->item) {
+				el_bundle_item *it = x->item;
+
+				memcpy(it->sha256, x->hex, EL_SHA256_HEX);
+				if (it->want_sha256 && strcasecmp(it->want_sha256, x->hex) != 0) {
+					char why[200];
+
+					it->mismatch = 1;
+					snprintf(why, sizeof(why), "sha256 %s is not the wanted %.64s", x->hex, it->want_sha256);
+					feed_fail(f, ENVLOCK_ERROR, full, why);
+					return -1;
+				}
+			}
+			feed_publish(f);
 			return 0;
 		}
 		feed_publish(f);
@@ -623,6 +768,114 @@ static int feed_file(feeder *f, ent *x, const char *full)
 	el_sha256_abort(h);
 	close(fd);
 	return -1;
+}
+
+/*
+ * The md5 thread: the pieces of the files that want an md5, in order,
+ * while the reader goes on with sha256 and the compressor with zstd (md5
+ * is the slowest of the three). Each file's md5 is checked at its last
+ * piece.
+ */
+static void *md5_run(void *data)
+{
+	feeder *f = data;
+	EVP_MD_CTX *m = EVP_MD_CTX_new();
+
+	if (!m)
+		el_oom();
+	for (;;) {
+		feed_slot *s;
+		el_bundle_item *it;
+
+		pthread_mutex_lock(&f->mu);
+		while (!f->stop && !f->failed && f->md5ed == f->filled && !f->reader_done)
+			pthread_cond_wait(&f->cv, &f->mu);
+		if (f->stop || f->failed || f->md5ed == f->filled) {
+			pthread_mutex_unlock(&f->mu);
+			break;
+		}
+		s = &f->slot[f->md5ed % EL_FEED_SLOTS];
+		pthread_mutex_unlock(&f->mu);
+		it = s->x ? s->x->item : NULL;
+		if (it && it->md5) {
+			if (s->first && EVP_DigestInit_ex(m, EVP_md5(), NULL) != 1)
+				el_oom();
+			EVP_DigestUpdate(m, s->data, s->len);
+			if (s->last) {
+				static const char digits[] = "0123456789abcdef";
+				unsigned char d[EVP_MAX_MD_SIZE];
+				unsigned n = 0;
+
+				EVP_DigestFinal_ex(m, d, &n);
+				for (unsigned i = 0; i < n && i < 16; i++) {
+					it->md5_hex[2 * i] = digits[d[i] >> 4];
+					it->md5_hex[2 * i + 1] = digits[d[i] & 15];
+				}
+				it->md5_hex[32] = '\0';
+				if (it->want_md5 && strcasecmp(it->want_md5, it->md5_hex) != 0) {
+					char why[200];
+
+					it->mismatch = 1;
+					snprintf(why, sizeof(why), "md5 %s is not the wanted %.32s", it->md5_hex, it->want_md5);
+					feed_fail(f, ENVLOCK_ERROR, s->x->src ? s->x->src : s->x->rel, why);
+					break;
+				}
+			}
+		}
+		pthread_mutex_lock(&f->mu);
+		f->md5ed++;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+	}
+	EVP_MD_CTX_free(m);
+	return NULL;
+}
+
+/* The plan's late file, once every item's digests are known: its bytes from the plan, into the ring. */
+static int feed_late(feeder *f, ent *x)
+{
+	const el_bundle_plan *plan = f->plan;
+	char *data;
+	size_t len = 0, done = 0;
+	el_sha256 *h;
+
+	/* every md5 is in before the late file is made of them */
+	pthread_mutex_lock(&f->mu);
+	while (!f->stop && !f->failed && f->md5_running && f->md5ed != f->filled)
+		pthread_cond_wait(&f->cv, &f->mu);
+	pthread_mutex_unlock(&f->mu);
+	data = plan->late(plan->late_data, &len);
+	if (len != x->size) {
+		char why[120];
+
+		snprintf(why, sizeof(why), "%zu bytes, not the %llu announced", len, (unsigned long long)x->size);
+		free(data);
+		feed_fail(f, ENVLOCK_ERROR, x->rel, why);
+		return -1;
+	}
+	h = el_sha256_begin();
+	do {
+		feed_slot *s = feed_free_slot(f);
+		size_t n = len - done < EL_BUNDLE_CHUNK ? len - done : EL_BUNDLE_CHUNK;
+
+		if (!s) {
+			el_sha256_abort(h);
+			free(data);
+			return -1;
+		}
+		memcpy(s->data, data + done, n);
+		el_sha256_update(h, s->data, n);
+		s->x = x;
+		s->first = done == 0;
+		done += n;
+		s->len = n;
+		s->last = done == len;
+		if (s->last)
+			el_sha256_end(h, x->hex);
+		feed_publish(f);
+	} while (done < len);
+	free(data);
+	return 0;
 }
 
 /* A file left out of the archive: only its digest, from the digest cache when it is current. */
@@ -655,12 +908,21 @@ static void *feed_run(void *data)
 		pthread_mutex_unlock(&f->mu);
 		if (rc)
 			break;
-		full = el_path_join(w->top, x->rel);
+		if (x->late) {
+			if (feed_late(f, x) != 0)
+				break;
+			continue;
+		}
+		full = x->src ? el_xstrdup(x->src) : el_path_join(w->top, x->rel);
 		rc = x->stored ? feed_file(f, x, full) : feed_digest_only(f, x, full);
 		free(full);
 		if (rc != 0)
 			break;
 	}
+	pthread_mutex_lock(&f->mu);
+	f->reader_done = 1;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
 	return NULL;
 }
 
@@ -684,7 +946,7 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 		      el_progress *bar)
 {
 	struct archive *a = tar_writer(z, body_write);
-	int rc = 0;
+	int rc = 0, raw;
 
 	for (size_t i = 0; rc == 0 && i < w->n; i++) {
 		const ent *x = &w->v[i];
@@ -703,6 +965,9 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 		if (e && archive_write_header(a, e) != ARCHIVE_OK)
 			rc = el_error_set(ctx, ENVLOCK_EIO, "writing '%s': %s", path, el_archive_reason(a));
 		archive_entry_free(e);
+		raw = rc == 0 && x->item && x->item->stored_raw && x->size > 0;
+		if (raw && raw_begin(z) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", zout_reason(z));
 		while (rc == 0 && x->type == ENT_FILE && x->stored) {
 			const feed_slot *s = feed_next(f);
 			int last;
@@ -719,6 +984,8 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 			if (last)
 				break;
 		}
+		if (raw && rc == 0 && raw_end(z) != 0)
+			rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", zout_reason(z));
 		free(path);
 	}
 	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK)
@@ -860,7 +1127,7 @@ static int spill_body(const el_buf *manifest_tar, uint64_t stored)
 
 /* Runs A, C and B into fd (the temporary output at tmp), reading every file once. */
 static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, const char *name, const el_buf *lock,
-			 const char *lock_id)
+			 const char *lock_id, const el_bundle_plan *plan)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	const int level = w->opts->level > 0 ? w->opts->level : 3;
@@ -871,7 +1138,7 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 	off_t lock_end = 0;
 	char *warning = NULL;
 	el_progress *bar;
-	pthread_t thread;
+	pthread_t thread, md5_thread;
 	feeder f;
 	zout z;
 	int rc, started, spill, body_fd = fd;
@@ -906,8 +1173,13 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 	}
 	if ((rc = zout_open(&z, ctx, body_fd, spill ? 0 : lock_end + (off_t)room, w->opts)) != 0)
 		goto done;
+	z.kick = !spill;
+	z.kicked = z.at;
 
 	f.w = w;
+	f.plan = plan;
+	for (size_t i = 0; i < w->n && !f.md5_running; i++)
+		f.md5_running = w->v[i].item && w->v[i].item->md5;
 	pthread_mutex_init(&f.mu, NULL);
 	pthread_cond_init(&f.cv, NULL);
 	for (size_t i = 0; i < w->n && !f.hashes; i++)
@@ -919,16 +1191,24 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 	for (int i = 0; i < EL_FEED_SLOTS; i++)
 		f.slot[i].data = el_xmalloc(EL_BUNDLE_CHUNK);
 	bar = el_progress_start("bundling", total, w->opts->progress);
-	started = pthread_create(&thread, NULL, feed_run, &f);
-	if (started != 0)
+	started = f.md5_running ? pthread_create(&md5_thread, NULL, md5_run, &f) : 0;
+	if (started != 0) {
+		rc = el_error_set(ctx, ENVLOCK_EIO, "cannot start the md5 thread: %s", el_strerror(started));
+		f.md5_running = 0;
+	} else if ((started = pthread_create(&thread, NULL, feed_run, &f)) != 0) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "cannot start the reader thread: %s", el_strerror(started));
-	else
+		feed_stop(&f);
+	} else {
 		rc = write_body(ctx, w, &f, &z, name, clamp, bar);
+	}
 	if (started == 0) {
 		if (rc != 0)
 			feed_stop(&f);
 		pthread_join(thread, NULL);
 	}
+	/* a file's md5 is checked after the compressor took its last piece: wait for it before anything is kept */
+	if (f.md5_running)
+		pthread_join(md5_thread, NULL);
 	el_progress_finish(bar);
 	/* the reader's failure is the one to report: the compressor only saw it stop */
 	if (started == 0 && f.failed)
@@ -986,7 +1266,7 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 	/* write next to the output, fsync, then rename: a failed bundle leaves nothing behind */
 	if ((rc = el_tmpfile_open(&out, ctx, out_path)) != 0)
 		goto done;
-	rc = write_archive(ctx, &w, out.fd, out.tmp, el_path_base(top), &lock, id);
+	rc = write_archive(ctx, &w, out.fd, out.tmp, el_path_base(top), &lock, id, NULL);
 	/* on disk before it takes the name: a crash never leaves a short bundle under it */
 	if (rc == 0)
 		rc = el_tmpfile_commit(&out, 0644);
@@ -998,6 +1278,177 @@ done:
 	}
 	free(w.v);
 	free(top);
+	el_buf_release(&lock);
+	return rc;
+}
+
+int el_bundle_item_stat(el_bundle_item *it)
+{
+	struct stat st;
+
+	if (stat(it->src, &st) != 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	it->src_size = (unsigned long long)st.st_size;
+	it->dev = (unsigned long long)st.st_dev;
+	it->ino = (unsigned long long)st.st_ino;
+	it->mtime_sec = (long long)st.st_mtim.tv_sec;
+	it->mtime_nsec = (long long)st.st_mtim.tv_nsec;
+	it->ctime_sec = (long long)st.st_ctim.tv_sec;
+	it->ctime_nsec = (long long)st.st_ctim.tv_nsec;
+	it->executable = (st.st_mode & 0111) != 0;
+	return 0;
+}
+
+/* Paths in the order collect() walks a folder: a folder's entries straight after it, '/' before any name byte. */
+static int walk_cmp(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const ent *)a)->rel;
+	const unsigned char *y = (const unsigned char *)((const ent *)b)->rel;
+
+	for (;; x++, y++) {
+		int c = *x == '/' ? 1 : *x, d = *y == '/' ? 1 : *y;
+
+		if (c != d || !c)
+			return c - d;
+	}
+}
+
+/* The folder rel[0..len) and those above it as entries, once each, a parent first. */
+static void plan_dirs(walk *w, el_strvec *seen, const char *rel, size_t len, time_t now)
+{
+	char *d;
+	ent e;
+
+	if (!len)
+		return;
+	d = el_xstrndup(rel, len);
+	if (el_strvec_has(seen, d)) {
+		free(d);
+		return;
+	}
+	for (size_t i = len; i-- > 0;)
+		if (rel[i] == '/') {
+			plan_dirs(w, seen, rel, i, now);
+			break;
+		}
+	el_strvec_push(seen, d);
+	memset(&e, 0, sizeof(e));
+	e.rel = d;
+	e.type = ENT_DIR;
+	e.mode = 0755;
+	e.mtime = now;
+	push(w, &e);
+}
+
+/* The folders above rel. */
+static void plan_parents(walk *w, el_strvec *seen, const char *rel, time_t now)
+{
+	const char *slash = strrchr(rel, '/');
+
+	if (slash)
+		plan_dirs(w, seen, rel, (size_t)(slash - rel), now);
+}
+
+static int plan_walk(walk *w, envlock_ctx *ctx, const el_bundle_plan *plan)
+{
+	el_strvec seen = EL_STRVEC_INIT;
+	time_t now = time(NULL);
+	int rc = 0;
+
+	if (plan->nitems + plan->ndirs + 1 > EL_BUNDLE_MAX_ENTRIES)
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': more than %d entries", plan->name, EL_BUNDLE_MAX_ENTRIES);
+	for (size_t i = 0; i < plan->ndirs; i++)
+		plan_dirs(w, &seen, plan->dirs[i], strlen(plan->dirs[i]), now);
+	for (size_t i = 0; i < plan->nitems && rc == 0; i++) {
+		el_bundle_item *it = &plan->items[i];
+		ent e;
+
+		plan_parents(w, &seen, it->path, now);
+		memset(&e, 0, sizeof(e));
+		e.rel = el_xstrdup(it->path);
+		e.type = ENT_FILE;
+		e.size = it->size;
+		e.fsize = it->src_size;
+		e.mode = it->executable ? 0755 : 0644;
+		e.mtime = (time_t)it->mtime_sec;
+		e.stored = 1;
+		e.dev = (dev_t)it->dev;
+		e.ino = (ino_t)it->ino;
+		e.mtim.tv_sec = (time_t)it->mtime_sec;
+		e.mtim.tv_nsec = (long)it->mtime_nsec;
+		e.ctim.tv_sec = (time_t)it->ctime_sec;
+		e.ctim.tv_nsec = (long)it->ctime_nsec;
+		e.src = it->src;
+		e.offset = (off_t)it->offset;
+		e.item = it;
+		it->mismatch = 0;
+		it->sha256[0] = it->md5_hex[0] = '\0';
+		memset(e.hex, '0', EL_SHA256_HEX - 1);
+		push(w, &e);
+		if (it->offset < 0 || it->offset + (long long)it->size > (long long)it->src_size)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s': %llu bytes at %lld are not all in it", it->src,
+					  it->size, it->offset);
+	}
+	if (plan->late_path) {
+		ent e;
+
+		plan_parents(w, &seen, plan->late_path, now);
+		memset(&e, 0, sizeof(e));
+		e.rel = el_xstrdup(plan->late_path);
+		e.type = ENT_FILE;
+		e.size = plan->late_size;
+		e.mode = 0644;
+		e.mtime = now;
+		e.stored = 1;
+		e.late = 1;
+		memset(e.hex, '0', EL_SHA256_HEX - 1);
+		push(w, &e);
+	}
+	el_strvec_release(&seen);
+	/* the walk's order, the late file last */
+	qsort(w->v, w->n - (plan->late_path ? 1 : 0), sizeof(*w->v), walk_cmp);
+	for (size_t i = 0; i < w->n && rc == 0; i++) {
+		char *apath = el_xasprintf("%s/%s", plan->name, w->v[i].rel), clean[PATH_MAX];
+		const char *why = el_bundle_check_name(apath, clean, sizeof(clean));
+
+		if (why)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s': %s", apath, why);
+		else if (i && strcmp(w->v[i].rel, w->v[i - 1].rel) == 0)
+			rc = el_error_set(ctx, ENVLOCK_EINVAL, "'%s': listed twice", apath);
+		free(apath);
+	}
+	return rc;
+}
+
+int el_bundle_create_plan(envlock_ctx *ctx, const el_bundle_plan *plan, const char *out_path,
+			  const envlock_bundle_opts *opts)
+{
+	walk w;
+	char id[80] = "";
+	el_buf lock = EL_BUF_INIT(EL_BUNDLE_MAX_META);
+	el_tmpfile out = EL_TMPFILE_INIT;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	w.ctx = ctx;
+	w.opts = opts;
+	w.top = plan->name;
+	if (!opts->lock_path || !plan->name || !*plan->name || (plan->late_path && !plan->late))
+		return el_error_set(ctx, ENVLOCK_EINVAL, "a bundle plan needs a lock, a top folder and its late file's maker");
+	if ((rc = plan_walk(&w, ctx, plan)) == 0 && (rc = lock_text(&lock, id, sizeof(id), ctx, &w)) == 0 &&
+	    (rc = el_tmpfile_open(&out, ctx, out_path)) == 0) {
+		rc = write_archive(ctx, &w, out.fd, out.tmp, plan->name, &lock, id, plan);
+		if (rc == 0)
+			rc = el_tmpfile_commit(&out, 0644);
+	}
+	el_tmpfile_rollback(&out);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.v[i].rel);
+	free(w.v);
 	el_buf_release(&lock);
 	return rc;
 }

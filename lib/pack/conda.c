@@ -124,6 +124,7 @@ typedef struct {
 	char *reason;      /* why not, when src is NULL */
 	el_strvec warnings;
 	pk_digest d;
+	el_bundle_item it; /* staged (a .tar.zst kit): the bundle writer reads and checks it */
 } conda_job;
 
 typedef struct {
@@ -156,14 +157,16 @@ static void copy_job(size_t k, void *data)
 			free(src);
 			continue;
 		}
-		if (pk_copy(ctx, src, 0, -1, dst, b->p->link, true, &j->d, b->p->progress) != 0) {
+		/* staged, the cache file is read once, by the bundle writer, which checks it against the lock */
+		if (b->p->staging ? pk_stage(ctx, src, 0, -1, true, &j->it, &j->d) != 0
+				  : pk_copy(ctx, src, 0, -1, dst, b->p->link, true, &j->d, b->p->progress) != 0) {
 			el_strvec_push(&j->warnings, envlock_error_last(ctx));
 			free(j->reason);
 			j->reason = el_xasprintf("'%s': %s", src, envlock_error_last(ctx));
 			free(src);
 			continue;
 		}
-		if ((bad = mismatch(j->pkg, &j->d, why, sizeof(why)))) {
+		if (!b->p->staging && (bad = mismatch(j->pkg, &j->d, why, sizeof(why)))) {
 			unlink(dst);
 			el_strvec_push_owned(&j->warnings, el_xasprintf("'%s': %s: a corrupt cache, not used", src, bad));
 			free(j->reason);
@@ -207,6 +210,8 @@ static void report_job(pk_pack *p, conda_job *j)
 		el_jset_str(o, "md5", j->d.md5);
 		el_jset_str(o, "from", j->src);
 		pk_entries_add(&p->items, o, "conda", rel, pkg->name, pkg->version);
+		if (p->staging)
+			pk_stage_add(p, &j->it, o, rel, pkg->sha256, pkg->md5);
 		pk_say(p, "conda    %s  (%s)", rel, j->src);
 		free(rel);
 	}
@@ -277,7 +282,8 @@ void pk_conda(pk_pack *p)
 
 		for (size_t i = 0; i < n; i++)
 			total += (uint64_t)jobs[i].hint;
-		p->progress = el_progress_start("conda archives", total, p->opts->progress);
+		/* staged, nothing is read here: the bundle writer's bar shows the bytes */
+		p->progress = el_progress_start("conda archives", total, p->opts->progress && !p->staging);
 		el_pool_run(n, el_pool_default_threads(), copy_job, &batch);
 		el_progress_finish(p->progress);
 		p->progress = NULL;

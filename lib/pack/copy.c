@@ -12,6 +12,8 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/progress.h"
+#include "util/vec.h"
+#include "util/xalloc.h"
 
 #define PK_CHUNK (1u << 20)
 
@@ -146,4 +148,46 @@ int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const
 	if (rc != 0)
 		unlink(dst);
 	return rc;
+}
+
+int pk_stage(envlock_ctx *ctx, const char *src, off_t offset, off_t length, bool md5, el_bundle_item *it,
+	     pk_digest *d)
+{
+	memset(it, 0, sizeof(*it));
+	it->src = src;
+	if (el_bundle_item_stat(it) != 0)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", src,
+				    errno == EINVAL ? "not a regular file" : el_strerror(errno));
+	it->offset = (long long)offset;
+	it->size = length >= 0 ? (unsigned long long)length : it->src_size - (unsigned long long)offset;
+	if (offset < 0 || (unsigned long long)offset + it->size > it->src_size)
+		return el_error_set(ctx, ENVLOCK_EIO, "'%s': ends before its recorded size", src);
+	it->md5 = md5;
+	memset(d->sha256, '0', 64);
+	d->sha256[64] = '\0';
+	memset(d->md5, '0', 32);
+	d->md5[md5 ? 32 : 0] = '\0';
+	d->size = (long long)it->size;
+	return 0;
+}
+
+void pk_stage_add(pk_pack *p, const el_bundle_item *it, cJSON *obj, const char *rel, const char *want_sha256,
+		  const char *want_md5)
+{
+	pk_staged *s;
+
+	EL_GROW(p->staged, p->nstaged + 1, p->scap);
+	s = &p->staged[p->nstaged++];
+	s->it = *it;
+	s->obj = obj;
+	s->rel = el_xstrdup(rel);
+	s->src = el_xstrdup(it->src);
+	s->want_sha256 = want_sha256 ? el_xstrdup(want_sha256) : NULL;
+	s->want_md5 = want_md5 ? el_xstrdup(want_md5) : NULL;
+	s->it.path = s->rel;
+	s->it.src = s->src;
+	s->it.want_sha256 = s->want_sha256;
+	s->it.want_md5 = s->want_md5;
+	/* package archives and wheels are compressed already: stored as they are, zstd's time is saved */
+	s->it.stored_raw = strncmp(rel, "conda/", 6) == 0 || strncmp(rel, "wheels/", 7) == 0;
 }

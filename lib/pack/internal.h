@@ -9,9 +9,11 @@
 
 #include <cJSON.h>
 
+#include "bundle/bundle.h"
 #include "envlock/pack.h"
 #include "lock/view.h"
 #include "util/buf.h"
+#include "util/vec.h"
 
 #define PK_MD5_HEX 33
 
@@ -44,6 +46,17 @@ typedef struct {
 void pk_entries_add(pk_entries *list, cJSON *obj, const char *kind, const char *path,
 		    const char *name, const char *version);
 
+/*
+ * A .tar.zst kit's item, left for the bundle writer to read, hash, check
+ * against the lock and compress in one pass; obj's "sha256" (and "md5")
+ * get its digests before the kit's manifest, written last, is made.
+ */
+typedef struct {
+	el_bundle_item it;
+	cJSON *obj;         /* its manifest entry, or NULL (the lock's copy) */
+	char *rel, *src, *want_sha256, *want_md5;
+} pk_staged;
+
 /* One pack in progress. */
 typedef struct {
 	envlock_ctx *ctx;
@@ -58,6 +71,11 @@ typedef struct {
 	void *progress;     /* an el_progress while the conda archives are copied, else NULL */
 	pk_wheel *wheels;
 	size_t nwheels, wcap;
+	/* a .tar.zst kit in one pass: items staged for the bundle writer, not copied nor hashed here */
+	bool staging;
+	pk_staged *staged;
+	size_t nstaged, scap;
+	el_strvec warnings;  /* held back, with the stream's lines, until the archive is written */
 } pk_pack;
 
 /* A warning line for the caller (opts->on_warning). */
@@ -92,6 +110,19 @@ typedef struct {
  */
 int pk_copy(envlock_ctx *ctx, const char *src, off_t offset, off_t length, const char *dst,
 	    bool link, bool md5, pk_digest *d, void *progress);
+
+/*
+ * Staging, instead of pk_copy: what length bytes (-1: to the end) from
+ * offset of src are, as stat() sees them, into *it; d gets their size and
+ * stand-in digests of the real ones' length (md5 too when md5 is set).
+ * 0, or ENVLOCK_EIO with the file named on ctx.
+ */
+int pk_stage(envlock_ctx *ctx, const char *src, off_t offset, off_t length, bool md5, el_bundle_item *it,
+	     pk_digest *d);
+
+/* A staged item into the kit at rel, obj its manifest entry (or NULL); want_*: what the lock records (or NULL). */
+void pk_stage_add(pk_pack *p, const el_bundle_item *it, cJSON *obj, const char *rel, const char *want_sha256,
+		  const char *want_md5);
 
 /* Hash a file (sha256, and md5 when md5 is set), 0 or ENVLOCK_EIO; progress (an el_progress, or NULL) hears of the bytes. */
 int pk_hash_file(envlock_ctx *ctx, const char *path, bool md5, pk_digest *d, void *progress);

@@ -26,6 +26,7 @@
 
 #define PK_MANIFEST "envlock.kit.json"
 #define PK_LOCK "envlock.lock"
+#define PK_AGAIN 1 /* a staged item is not what the lock says: pack again, checking first */
 
 void pk_warn(pk_pack *p, const char *fmt, ...)
 {
@@ -39,7 +40,11 @@ void pk_warn(pk_pack *p, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	el_term_text(&b, msg);
-	p->opts->on_warning(el_buf_cstr(&b), p->opts->warning_data);
+	/* a staged pack may be done again (pack_kit()): its warnings are said once it stands */
+	if (p->staging)
+		el_strvec_push(&p->warnings, el_buf_cstr(&b));
+	else
+		p->opts->on_warning(el_buf_cstr(&b), p->opts->warning_data);
 	el_buf_release(&b);
 }
 
@@ -157,6 +162,7 @@ static int add_files(pk_pack *p)
 		char *rel = el_xasprintf("files/%s", base), *dst = el_path_join(p->kit, rel);
 		struct stat st;
 		pk_digest d;
+		el_bundle_item it;
 
 		if (stat(src, &st) != 0 || !S_ISREG(st.st_mode))
 			rc = el_error_set(p->ctx, ENVLOCK_ENOTFOUND, "--add '%s': %s", src,
@@ -165,7 +171,8 @@ static int add_files(pk_pack *p)
 			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': not a file name", src);
 		else if (el_strvec_has(&seen, base))
 			rc = el_error_set(p->ctx, ENVLOCK_EINVAL, "--add '%s': a file named '%s' is added already", src, base);
-		else if ((rc = pk_copy(p->ctx, src, 0, -1, dst, p->link, false, &d, NULL)) == 0) {
+		else if ((rc = p->staging ? pk_stage(p->ctx, src, 0, -1, false, &it, &d)
+					  : pk_copy(p->ctx, src, 0, -1, dst, p->link, false, &d, NULL)) == 0) {
 			cJSON *o = cJSON_CreateObject();
 
 			if (!o)
@@ -176,6 +183,8 @@ static int add_files(pk_pack *p)
 			el_jset_int(o, "size", d.size);
 			el_jset_str(o, "sha256", d.sha256);
 			pk_entries_add(&p->items, o, "file", rel, NULL, NULL);
+			if (p->staging)
+				pk_stage_add(p, &it, o, rel, NULL, NULL);
 			el_strvec_push(&seen, base);
 			pk_say(p, "file     %s  (%s)", rel, file_role(base));
 		}
@@ -242,13 +251,11 @@ static cJSON *sorted(pk_entries *list)
 	return out;
 }
 
-static int write_manifest(pk_pack *p, const envlock_lock *lock, const pk_digest *ld)
+/* The kit's manifest: the items sorted (p's lists are emptied). */
+static cJSON *manifest(pk_pack *p, const envlock_lock *lock, const pk_digest *ld)
 {
 	cJSON *m = cJSON_CreateObject(), *l;
-	el_buf b = EL_BUF_INIT((size_t)1 << 30);
 	char *created = el_xasprintf("envlock %s", envlock_version());
-	char *path = el_path_join(p->kit, PK_MANIFEST);
-	int rc;
 
 	if (!m)
 		el_oom();
@@ -261,15 +268,112 @@ static int write_manifest(pk_pack *p, const envlock_lock *lock, const pk_digest 
 	el_jset_str(l, "sha256", ld->sha256);
 	el_jset(m, "items", sorted(&p->items));
 	el_jset(m, "missing", sorted(&p->missing));
-	rc = el_json_write(m, &b, 2);
+	free(created);
+	return m;
+}
+
+static int write_manifest(pk_pack *p, const envlock_lock *lock, const pk_digest *ld)
+{
+	cJSON *m = manifest(p, lock, ld);
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	char *path = el_path_join(p->kit, PK_MANIFEST);
+	int rc = el_json_write(m, &b, 2);
+
 	if (rc == 0)
 		rc = el_write_atomic(p->ctx, path, b.data, b.len, 0644);
 	else
 		rc = el_error_set(p->ctx, ENVLOCK_ELIMIT, "'%s': the manifest is too large", path);
 	cJSON_Delete(m);
 	el_buf_release(&b);
-	free(created);
 	free(path);
+	return rc;
+}
+
+/* A staged kit's manifest, the bundle writer's late file: the items' digests as it found them. */
+typedef struct {
+	pk_pack *p;
+	cJSON *m;
+	const el_bundle_item *items; /* the writer's, beside p->staged */
+} late_manifest;
+
+/* Our own entry's stand-in replaced where it stands: the key order, and the length (stand-ins are as long), stay. */
+static void set_digest(cJSON *obj, const char *key, const char *hex)
+{
+	cJSON *v = cJSON_CreateString(hex);
+
+	if (!v)
+		el_oom();
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v))
+		cJSON_Delete(v);
+}
+
+static char *late_text(void *data, size_t *len)
+{
+	late_manifest *lm = data;
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+
+	for (size_t i = 0; i < lm->p->nstaged; i++) {
+		const pk_staged *s = &lm->p->staged[i];
+
+		if (!s->obj)
+			continue;
+		set_digest(s->obj, "sha256", lm->items[i].sha256);
+		if (lm->items[i].md5)
+			set_digest(s->obj, "md5", lm->items[i].md5_hex);
+	}
+	if (el_json_write(lm->m, &b, 2) != 0)
+		el_oom(); /* the stand-ins' text fitted: the same length does */
+	*len = b.len;
+	return el_buf_detach(&b);
+}
+
+/*
+ * A .tar.zst kit in one pass: the staged items straight from the caches
+ * into the bundle writer, which reads each once, hashing and compressing
+ * the same buffers and checking them against the lock; the manifest
+ * (made with stand-in digests of the same length, so that its size is
+ * known first) goes last, with the digests it found.
+ */
+static int write_staged(pk_pack *p, const envlock_lock *lock, const pk_digest *ld, const char *lock_path,
+			const char *stem, const char *out)
+{
+	static const char *const dirs[] = { "conda", "files", "wheels" };
+	el_bundle_item *items = el_xcalloc(p->nstaged ? p->nstaged : 1, sizeof(*items));
+	late_manifest lm = { p, manifest(p, lock, ld), items };
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	envlock_bundle_opts bo;
+	el_bundle_plan plan;
+	int rc;
+
+	if (el_json_write(lm.m, &b, 2) != 0) {
+		rc = el_error_set(p->ctx, ENVLOCK_ELIMIT, "'%s': the manifest is too large", out);
+		goto done;
+	}
+	for (size_t i = 0; i < p->nstaged; i++)
+		items[i] = p->staged[i].it;
+	memset(&bo, 0, sizeof(bo));
+	bo.lock_path = lock_path;
+	bo.progress = p->opts->progress;
+	bo.on_warning = p->opts->on_warning;
+	bo.warning_data = p->opts->warning_data;
+	memset(&plan, 0, sizeof(plan));
+	plan.name = stem;
+	plan.dirs = dirs;
+	plan.ndirs = 3;
+	plan.items = items;
+	plan.nitems = p->nstaged;
+	plan.late_path = PK_MANIFEST;
+	plan.late_size = b.len;
+	plan.late = late_text;
+	plan.late_data = &lm;
+	rc = el_bundle_create_plan(p->ctx, &plan, out, &bo);
+	for (size_t i = 0; i < p->nstaged; i++)
+		if (items[i].mismatch)
+			rc = PK_AGAIN;
+done:
+	free(items);
+	el_buf_release(&b);
+	cJSON_Delete(lm.m);
 	return rc;
 }
 
@@ -343,28 +447,26 @@ static int put_in_place(envlock_ctx *ctx, const char *tmp, const char *out)
 	return rc;
 }
 
-int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lock *lock,
-		 const char *lock_path, const char *out, const envlock_pack_opts *opts, FILE *stream)
+/*
+ * One pack into out. staging (a .tar.zst only): nothing is copied or
+ * hashed here, the bundle writer reads each item once; PK_AGAIN when one
+ * was not what the lock says, with nothing written (the lines and
+ * warnings were held back, so that the pack that checks first says them
+ * as it always has).
+ */
+static int pack_kit(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lock *lock,
+		    const char *lock_path, const char *out, const envlock_pack_opts *opts, FILE *stream,
+		    bool staging)
 {
-	static const envlock_pack_opts none;
 	bool archive = el_ends_with(out, ".tar.zst");
-	char *tmp = NULL, *stem = NULL;
+	char *tmp = NULL, *stem = NULL, *held = NULL;
+	size_t held_len = 0;
 	pk_pack p;
 	pk_digest ld;
 	int rc;
 
 	memset(report, 0, sizeof(*report));
 	memset(&p, 0, sizeof(p));
-	if (!opts)
-		opts = &none;
-	if ((rc = el_lock_check_untrusted(ctx, lock)) != 0) {
-		char why[1024];
-
-		snprintf(why, sizeof(why), "%s", envlock_error_last(ctx));
-		return el_error_set(ctx, rc, "'%s': %s", lock_path, why);
-	}
-	if ((rc = check_dirs(ctx, opts)) != 0 || (rc = check_out(ctx, out, archive, opts->force)) != 0)
-		return rc;
 	tmp = el_xasprintf("%s.tmp-XXXXXX", out);
 	if (!mkdtemp(tmp)) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': cannot create a folder beside it: %s", out, el_strerror(errno));
@@ -375,6 +477,10 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	p.opts = opts;
 	p.v = el_lock_view(lock);
 	p.stream = stream;
+	p.staging = staging;
+	p.warnings = (el_strvec)EL_STRVEC_INIT;
+	if (staging && stream && !(p.stream = open_memstream(&held, &held_len)))
+		el_oom();
 	/* a .tar.zst's folder is read once more by the bundle writer, then removed: no need for copies */
 	p.link = opts->link || archive;
 	if (archive) {
@@ -418,6 +524,14 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 		char *dst = el_path_join(p.kit, PK_LOCK);
 
 		rc = pk_copy(ctx, lock_path, 0, -1, dst, false, false, &ld, NULL);
+		if (rc == 0 && staging) {
+			el_bundle_item it;
+			pk_digest d;
+
+			/* the copy, read again by the writer: the bytes it archives are the ones hashed here */
+			if ((rc = pk_stage(ctx, dst, 0, -1, false, &it, &d)) == 0)
+				pk_stage_add(&p, &it, NULL, PK_LOCK, ld.sha256, NULL);
+		}
 		free(dst);
 		if (rc != 0)
 			goto done;
@@ -429,9 +543,11 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	report->items = p.items.n;
 	report->missing = p.missing.n;
 	report->not_needed = p.not_needed;
-	if ((rc = write_manifest(&p, lock, &ld)) != 0)
+	if (staging) {
+		rc = write_staged(&p, lock, &ld, lock_path, stem, out);
+	} else if ((rc = write_manifest(&p, lock, &ld)) != 0) {
 		goto done;
-	if (archive) {
+	} else if (archive) {
 		envlock_bundle_opts bo;
 
 		memset(&bo, 0, sizeof(bo));
@@ -447,13 +563,60 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 		pk_say(&p, "kit      %s: %zu items, %zu missing, %zu not needed", out, report->items,
 		       report->missing, report->not_needed);
 done:
+	if (staging && p.stream)
+		fclose(p.stream);
+	if (staging && rc != PK_AGAIN) {
+		/* what a pack that checks first would have said, now that this one stands (or failed) */
+		if (held && held_len)
+			fwrite(held, 1, held_len, stream);
+		for (size_t i = 0; i < p.warnings.n && opts->on_warning; i++)
+			opts->on_warning(p.warnings.v[i], opts->warning_data);
+	}
+	free(held);
+	el_strvec_release(&p.warnings);
 	if (rc != 0 || archive)
 		remove_tree(tmp);
 	entries_release(&p.items);
 	entries_release(&p.missing);
+	for (size_t i = 0; i < p.nstaged; i++) {
+		pk_staged *st = &p.staged[i];
+
+		free(st->rel), free(st->src), free(st->want_sha256), free(st->want_md5);
+	}
+	free(p.staged);
 	pk_wheels_free(&p);
 	free(p.kit);
 	free(stem);
 	free(tmp);
 	return rc;
+}
+
+int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lock *lock,
+		 const char *lock_path, const char *out, const envlock_pack_opts *opts, FILE *stream)
+{
+	static const envlock_pack_opts none;
+	bool archive = el_ends_with(out, ".tar.zst");
+	int rc;
+
+	memset(report, 0, sizeof(*report));
+	if (!opts)
+		opts = &none;
+	if ((rc = el_lock_check_untrusted(ctx, lock)) != 0) {
+		char why[1024];
+
+		snprintf(why, sizeof(why), "%s", envlock_error_last(ctx));
+		return el_error_set(ctx, rc, "'%s': %s", lock_path, why);
+	}
+	if ((rc = check_dirs(ctx, opts)) != 0 || (rc = check_out(ctx, out, archive, opts->force)) != 0)
+		return rc;
+	/*
+	 * A .tar.zst is written in one pass over the caches' files. A cache
+	 * file found not to be the lock's is only known at its end, when it is
+	 * already in the archive: that archive is dropped and the kit made
+	 * again the careful way (each file checked before the bundle writer
+	 * reads it), which leaves the file out and says why, as always.
+	 */
+	if (archive && (rc = pack_kit(report, ctx, lock, lock_path, out, opts, stream, true)) != PK_AGAIN)
+		return rc;
+	return pack_kit(report, ctx, lock, lock_path, out, opts, stream, false);
 }

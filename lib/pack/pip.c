@@ -81,7 +81,7 @@ static bool same_version(const char *a, const char *b)
 	return a && b && strcasecmp(a, b) == 0;
 }
 
-static void add_item(pk_pack *p, const el_pip_dist *d, const char *name, const char *version, const char *rel,
+static cJSON *add_item(pk_pack *p, const el_pip_dist *d, const char *name, const char *version, const char *rel,
 		     const pk_digest *dg, const char *from, const char *source, long long rebuilt_files)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -101,6 +101,7 @@ static void add_item(pk_pack *p, const el_pip_dist *d, const char *name, const c
 		el_jset_int(o, "rebuilt_files", rebuilt_files);
 	pk_entries_add(&p->items, o, "wheel", rel, name, version);
 	pk_say(p, "wheel    %s  (%s)", rel, from);
+	return o;
 }
 
 /* The kit already has this file (two distributions cannot share a wheel, one lock can list one twice). */
@@ -138,7 +139,18 @@ static bool from_found(pk_pack *p, const el_pip_dist *d, const char *norm, char 
 				break;
 			}
 			dst = el_path_join(p->kit, rel);
-			if (pk_copy(p->ctx, w->path, w->offset, w->offset ? w->length : -1,
+			if (p->staging) {
+				el_bundle_item it;
+
+				/* the bundle writer reads it once and checks it against the lock's sha256 */
+				if (pk_stage(p->ctx, w->path, w->offset, w->offset ? w->length : -1, false, &it, &dg) != 0) {
+					pk_warn(p, "%s", envlock_error_last(p->ctx));
+				} else {
+					pk_stage_add(p, &it, add_item(p, d, w->name, w->version, rel, &dg, w->from, w->path, -1),
+						     rel, sha, NULL);
+					done = true;
+				}
+			} else if (pk_copy(p->ctx, w->path, w->offset, w->offset ? w->length : -1,
 				    dst, p->link, false, &dg, NULL) != 0) {
 				pk_warn(p, "%s", envlock_error_last(p->ctx));
 			} else if (sha && strcasecmp(sha, dg.sha256) != 0) {
@@ -193,8 +205,15 @@ static void pack_dist(pk_pack *p, const el_pip_dist *d)
 			char *rel = el_xasprintf("wheels/%s", file);
 			char *dst = el_path_join(p->kit, rel);
 			pk_digest dg;
+			el_bundle_item it;
 
-			if (pk_hash_file(p->ctx, dst, false, &dg, NULL) == 0) {
+			if (p->staging && pk_stage(p->ctx, dst, 0, -1, false, &it, &dg) == 0) {
+				pk_stage_add(p, &it, add_item(p, d, d->name, d->version, rel, &dg, "rebuilt", d->path, nfiles),
+					     rel, NULL, NULL);
+				free(rel), free(dst);
+				goto done;
+			}
+			if (!p->staging && pk_hash_file(p->ctx, dst, false, &dg, NULL) == 0) {
 				add_item(p, d, d->name, d->version, rel, &dg, "rebuilt", d->path, nfiles);
 				free(rel), free(dst);
 				goto done;

@@ -178,6 +178,11 @@ cp kit/wheels/elpk_zeta-1.1-py3-none-any.whl zeta2/
 check_eq "a wheel of the same name and version whose sha256 is not the lock's is refused (and the rebuild taken)" \
 	"rebuilt" "$(item kitz2 elpk-zeta from)"
 check_grep "saying so" "elpk_zeta-1.1-py3-none-any.whl': sha256 [0-9a-f]* is not the lock's [0-9a-f]* (the file pip installed from): not used" err
+"$ENVLOCK" pack env.lock -o kitz2.tar.zst --pip-cache nocache --wheels zeta2 >/dev/null 2>errz
+check_eq "as a .tar.zst: the wheel found wrong at its end in the one pass, the kit made again, the same warning" \
+	"$(cat err)" "$(cat errz)"
+rm -rf unz2 && "$ENVLOCK" bundle extract kitz2.tar.zst unz2 >/dev/null 2>&1
+check_eq "and the rebuild in it" "rebuilt" "$(item unz2/kitz2 elpk-zeta from)"
 
 # another build of the same version (other tags) is not the installed one
 mkdir otherbuild
@@ -204,6 +209,29 @@ check_status "envlock bundle verify passes on it" 0 $?
 diff -r kit unpacked/kit >diff.out 2>&1
 check_status "it extracts to the same files as the folder kit (under kit/)" 0 $?
 check_eq "no temporary folder left beside it" "" "$(ls -d kit.tar.zst.tmp-* kit.tmp-* 2>/dev/null)"
+check_eq "the .tar.zst pack says what the folder pack says" \
+	"$(sed 's/^kit      kit:/kit      KIT:/' pack.out)" "$("$ENVLOCK" pack env.lock -o kit.tar.zst --force --wheels "$seed/wheels" \
+		--add "$cudnn" --add "$runfile" --add notes.txt 2>/dev/null | sed 's/^kit      kit.tar.zst:/kit      KIT:/')"
+# one pass: each cache file is read by the bundle writer alone, hashed and compressed from the same reads
+opened() { # opened REGEX: how often each file whose name matches was opened for reading, "COUNT PATH"
+	sed -n 's/.*openat(AT_FDCWD, "\([^"]*\)", O_RDONLY[^=]*= [0-9].*/\1/p' opens.out | grep -E "$1\$" | sort | uniq -c
+}
+if command -v strace >/dev/null 2>&1; then
+	strace -f -qq -e trace=openat -o opens.out "$ENVLOCK" pack env.lock -o kit1pass.tar.zst \
+		--wheels "$seed/wheels" >/dev/null 2>&1
+	check_status "pack -o kit.tar.zst under strace exits 0" 0 $?
+	check_eq "every conda archive is opened once (no folder, no second hashing pass)" "" \
+		"$(opened '\.(conda|tar\.bz2)' | awk '$1 != 1')"
+	# a cached wheel is opened twice before, for a few bytes: its zip magic, then its zip index and
+	# METADATA say what it is; then read whole once
+	check_eq "every cached wheel three times: two looks, one whole read" "" \
+		"$(opened '\.whl' | grep -v '\.tmp-' | awk '$1 != 3')"
+	check_eq "the cache's own file is read, not a copy" "1 $env/pkgs/zlib-1.2.13-h5eee18b_0.tar.bz2" \
+		"$(opened 'zlib-1.2.13-h5eee18b_0\.tar\.bz2' | awk '{ print $1, $2 }')"
+	rm -f kit1pass.tar.zst
+else
+	skip "one read per file: strace is not installed"
+fi
 
 # --link: the caches' files hard linked, same digests
 "$ENVLOCK" pack env.lock -o kitlink --link --wheels "$seed/wheels" >/dev/null 2>&1
@@ -233,6 +261,18 @@ check_eq "xz: the cache's archive is not the lock's, so it is not used" \
 	"'$env/pkgs/xz-5.4.2-h5eee18b_0.tar.bz2' in the cache does not match the lock: md5 $(printf 'truncated download' | md5sum | cut -d' ' -f1) is not the lock's $(fact conda xz md5)" \
 	"$(missing kit1 xz reason)"
 check_grep "and a warning says so" "xz-5.4.2-h5eee18b_0.tar.bz2': md5 .* a corrupt cache, not used" err1
+# the same as a .tar.zst: the one-pass archive finds xz wrong at its end, drops what it wrote and packs again
+"$ENVLOCK" pack env.lock -o kit1.tar.zst --wheels "$seed/wheels" >out1z 2>err1z
+check_status ".tar.zst with a corrupt cache: exit 1 all the same" 1 $?
+check_eq "the same lines as the folder's pack" "$(sed 's/^kit      kit1:/kit      K:/' out1)" \
+	"$(sed 's/^kit      kit1.tar.zst:/kit      K:/' out1z)"
+check_eq "the warning once, as the folder's pack gives it" "$(cat err1)" "$(cat err1z)"
+"$ENVLOCK" bundle verify kit1.tar.zst >/dev/null 2>&1
+check_status "the archive written is a good bundle" 0 $?
+rm -rf unpacked1 && "$ENVLOCK" bundle extract kit1.tar.zst unpacked1 >/dev/null 2>&1
+diff -r kit1 unpacked1/kit1 >diff1.out 2>&1
+check_status "with the folder kit's files: xz left out" 0 $?
+check_eq "nothing left beside it" "" "$(ls -d kit1.tar.zst.tmp-* kit1.tar.zst.* .kit1.tar.zst* 2>/dev/null)"
 check_eq "the manifest's missing list: conda then wheel, by name" "conda:xz conda:zlib wheel:elpk-gamma" \
 	"$("$PYTHON" -c 'import json,sys; print(" ".join("%s:%s" % (i["kind"], i["name"]) for i in json.load(open(sys.argv[1]))["missing"]))' kit1/envlock.kit.json)"
 PIP_EXTRA_INDEX_URL=https://mirror.example/simple "$ENVLOCK" save -q --conda-prefix "$env" --python "$env/bin/python" -o mirror.lock 2>/dev/null

@@ -39,7 +39,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include <openssl/evp.h>
 
 #include "bundle.h"
 #include "envlock/save.h"
@@ -779,10 +778,7 @@ static int feed_file(feeder *f, ent *x, const char *full)
 static void *md5_run(void *data)
 {
 	feeder *f = data;
-	EVP_MD_CTX *m = EVP_MD_CTX_new();
-
-	if (!m)
-		el_oom();
+	el_md5 *m = NULL; /* fetched once (util/hash.c): this thread runs beside the reader's sha256 */
 	for (;;) {
 		feed_slot *s;
 		el_bundle_item *it;
@@ -798,20 +794,15 @@ static void *md5_run(void *data)
 		pthread_mutex_unlock(&f->mu);
 		it = s->x ? s->x->item : NULL;
 		if (it && it->md5) {
-			if (s->first && EVP_DigestInit_ex(m, EVP_md5(), NULL) != 1)
-				el_oom();
-			EVP_DigestUpdate(m, s->data, s->len);
-			if (s->last) {
-				static const char digits[] = "0123456789abcdef";
-				unsigned char d[EVP_MAX_MD_SIZE];
-				unsigned n = 0;
-
-				EVP_DigestFinal_ex(m, d, &n);
-				for (unsigned i = 0; i < n && i < 16; i++) {
-					it->md5_hex[2 * i] = digits[d[i] >> 4];
-					it->md5_hex[2 * i + 1] = digits[d[i] & 15];
-				}
-				it->md5_hex[32] = '\0';
+			if (s->first) {
+				el_md5_abort(m);
+				m = el_md5_begin();
+			}
+			if (m)
+				el_md5_update(m, s->data, s->len);
+			if (s->last && m) {
+				el_md5_end(m, it->md5_hex);
+				m = NULL;
 				if (it->want_md5 && strcasecmp(it->want_md5, it->md5_hex) != 0) {
 					char why[200];
 
@@ -827,7 +818,7 @@ static void *md5_run(void *data)
 		pthread_cond_broadcast(&f->cv);
 		pthread_mutex_unlock(&f->mu);
 	}
-	EVP_MD_CTX_free(m);
+	el_md5_abort(m);
 	return NULL;
 }
 

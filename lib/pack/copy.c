@@ -6,69 +6,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "internal.h"
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/progress.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
 #define PK_CHUNK (1u << 20)
 
-typedef struct {
-	EVP_MD_CTX *sha, *md5;
-} pk_hashes;
-
-/* md5 costs twice what sha256 does (SHA extensions): only conda archives, whose locks record it, get one */
-static void hashes_begin(pk_hashes *h, bool md5)
-{
-	h->sha = EVP_MD_CTX_new();
-	h->md5 = md5 ? EVP_MD_CTX_new() : NULL;
-	if (!h->sha || (md5 && !h->md5) || EVP_DigestInit_ex(h->sha, EVP_sha256(), NULL) != 1 ||
-	    (md5 && EVP_DigestInit_ex(h->md5, EVP_md5(), NULL) != 1))
-		el_oom();
-}
-
-static void hex(const unsigned char *d, unsigned n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (unsigned i = 0; i < n; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static void hashes_end(pk_hashes *h, pk_digest *d)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-
-	if (h->sha && EVP_DigestFinal_ex(h->sha, md, &n) == 1)
-		hex(md, n, d->sha256);
-	d->md5[0] = '\0';
-	if (h->md5 && EVP_DigestFinal_ex(h->md5, md, &n) == 1)
-		hex(md, n, d->md5);
-	EVP_MD_CTX_free(h->sha);
-	EVP_MD_CTX_free(h->md5);
-	h->sha = h->md5 = NULL;
-}
-
 /* Read up to length bytes (-1: all) from fd at its offset, hashing, and write them to out (-1: nowhere). */
 static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out, const char *dst, bool md5,
 		pk_digest *d, void *progress)
 {
-	char *buf = malloc(PK_CHUNK);
-	pk_hashes h;
+	char *buf = el_xmalloc(PK_CHUNK);
+	/* md5 costs twice what sha256 does (SHA extensions): only conda archives, whose locks record it, get one */
+	el_sha256 *sha = el_sha256_begin();
+	el_md5 *m5 = md5 ? el_md5_begin() : NULL;
 	long long total = 0;
 	int rc = 0;
 
-	if (!buf)
-		el_oom();
-	hashes_begin(&h, md5);
 	for (;;) {
 		size_t want = PK_CHUNK;
 		ssize_t got;
@@ -89,9 +47,9 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 				rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': ends before its recorded size", src);
 			break;
 		}
-		EVP_DigestUpdate(h.sha, buf, (size_t)got);
-		if (h.md5)
-			EVP_DigestUpdate(h.md5, buf, (size_t)got);
+		el_sha256_update(sha, buf, (size_t)got);
+		if (m5)
+			el_md5_update(m5, buf, (size_t)got);
 		if (out >= 0 && el_write_all(out, buf, (size_t)got) != 0) {
 			rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': write failed: %s", dst, el_strerror(errno));
 			break;
@@ -100,7 +58,10 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 		if (progress)
 			el_progress_add((uint64_t)got, progress);
 	}
-	hashes_end(&h, d);
+	el_sha256_end(sha, d->sha256);
+	d->md5[0] = '\0';
+	if (m5)
+		el_md5_end(m5, d->md5);
 	d->size = total;
 	free(buf);
 	return rc;

@@ -31,6 +31,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/pool.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -351,13 +352,49 @@ static int read_item(el_kit *k, envlock_ctx *ctx, const cJSON *o, size_t i)
 }
 
 /* The item's file against the manifest (size, sha256, md5), then against the lock. */
-static int check_item(el_kit *k, envlock_ctx *ctx, el_kit_item *it, const el_view *v)
-{
+/* One kit file's digests, read on a pool thread (its own slot only). */
+typedef struct {
+	el_kit_item *it;
 	char sha[EL_SHA256_HEX], md5[EL_MD5_HEX];
 	uint64_t size;
-	int e;
+	int rc, err;
+} kit_digest;
 
-	if (digest_file(it->host, it->kind == EL_KIT_CONDA, &size, sha, md5, &e) != 0)
+static void digest_job(size_t i, void *data)
+{
+	kit_digest *d = &((kit_digest *)data)[i];
+
+	d->rc = digest_file(d->it->host, d->it->kind == EL_KIT_CONDA, &d->size, d->sha, d->md5, &d->err);
+}
+
+static int cmp_digest_size(const void *a, const void *b)
+{
+	const kit_digest *x = a, *y = b;
+
+	return x->it->size < y->it->size ? 1 : x->it->size > y->it->size ? -1 : 0;
+}
+
+static bool used(const el_kit_item *it, unsigned uses)
+{
+	switch (it->kind) {
+	case EL_KIT_CONDA:
+		return uses & EL_KIT_USE_CONDA;
+	case EL_KIT_WHEEL:
+		return uses & EL_KIT_USE_WHEELS;
+	default:
+		return it->role && ((strcmp(it->role, "cudnn-archive") == 0 && (uses & EL_KIT_USE_CUDNN)) ||
+				    (strcmp(it->role, "cuda-runfile") == 0 && (uses & EL_KIT_USE_RUNFILE)));
+	}
+}
+
+static int check_item(el_kit *k, envlock_ctx *ctx, kit_digest *dg, const el_view *v)
+{
+	el_kit_item *it = dg->it;
+	const char *sha = dg->sha, *md5 = dg->md5;
+	uint64_t size = dg->size;
+	int e = dg->err;
+
+	if (dg->rc != 0)
 		return refuse(ctx, k, it->path, "%s", e == ELOOP || e == EINVAL ? "not a regular file (a link or a folder)"
 										: el_strerror(e));
 	if (size != it->size)
@@ -428,6 +465,33 @@ static int check_item(el_kit *k, envlock_ctx *ctx, el_kit_item *it, const el_vie
 	return 0;
 }
 
+/*
+ * Hash every item the restore uses, largest first on a thread per core
+ * (a kit of an 800-package environment holds gigabytes of archives), then
+ * compare each in the manifest's order, so the first problem reported does
+ * not depend on the threads.
+ */
+static int check_items(el_kit *k, envlock_ctx *ctx, const el_view *v, unsigned uses)
+{
+	kit_digest *d = el_xcalloc(k->n + 1, sizeof(*d));
+	size_t *where = el_xcalloc(k->n + 1, sizeof(*where)), n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < k->n; i++)
+		if (used(&k->items[i], uses))
+			d[n++].it = &k->items[i];
+	qsort(d, n, sizeof(*d), cmp_digest_size);
+	el_pool_run(n, el_pool_default_threads(), digest_job, d);
+	for (size_t j = 0; j < n; j++)
+		where[d[j].it - k->items] = j + 1;
+	for (size_t i = 0; i < k->n && rc == 0; i++)
+		if (where[i] && (rc = check_item(k, ctx, &d[where[i] - 1], v)) == 0)
+			k->items[i].checked = true;
+	free(where);
+	free(d);
+	return rc;
+}
+
 /* The folders of a kit are real folders: a link could lead a kit's file anywhere. */
 static int check_folders(el_kit *k, envlock_ctx *ctx)
 {
@@ -445,7 +509,7 @@ static int check_folders(el_kit *k, envlock_ctx *ctx)
 	return 0;
 }
 
-static int read_manifest(el_kit *k, envlock_ctx *ctx, const envlock_lock *lock, const el_view *v)
+static int read_manifest(el_kit *k, envlock_ctx *ctx, const envlock_lock *lock, const el_view *v, unsigned uses)
 {
 	el_buf b = EL_BUF_INIT(EL_KIT_MANIFEST_MAX), lb = EL_BUF_INIT(1u << 30);
 	char *host = el_path_join(k->dir, "envlock.kit.json"), *lhost = NULL, lsha[EL_SHA256_HEX];
@@ -522,11 +586,9 @@ static int read_manifest(el_kit *k, envlock_ctx *ctx, const envlock_lock *lock, 
 		m->reason = dup_or_null(text_of(el, "reason"));
 		m->fetch = dup_or_null(text_of(el, "fetch"));
 	}
-	/* every file, once: the manifest's size and digests, then the lock's */
-	for (size_t n = 0; n < k->n; n++)
-		if ((rc = check_item(k, ctx, &k->items[n], v)) != 0)
-			goto done;
-	rc = 0;
+	/* each file the restore uses, once: the manifest's size and digests, then the lock's */
+	if ((rc = check_items(k, ctx, v, uses)) != 0)
+		goto done;
 done:
 	cJSON_Delete(doc);
 	el_buf_release(&b);
@@ -537,7 +599,7 @@ done:
 }
 
 int el_kit_open(el_kit **out, envlock_ctx *ctx, const char *given, const char *state_dir, const char *short_id,
-		const envlock_lock *lock, const el_view *v)
+		const envlock_lock *lock, const el_view *v, unsigned uses)
 {
 	el_kit *k = el_xcalloc(1, sizeof(*k));
 	struct stat st;
@@ -573,7 +635,7 @@ int el_kit_open(el_kit **out, envlock_ctx *ctx, const char *given, const char *s
 			k->dir = real;
 		}
 	}
-	if ((rc = read_manifest(k, ctx, lock, v)) != 0)
+	if ((rc = read_manifest(k, ctx, lock, v, uses)) != 0)
 		goto fail;
 	*out = k;
 	return 0;
@@ -585,7 +647,7 @@ fail:
 const el_kit_item *el_kit_conda(const el_kit *k, const char *fn)
 {
 	for (size_t i = 0; k && i < k->n; i++)
-		if (k->items[i].kind == EL_KIT_CONDA && strcmp(k->items[i].file, fn) == 0)
+		if (k->items[i].kind == EL_KIT_CONDA && k->items[i].checked && strcmp(k->items[i].file, fn) == 0)
 			return &k->items[i];
 	return NULL;
 }
@@ -593,7 +655,7 @@ const el_kit_item *el_kit_conda(const el_kit *k, const char *fn)
 const el_kit_item *el_kit_wheel(const el_kit *k, const char *norm, const char *version)
 {
 	for (size_t i = 0; k && i < k->n; i++)
-		if (k->items[i].kind == EL_KIT_WHEEL && strcmp(k->items[i].norm, norm) == 0 &&
+		if (k->items[i].kind == EL_KIT_WHEEL && k->items[i].checked && strcmp(k->items[i].norm, norm) == 0 &&
 		    strcmp(k->items[i].version, version) == 0)
 			return &k->items[i];
 	return NULL;
@@ -602,7 +664,8 @@ const el_kit_item *el_kit_wheel(const el_kit *k, const char *norm, const char *v
 const el_kit_item *el_kit_file(const el_kit *k, const char *role)
 {
 	for (size_t i = 0; k && i < k->n; i++)
-		if (k->items[i].kind == EL_KIT_FILE && strcmp(k->items[i].role, role) == 0)
+		if (k->items[i].kind == EL_KIT_FILE && k->items[i].checked && k->items[i].role &&
+		    strcmp(k->items[i].role, role) == 0)
 			return &k->items[i];
 	return NULL;
 }
@@ -669,7 +732,7 @@ int el_kit_stage(el_apply *ap, el_item *it, const el_kit *k, el_kit_kind kind, c
 		const el_kit_item *x = &k->items[i];
 		char *dst;
 
-		if (x->kind != kind)
+		if (x->kind != kind || !x->checked)
 			continue;
 		dst = el_path_join(sub, x->file);
 		unlink(dst);

@@ -143,11 +143,16 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 	r->dest = el_xstrdup(r->dest_root.prefix[0] ? r->dest_root.prefix : "/");
 	r->hashes = el_hashcache_open(opts->probe.no_cache, &warning);
 	free(warning);
-	/* a kit is checked whole, before anything is probed or planned */
+	/* a kit is checked (what the steps that run use of it) before anything is probed or planned */
 	if (opts->kit) {
 		const el_kit_item *f;
 
-		if ((rc = el_kit_open(&r->kit, ctx, opts->kit, r->state_dir, r->short_id, lock, v)) != 0)
+		unsigned uses = (step_wanted(opts, "conda") ? EL_KIT_USE_CONDA : 0) |
+				(step_wanted(opts, "pip") ? EL_KIT_USE_WHEELS : 0) |
+				(step_wanted(opts, "cudnn") ? EL_KIT_USE_CUDNN : 0) |
+				(step_wanted(opts, "cuda") ? EL_KIT_USE_RUNFILE : 0);
+
+		if ((rc = el_kit_open(&r->kit, ctx, opts->kit, r->state_dir, r->short_id, lock, v, uses)) != 0)
 			goto fail;
 		if (!r->opts.cudnn_archive && (f = el_kit_file(r->kit, "cudnn-archive")) != NULL)
 			r->opts.cudnn_archive = f->host;

@@ -56,6 +56,7 @@ typedef struct {
 	uint64_t size;
 	char sha256[EL_SHA256_HEX];
 	char md5[33];             /* conda: as computed; others: the manifest's or "" */
+	bool checked;             /* hashed and compared: only the items of the steps that run are */
 } el_kit_item;
 
 /* What the kit's maker could not put in it, and how to fetch it (the manifest's "missing"). */
@@ -241,14 +242,19 @@ const char *el_restore_option(envlock_restore *r, const char *option);
 
 /*
  * Open the kit at given (a folder, or a .tar.zst unpacked under
- * state_dir/kit-<short_id>) and check all of it before anything runs:
- * its manifest (untrusted: size limit, paths, kinds), its lock's id
- * against lock's, every file's size and digests against the manifest,
- * conda archives against the lock's packages and wheels against its pip
- * distributions. ENVLOCK_EINVAL with "kit 'FILE': what differs" (kit.c).
+ * state_dir/kit-<short_id>) and check it before anything runs: its
+ * manifest (untrusted: size limit, paths, kinds) and its lock's id against
+ * lock's; then each file the restore uses (uses: EL_KIT_USE_*, the steps
+ * that run), on a thread per core: its size and digests against the
+ * manifest, conda archives against the lock's packages and wheels against
+ * its pip distributions. An item not checked is not handed out by
+ * el_kit_conda/wheel/file. ENVLOCK_EINVAL with "kit 'FILE': what differs"
+ * (kit.c).
  */
 int el_kit_open(el_kit **out, envlock_ctx *ctx, const char *given, const char *state_dir, const char *short_id,
-		const envlock_lock *lock, const el_view *v);
+		const envlock_lock *lock, const el_view *v, unsigned uses);
+/* What a restore uses of a kit (el_kit_open's uses): the items of the steps that run. */
+enum { EL_KIT_USE_CONDA = 1u, EL_KIT_USE_WHEELS = 2u, EL_KIT_USE_CUDNN = 4u, EL_KIT_USE_RUNFILE = 8u };
 void el_kit_free(el_kit *k);
 /* The kit's conda archive named fn, wheel of norm (PEP 503) and version, file of role; or NULL. */
 const el_kit_item *el_kit_conda(const el_kit *k, const char *fn);

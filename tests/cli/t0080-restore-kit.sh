@@ -159,6 +159,24 @@ EOF
 refused_kit "one byte of a conda archive changed" \
 	"^envlock: restore: 'L.lock': kit 'T1/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2': sha256 [0-9a-f]\{64\}, the manifest says $(sha256sum KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 | cut -d' ' -f1)$" T1
 
+# what the steps that run do not use is not read: the pip step alone with
+# that kit reads no conda archive (strace: not one open of T1/conda/), and
+# installs from the wheels, checked
+rm -rf B5 && /usr/bin/python3 -m venv B5
+if command -v strace >/dev/null 2>&1; then
+	offline strace -f -qq -e trace=open,openat -o t1.trace "$ENVLOCK" restore L.lock --kit T1 --only pip \
+		--python "$PWD/B5/bin/python" --state-dir "$PWD/state" --yes >out 2>err
+	check_status "--only pip with a tampered conda archive: the pip step runs" 0 $?
+	check_eq "and no conda archive of the kit was opened" "0" "$(grep -c 'T1/conda/' t1.trace)"
+	check_eq "but each wheel was" "elkit_alpha-1.0-py3-none-any.whl elkit_beta-2.0.1-py3-none-any.whl" \
+		"$(sed -n 's|.*T1/wheels/\([^"]*\.whl\)", O_RDONLY.*|\1|p' t1.trace | sort -u | tr '\n' ' ' | sed 's/ $//')"
+else
+	skip "--only pip reads no conda archive" "no strace here"
+fi
+check_eq "pip installed from the kit" "elkit-alpha==1.0 elkit-beta==2.0.1" "$(pip_elkit B5)"
+restore L.lock T1 P6 B5 --only conda --dry-run >out 2>err
+check_status "--only conda with that kit: refused" 2 $?
+
 cp -R KIT T2
 printf 'x' >>T2/wheels/elkit_beta-2.0.1-py3-none-any.whl
 refused_kit "a wheel grown by a byte" "kit 'T2/wheels/elkit_beta-2.0.1-py3-none-any.whl': $(($(wc -c <KIT/wheels/elkit_beta-2.0.1-py3-none-any.whl) + 1)) bytes, the manifest says $(wc -c <KIT/wheels/elkit_beta-2.0.1-py3-none-any.whl | tr -d ' ')$" T2

@@ -1,8 +1,11 @@
 /*
  * A kit's conda archives: each of the lock's conda packages from the
  * package caches (<root_prefix>/pkgs, $CONDA_PKGS_DIRS, --conda-pkgs),
- * by the file name of its url, used only when its md5 and sha256 are the
- * lock's (a cache can hold a truncated download or a rebuilt package).
+ * by the file name of its url, used only when its sha256 is the lock's (a
+ * cache can hold a truncated download or a rebuilt package). md5 costs
+ * twice what sha256 does here (the SHA extensions), and the same bytes
+ * have the same md5: it is read, and checked, only where the lock records
+ * no sha256; otherwise the kit carries the lock's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +104,7 @@ static char *fetch_command(const el_conda_package *pkg, const char *fn)
 /* Does what was read match what the lock records? NULL, or why not (static text with the digests). */
 static const char *mismatch(const el_conda_package *pkg, const pk_digest *d, char *why, size_t n)
 {
-	if (pkg->md5 && strcasecmp(pkg->md5, d->md5) != 0) {
+	if (pkg->md5 && d->md5[0] && strcasecmp(pkg->md5, d->md5) != 0) {
 		snprintf(why, n, "md5 %s is not the lock's %s", d->md5, pkg->md5);
 		return why;
 	}
@@ -158,8 +161,8 @@ static void copy_job(size_t k, void *data)
 			continue;
 		}
 		/* staged, the cache file is read once, by the bundle writer, which checks it against the lock */
-		if (b->p->staging ? pk_stage(ctx, src, 0, -1, true, &j->it, &j->d) != 0
-				  : pk_copy(ctx, src, 0, -1, dst, b->p->link, true, &j->d, b->p->progress) != 0) {
+		if (b->p->staging ? pk_stage(ctx, src, 0, -1, !j->pkg->sha256, &j->it, &j->d) != 0
+				  : pk_copy(ctx, src, 0, -1, dst, b->p->link, !j->pkg->sha256, &j->d, b->p->progress) != 0) {
 			el_strvec_push(&j->warnings, envlock_error_last(ctx));
 			free(j->reason);
 			j->reason = el_xasprintf("'%s': %s", src, envlock_error_last(ctx));
@@ -207,7 +210,9 @@ static void report_job(pk_pack *p, conda_job *j)
 		el_jset_str(o, "path", rel);
 		el_jset_int(o, "size", j->d.size);
 		el_jset_str(o, "sha256", j->d.sha256);
-		el_jset_str(o, "md5", j->d.md5);
+		/* the lock's md5 where its sha256 matched: the same bytes (md5 is read only where a lock has no sha256) */
+		if (j->d.md5[0] || pkg->md5)
+			el_jset_str(o, "md5", j->d.md5[0] ? j->d.md5 : pkg->md5);
 		el_jset_str(o, "from", j->src);
 		pk_entries_add(&p->items, o, "conda", rel, pkg->name, pkg->version);
 		if (p->staging)

@@ -21,7 +21,7 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 		pk_digest *d, void *progress)
 {
 	char *buf = el_xmalloc(PK_CHUNK);
-	/* md5 costs twice what sha256 does (SHA extensions): only conda archives, whose locks record it, get one */
+	/* md5 costs twice what sha256 does (SHA extensions): only where a lock has no sha256 to match (conda.c) */
 	el_sha256 *sha = el_sha256_begin();
 	el_md5 *m5 = md5 ? el_md5_begin() : NULL;
 	long long total = 0;

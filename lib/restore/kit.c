@@ -355,6 +355,7 @@ static int read_item(el_kit *k, envlock_ctx *ctx, const cJSON *o, size_t i)
 /* One kit file's digests, read on a pool thread (its own slot only). */
 typedef struct {
 	el_kit_item *it;
+	bool want_md5;    /* a conda archive whose lock package has no sha256 to match */
 	char sha[EL_SHA256_HEX], md5[EL_MD5_HEX];
 	uint64_t size;
 	int rc, err;
@@ -364,7 +365,7 @@ static void digest_job(size_t i, void *data)
 {
 	kit_digest *d = &((kit_digest *)data)[i];
 
-	d->rc = digest_file(d->it->host, d->it->kind == EL_KIT_CONDA, &d->size, d->sha, d->md5, &d->err);
+	d->rc = digest_file(d->it->host, d->want_md5, &d->size, d->sha, d->md5, &d->err);
 }
 
 static int cmp_digest_size(const void *a, const void *b)
@@ -402,19 +403,23 @@ static int check_item(el_kit *k, envlock_ctx *ctx, kit_digest *dg, const el_view
 			      (unsigned long long)it->size);
 	if (strcmp(sha, it->sha256) != 0)
 		return refuse(ctx, k, it->path, "sha256 %s, the manifest says %s", sha, it->sha256);
-	if (it->md5[0] && strcmp(md5, it->md5) != 0)
+	if (it->md5[0] && md5[0] && strcmp(md5, it->md5) != 0)
 		return refuse(ctx, k, it->path, "md5 %s, the manifest says %s", md5, it->md5);
 	if (it->kind == EL_KIT_CONDA) {
 		const el_conda_package *p = lock_conda(v, it->file);
 
 		if (!p)
 			return refuse(ctx, k, it->path, "no conda package of the lock has this file name");
-		if (p->md5 && strcmp(p->md5, md5) != 0)
+		/* md5 is read only where the lock has no sha256: the same bytes have the lock's md5 */
+		if (p->md5 && md5[0] && strcmp(p->md5, md5) != 0)
 			return refuse(ctx, k, it->path, "md5 %s, the lock's %s %s %s has %s", md5, p->name ?: "?",
 				      p->version ?: "?", p->build ?: "", p->md5);
 		if (p->sha256 && strcmp(p->sha256, sha) != 0)
 			return refuse(ctx, k, it->path, "sha256 %s, the lock's %s %s %s has %s", sha, p->name ?: "?",
 				      p->version ?: "?", p->build ?: "", p->sha256);
+		if (p->md5 && !md5[0] && it->md5[0] && strcmp(p->md5, it->md5) != 0)
+			return refuse(ctx, k, it->path, "the manifest's md5 %s, the lock's %s %s %s has %s", it->md5,
+				      p->name ?: "?", p->version ?: "?", p->build ?: "", p->md5);
 		if (!p->md5 && !p->sha256)
 			return refuse(ctx, k, it->path, "the lock records no digest for %s %s: it cannot be checked",
 				      p->name ?: "?", p->version ?: "?");
@@ -422,7 +427,7 @@ static int check_item(el_kit *k, envlock_ctx *ctx, kit_digest *dg, const el_view
 		    !same_or_absent(it->build, p->build))
 			return refuse(ctx, k, it->path, "the manifest says %s %s %s, the lock %s %s %s", it->name ?: "",
 				      it->version ?: "", it->build ?: "", p->name ?: "?", p->version ?: "?", p->build ?: "");
-		snprintf(it->md5, sizeof(it->md5), "%s", md5);
+		snprintf(it->md5, sizeof(it->md5), "%s", md5[0] ? md5 : p->md5 ? p->md5 : "");
 	} else if (it->kind == EL_KIT_WHEEL) {
 		char *name = NULL, *version = NULL, *norm, *mnorm = NULL;
 		const el_pip_dist *d;
@@ -478,8 +483,12 @@ static int check_items(el_kit *k, envlock_ctx *ctx, const el_view *v, unsigned u
 	int rc = 0;
 
 	for (size_t i = 0; i < k->n; i++)
-		if (used(&k->items[i], uses))
+		if (used(&k->items[i], uses)) {
+			const el_conda_package *p = k->items[i].kind == EL_KIT_CONDA ? lock_conda(v, k->items[i].file) : NULL;
+
+			d[n].want_md5 = k->items[i].kind == EL_KIT_CONDA && (!p || !p->sha256);
 			d[n++].it = &k->items[i];
+		}
 	qsort(d, n, sizeof(*d), cmp_digest_size);
 	el_pool_run(n, el_pool_default_threads(), digest_job, d);
 	for (size_t j = 0; j < n; j++)

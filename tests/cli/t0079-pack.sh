@@ -258,9 +258,9 @@ check_eq "zlib: in no cache, listed with curl and the md5 check" \
 	"curl -fLo zlib-1.2.13-h5eee18b_0.tar.bz2 https://repo.anaconda.com/pkgs/main/linux-64/zlib-1.2.13-h5eee18b_0.tar.bz2 && echo '$(fact conda zlib md5)  'zlib-1.2.13-h5eee18b_0.tar.bz2 | md5sum -c -" \
 	"$(missing kit1 zlib fetch)"
 check_eq "xz: the cache's archive is not the lock's, so it is not used" \
-	"'$env/pkgs/xz-5.4.2-h5eee18b_0.tar.bz2' in the cache does not match the lock: md5 $(printf 'truncated download' | md5sum | cut -d' ' -f1) is not the lock's $(fact conda xz md5)" \
+	"'$env/pkgs/xz-5.4.2-h5eee18b_0.tar.bz2' in the cache does not match the lock: sha256 $(printf 'truncated download' | sha256sum | cut -d' ' -f1) is not the lock's $(fact conda xz sha256)" \
 	"$(missing kit1 xz reason)"
-check_grep "and a warning says so" "xz-5.4.2-h5eee18b_0.tar.bz2': md5 .* a corrupt cache, not used" err1
+check_grep "and a warning says so" "xz-5.4.2-h5eee18b_0.tar.bz2': sha256 .* a corrupt cache, not used" err1
 # the same as a .tar.zst: the one-pass archive finds xz wrong at its end, drops what it wrote and packs again
 "$ENVLOCK" pack env.lock -o kit1.tar.zst --wheels "$seed/wheels" >out1z 2>err1z
 check_status ".tar.zst with a corrupt cache: exit 1 all the same" 1 $?
@@ -275,6 +275,20 @@ check_status "with the folder kit's files: xz left out" 0 $?
 check_eq "nothing left beside it" "" "$(ls -d kit1.tar.zst.tmp-* kit1.tar.zst.* .kit1.tar.zst* 2>/dev/null)"
 check_eq "the manifest's missing list: conda then wheel, by name" "conda:xz conda:zlib wheel:elpk-gamma" \
 	"$("$PYTHON" -c 'import json,sys; print(" ".join("%s:%s" % (i["kind"], i["name"]) for i in json.load(open(sys.argv[1]))["missing"]))' kit1/envlock.kit.json)"
+# a lock with an md5 and no sha256 (an older conda's records): the md5 is read and checked
+"$PYTHON" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for p in d["conda"]["packages"]:
+    p.pop("sha256", None)
+json.dump(d, open(sys.argv[2], "w"), indent=2, sort_keys=True)' env.lock md5only.lock
+"$ENVLOCK" pack md5only.lock -o kitmd5 --wheels "$seed/wheels" >out5 2>err5
+check_eq "md5 only: the corrupt cache found by its md5" \
+	"'$env/pkgs/xz-5.4.2-h5eee18b_0.tar.bz2' in the cache does not match the lock: md5 $(printf 'truncated download' | md5sum | cut -d' ' -f1) is not the lock's $(fact conda xz md5)" \
+	"$(missing kitmd5 xz reason)"
+check_eq "md5 only: the good archive's md5 as md5sum gives it" "$(md5sum kitmd5/conda/tzdata-2023c-h04d1e81_0.conda | cut -d' ' -f1)" \
+	"$(item kitmd5 conda/tzdata-2023c-h04d1e81_0.conda md5)"
+check_eq "with sha256 in the lock: the kit carries the lock's md5, the archive's own" "$(md5sum kit1/conda/tzdata-2023c-h04d1e81_0.conda | cut -d' ' -f1)" \
+	"$(item kit1 conda/tzdata-2023c-h04d1e81_0.conda md5)"
 PIP_EXTRA_INDEX_URL=https://mirror.example/simple "$ENVLOCK" save -q --conda-prefix "$env" --python "$env/bin/python" -o mirror.lock 2>/dev/null
 "$ENVLOCK" pack mirror.lock -o kitm --wheels "$seed/wheels" >/dev/null 2>&1
 check_eq "a lock that records pip's index options: the fetch command has them (export's reading of the lock)" \

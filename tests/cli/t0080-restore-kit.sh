@@ -191,7 +191,7 @@ EOF
 cp S/archives/elconda-lib-2.1.3-h4d5e6f_1.conda other/
 "$PYTHON" "$MKKIT" kit L.lock other S/wheels T3
 refused_kit "an archive the manifest agrees with, but not the lock's" \
-	"kit 'T3/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2': md5 [0-9a-f]\{32\}, the lock's elconda-tool 1.0 h1a2b3c_0 has $(md5sum KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 | cut -d' ' -f1)$" T3
+	"kit 'T3/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2': sha256 [0-9a-f]\{64\}, the lock's elconda-tool 1.0 h1a2b3c_0 has $(sha256sum KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 | cut -d' ' -f1)$" T3
 
 # a kit for another lock
 "$ENVLOCK" save -q --python "$PWD/A/bin/python" -o other.lock 2>/dev/null

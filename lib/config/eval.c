@@ -1138,6 +1138,35 @@ static void bind_unknown(parser *p, const char *name, int line, const char *what
 	bind(p, name, cv_new(p->r, CV_UNKNOWN));
 }
 
+/*
+ * After "from": the module's leading dots (counted in *dots, and kept in
+ * mod's text when keep_dots), its dotted name into mod, then "import".
+ * false after a syntax error.
+ */
+static bool from_module(parser *p, el_buf *mod, int *dots, bool keep_dots)
+{
+	while (at_op(p, ".") || at_op(p, "...")) {
+		if (keep_dots)
+			el_buf_put(mod, p->s + tok(p)->start, tok(p)->len);
+		*dots += (int)tok(p)->len;
+		p->pos++;
+	}
+	while (tok(p)->kind == TK_NAME && !at_name(p, "import")) {
+		el_buf_put(mod, p->s + tok(p)->start, tok(p)->len);
+		p->pos++;
+		if (at_op(p, ".")) {
+			el_buf_putc(mod, '.');
+			p->pos++;
+		}
+	}
+	if (!at_name(p, "import")) {
+		syntax(p, "expected 'import'");
+		return false;
+	}
+	p->pos++;
+	return true;
+}
+
 /* import a.b as c, d / from x import y as z, * */
 static void import_stmt(parser *p)
 {
@@ -1147,23 +1176,10 @@ static void import_stmt(parser *p)
 
 	p->pos++;
 	if (from) {
-		while (at_op(p, ".") || at_op(p, "...")) {
-			el_buf_put(&mod, p->s + tok(p)->start, tok(p)->len);
-			p->pos++;
-		}
-		while (tok(p)->kind == TK_NAME && !at_name(p, "import")) {
-			el_buf_put(&mod, p->s + tok(p)->start, tok(p)->len);
-			p->pos++;
-			if (at_op(p, ".")) {
-				el_buf_putc(&mod, '.');
-				p->pos++;
-			}
-		}
-		if (!at_name(p, "import")) {
-			syntax(p, "expected 'import'");
+		int dots = 0;
+
+		if (!from_module(p, &mod, &dots, true))
 			goto out;
-		}
-		p->pos++;
 		{
 			cJSON *rec = cJSON_CreateObject();
 
@@ -1246,23 +1262,8 @@ static void read_base_line(parser *p)
 		goto out;
 	}
 	p->pos++;
-	while (at_op(p, ".") || at_op(p, "...")) {
-		dots += (int)tok(p)->len;
-		p->pos++;
-	}
-	while (tok(p)->kind == TK_NAME && !at_name(p, "import")) {
-		el_buf_put(&mod, p->s + tok(p)->start, tok(p)->len);
-		p->pos++;
-		if (at_op(p, ".")) {
-			el_buf_putc(&mod, '.');
-			p->pos++;
-		}
-	}
-	if (!at_name(p, "import")) {
-		syntax(p, "expected 'import'");
+	if (!from_module(p, &mod, &dots, false))
 		goto out;
-	}
-	p->pos++;
 	names = p->r->load_module(p->r, p->path, line, dots, el_buf_cstr(&mod));
 	if (p->r->fatal)
 		goto out;

@@ -602,6 +602,25 @@ done:
 	free(shown);
 }
 
+/* Move res's list key into eff, each entry's file shown as the user would write it (~/...). */
+static void move_notes(cJSON *eff, cJSON *res, const char *key)
+{
+	cJSON *notes = cJSON_DetachItemFromObject(res, key);
+
+	for (cJSON *n = notes ? notes->child : NULL; n; n = n->next) {
+		cJSON *file = cJSON_GetObjectItemCaseSensitive(n, "file");
+
+		if (cJSON_IsString(file) && file->valuestring[0] == '/') {
+			char *display = el_userpath_display(file->valuestring);
+
+			cJSON_SetValuestring(file, display);
+			free(display);
+		}
+	}
+	if (notes)
+		cJSON_AddItemToObject(eff, key, notes);
+}
+
 /*
  * A requested config's effective value (lib/config): its chain merged as
  * mmcv does, with --cfg-options, and what could not be evaluated by file
@@ -609,7 +628,7 @@ done:
  */
 static void record_effective(el_probe *p, cJSON *entry, const char *abs)
 {
-	cJSON *res = NULL, *eff, *notes;
+	cJSON *res = NULL, *eff;
 
 	if (!el_jget_str(entry, "text") || !el_ends_with(abs, ".py"))
 		return;
@@ -620,30 +639,8 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs)
 		return;
 	}
 	cJSON_AddItemToObject(eff, "value", cJSON_DetachItemFromObject(res, "effective"));
-	notes = cJSON_DetachItemFromObject(res, "not_evaluated");
-	for (cJSON *n = notes->child; n; n = n->next) {
-		cJSON *file = cJSON_GetObjectItemCaseSensitive(n, "file");
-
-		if (cJSON_IsString(file) && file->valuestring[0] == '/') {
-			char *display = el_userpath_display(file->valuestring);
-
-			cJSON_SetValuestring(file, display);
-			free(display);
-		}
-	}
-	cJSON_AddItemToObject(eff, "not_evaluated", notes);
-	notes = cJSON_DetachItemFromObject(res, "imports");
-	for (cJSON *n = notes->child; n; n = n->next) {
-		cJSON *file = cJSON_GetObjectItemCaseSensitive(n, "file");
-
-		if (cJSON_IsString(file) && file->valuestring[0] == '/') {
-			char *display = el_userpath_display(file->valuestring);
-
-			cJSON_SetValuestring(file, display);
-			free(display);
-		}
-	}
-	cJSON_AddItemToObject(eff, "imports", notes);
+	move_notes(eff, res, "not_evaluated");
+	move_notes(eff, res, "imports");
 	if (p->opts->cfg_option_count) {
 		cJSON *opts = cJSON_AddArrayToObject(eff, "cfg_options");
 

@@ -44,17 +44,55 @@ static void to_hex(const unsigned char *md, unsigned len, char *hex)
 	hex[2 * len] = '\0';
 }
 
+/* MD5, fetched once like SHA-256, for the same reason: hashing threads (envlock pack's). */
+static EVP_MD *md5_md;
+static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
+
+static void fetch_md5(void)
+{
+	md5_md = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
+static const EVP_MD *md5(void)
+{
+	pthread_once(&md5_once, fetch_md5);
+	return md5_md ? md5_md : EVP_md5();
+}
+
+/* What el_sha256 and el_md5 share: one EVP context of their algorithm. */
 struct el_sha256 {
 	EVP_MD_CTX *md;
 };
+struct el_md5 {
+	EVP_MD_CTX *md;
+};
+
+static EVP_MD_CTX *digest_begin(const EVP_MD *algorithm)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+	if (!md || !EVP_DigestInit_ex(md, algorithm, NULL))
+		el_oom();
+	return md;
+}
+
+/* Finish md into hex and free it. */
+static void digest_end(EVP_MD_CTX *md, char *hex)
+{
+	unsigned char d[EVP_MAX_MD_SIZE];
+	unsigned len = 0;
+
+	if (!EVP_DigestFinal_ex(md, d, &len))
+		el_oom();
+	to_hex(d, len, hex);
+	EVP_MD_CTX_free(md);
+}
 
 el_sha256 *el_sha256_begin(void)
 {
 	el_sha256 *h = el_xmalloc(sizeof(*h));
 
-	h->md = EVP_MD_CTX_new();
-	if (!h->md || !EVP_DigestInit_ex(h->md, sha256(), NULL))
-		el_oom();
+	h->md = digest_begin(sha256());
 	return h;
 }
 
@@ -65,13 +103,8 @@ void el_sha256_update(el_sha256 *h, const void *data, size_t n)
 
 void el_sha256_end(el_sha256 *h, char hex[EL_SHA256_HEX])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-
-	if (!EVP_DigestFinal_ex(h->md, md, &len))
-		el_oom();
-	to_hex(md, len, hex);
-	el_sha256_abort(h);
+	digest_end(h->md, hex);
+	free(h);
 }
 
 void el_sha256_abort(el_sha256 *h)
@@ -82,27 +115,11 @@ void el_sha256_abort(el_sha256 *h)
 	free(h);
 }
 
-/* MD5, fetched once like SHA-256, for the same reason: hashing threads (envlock pack's). */
-static EVP_MD *md5_md;
-static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
-
-static void fetch_md5(void)
-{
-	md5_md = EVP_MD_fetch(NULL, "MD5", NULL);
-}
-
-struct el_md5 {
-	EVP_MD_CTX *md;
-};
-
 el_md5 *el_md5_begin(void)
 {
 	el_md5 *h = el_xmalloc(sizeof(*h));
 
-	pthread_once(&md5_once, fetch_md5);
-	h->md = EVP_MD_CTX_new();
-	if (!h->md || !EVP_DigestInit_ex(h->md, md5_md ? md5_md : EVP_md5(), NULL))
-		el_oom();
+	h->md = digest_begin(md5());
 	return h;
 }
 
@@ -113,13 +130,8 @@ void el_md5_update(el_md5 *h, const void *data, size_t n)
 
 void el_md5_end(el_md5 *h, char hex[EL_MD5_HEX])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-
-	if (!EVP_DigestFinal_ex(h->md, md, &len))
-		el_oom();
-	to_hex(md, len, hex);
-	el_md5_abort(h);
+	digest_end(h->md, hex);
+	free(h);
 }
 
 void el_md5_abort(el_md5 *h)

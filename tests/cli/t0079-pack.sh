@@ -214,13 +214,14 @@ check_eq "the .tar.zst pack says what the folder pack says" \
 		--add "$cudnn" --add "$runfile" --add notes.txt 2>/dev/null | sed 's/^kit      kit.tar.zst:/kit      KIT:/')"
 # one pass: each cache file is read by the bundle writer alone, hashed and compressed from the same reads
 opened() { # opened REGEX: how often each file whose name matches was opened for reading, "COUNT PATH"
-	sed -n 's/.*openat(AT_FDCWD, "\([^"]*\)", O_RDONLY[^=]*= [0-9].*/\1/p' opens.out | grep -E "$1\$" | sort | uniq -c
+	sed -n 's/.*open\(at(AT_FDCWD, \|(\)"\([^"]*\)", O_RDONLY[^=]*= [0-9].*/\2/p' opens.out | grep -E "$1\$" | sort | uniq -c
 }
 if command -v strace >/dev/null 2>&1; then
 	# LeakSanitizer cannot run under ptrace (make asan): leaks are checked by the runs without strace;
-	# -ff: a file per thread, so no call is split over two lines ("<unfinished ...>") by another thread's
+	# -ff: a file per thread, so no call is split over two lines ("<unfinished ...>") by another thread's;
+	# open and openat: glibc opens with openat, the static (musl) binary with open
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-	strace -ff -qq -e trace=openat -o opens.out "$ENVLOCK" pack env.lock -o kit1pass.tar.zst \
+	strace -ff -qq -e trace=open,openat -o opens.out "$ENVLOCK" pack env.lock -o kit1pass.tar.zst \
 		--wheels "$seed/wheels" >/dev/null 2>&1
 	check_status "pack -o kit.tar.zst under strace exits 0" 0 $?
 	cat opens.out.* >opens.out && rm -f opens.out.*

@@ -3,10 +3,9 @@
 
 #include "pack/internal.h"
 
-static void expect_tags(const char *wheel_file, const char *want)
+/* got (malloc'd, freed here) is want, or NULL where want is. */
+static void expect_str(char *got, const char *want)
 {
-	char *got = pk_wheel_tags(wheel_file, strlen(wheel_file));
-
 	if (want) {
 		assert_non_null(got);
 		assert_string_equal(got, want);
@@ -14,6 +13,11 @@ static void expect_tags(const char *wheel_file, const char *want)
 		assert_null(got);
 	}
 	free(got);
+}
+
+static void expect_tags(const char *wheel_file, const char *want)
+{
+	expect_str(pk_wheel_tags(wheel_file, strlen(wheel_file)), want);
 }
 
 static void test_wheel_tags(void **state)
@@ -33,15 +37,7 @@ static void test_wheel_tags(void **state)
 
 static void expect_name(const char *name, const char *version, const char *build, const char *tags, const char *want)
 {
-	char *got = pk_wheel_filename(name, version, build, tags);
-
-	if (want) {
-		assert_non_null(got);
-		assert_string_equal(got, want);
-	} else {
-		assert_null(got);
-	}
-	free(got);
+	expect_str(pk_wheel_filename(name, version, build, tags), want);
 }
 
 static void test_wheel_filename(void **state)

@@ -632,8 +632,27 @@ static void fill_checkpoint(el_view *v, const cJSON *o, el_checkpoint *c)
 	c->error = str(o, "error");
 }
 
+static void fill_config_use(el_view *v, const cJSON *o, el_config_use *u)
+{
+	(void)v;
+	u->role = str(o, "role");
+	u->key = str(o, "key");
+	u->phase = str(o, "phase");
+	u->path = str(o, "path");
+	u->resolved = str(o, "resolved");
+	u->error = str(o, "error");
+	u->url = yes(o, "url");
+	u->exists = tri(o, "exists");
+	u->last_checkpoint = tri(o, "last_checkpoint");
+	u->writable = tri(o, "writable");
+	u->size = num(o, "size");
+	u->categories = num(o, "categories");
+}
+
 static void fill_config(el_view *v, const cJSON *o, el_config *c)
 {
+	const cJSON *eff;
+
 	c->path = str(o, "path");
 	c->requested = yes(o, "requested");
 	c->sha256 = str(o, "sha256");
@@ -642,6 +661,11 @@ static void fill_config(el_view *v, const cJSON *o, el_config *c)
 	c->bases = strlist(v, o, "bases");
 	c->unresolved_base = str(o, "unresolved_base");
 	c->error = str(o, "error");
+	eff = el_jget(o, "effective");
+	c->effective = cJSON_IsObject(el_jget(eff, "value")) ? el_jget(eff, "value") : NULL;
+	c->effective_error = str(eff, "error");
+	c->cfg_options = strlist(v, eff, "cfg_options");
+	OBJECTS(v, eff, "files", el_config_use, c->uses, c->nuses, fill_config_use);
 }
 
 static void fill_remote(el_view *v, const cJSON *o, el_remote *r)

@@ -401,11 +401,26 @@ typedef struct {
 	size_t nfiles;
 } el_checkpoints;
 
+/* A file a config's value names, as the saving machine had it (configs.files[].effective.files). */
+typedef struct {
+	const char *role;          /* "annotations", "checkpoint", "work_dir" */
+	const char *key, *phase, *path, *resolved, *error;
+	bool url;                  /* a URL: fetched when the run starts, not looked at */
+	el_tri exists, last_checkpoint, writable;
+	long long size, categories; /* -1 when not recorded */
+} el_config_use;
+
 typedef struct {
 	const char *path, *sha256, *text, *unresolved_base, *error;
 	bool requested;
 	long long size;
 	el_strlist bases;
+	/* the effective config (lib/config): its merged value as JSON, borrowed from the lock, or NULL */
+	const cJSON *effective;
+	const char *effective_error;
+	el_strlist cfg_options;
+	const el_config_use *uses;
+	size_t nuses;
 } el_config;
 
 typedef struct {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfgcheck/cfgcheck.h"
 #include "config/config.h"
 #include "lock/model.h"
 #include "probe.h"
@@ -626,7 +627,7 @@ static void move_notes(cJSON *eff, cJSON *res, const char *key)
  * mmcv does, with --cfg-options, and what could not be evaluated by file
  * and line. A chain mmcv would refuse records the reason instead.
  */
-static void record_effective(el_probe *p, cJSON *entry, const char *abs)
+static void record_effective(el_probe *p, cJSON *entry, const char *abs, const char *cwd)
 {
 	cJSON *res = NULL, *eff;
 
@@ -639,6 +640,8 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs)
 		return;
 	}
 	cJSON_AddItemToObject(eff, "value", cJSON_DetachItemFromObject(res, "effective"));
+	/* the files it names, as this machine has them, for the config rules (lib/cfgcheck) */
+	el_cfg_files_record(p->ctx, el_jset_arr(eff, "files"), el_jget(eff, "value"), abs, cwd);
 	move_notes(eff, res, "not_evaluated");
 	move_notes(eff, res, "imports");
 	if (p->opts->cfg_option_count) {
@@ -650,14 +653,14 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs)
 	cJSON_Delete(res);
 }
 
-static void effective_of_seen(el_probe *p, cJSON *files, const char *abs)
+static void effective_of_seen(el_probe *p, cJSON *files, const char *abs, const char *cwd)
 {
 	char *shown = el_userpath_display(abs);
 
 	for (cJSON *f = files->child; f; f = f->next)
 		if (!strcmp(el_jget_str(f, "path") ? el_jget_str(f, "path") : "", shown) &&
 		    !cJSON_GetObjectItemCaseSensitive(f, "effective")) {
-			record_effective(p, f, abs);
+			record_effective(p, f, abs, cwd);
 			break;
 		}
 	free(shown);
@@ -699,9 +702,9 @@ void el_probe_configs(el_probe *p)
 
 			visit(&w, abs, true, NULL, NULL);
 			if (cJSON_GetArraySize(w.files) > before)
-				record_effective(p, cJSON_GetArrayItem(w.files, before), abs);
+				record_effective(p, cJSON_GetArrayItem(w.files, before), abs, w.cwd);
 			else /* reached before as a base of another config: its entry gets it */
-				effective_of_seen(p, w.files, abs);
+				effective_of_seen(p, w.files, abs, w.cwd);
 		}
 		free(abs);
 		free(joined);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgcheck/cfgcheck.h"
 #include "lock/model.h"
 #include "lock/view.h"
 #include "rules.h"
@@ -941,5 +942,5 @@ el_rule_fn el_rule_kind(const char *kind)
 	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kinds[i].name, kind) == 0)
 			return kinds[i].fn;
-	return NULL;
+	return el_cfgcheck_kind(kind);
 }

@@ -1,0 +1,584 @@
+/*
+ * The config rule kinds: each judges every requested config of the lock
+ * that has an effective value, against the machine the same lock
+ * describes (cores, memory, GPUs, installed distributions) and the files
+ * the config named as that machine had them. Their words and sources
+ * are in rules/envlock.rules.json; the facts they read are facts.c's.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfgcheck.h"
+#include "lock/model.h"
+#include "rules/rules.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+typedef void (*config_fn)(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			  const el_config *c, const el_cfg_facts *x);
+
+/* Run fn on each config with an effective value. */
+static void each_config(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v, config_fn fn)
+{
+	for (size_t i = 0; i < v->configs.nfiles; i++) {
+		const el_config *c = &v->configs.files[i];
+		el_cfg_facts x;
+
+		if (!c->effective)
+			continue;
+		el_cfg_facts_read(&x, c->effective, c->path);
+		fn(f, rule, table, v, c, &x);
+		el_cfg_facts_free(&x);
+	}
+}
+
+static const char *fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static const char *fmt(char *buf, size_t n, const char *f, ...)
+{
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(buf, n, f, ap);
+	va_end(ap);
+	return buf;
+}
+
+static long long gpus_of(const el_view *v)
+{
+	if (!v->gpu.st.present)
+		return 0;
+	if (v->gpu.ndevices)
+		return (long long)v->gpu.ndevices;
+	return v->gpu.count > 0 ? v->gpu.count : 0;
+}
+
+/* The first row of table whose member key is a number: that number, else fallback. */
+static double table_num(const cJSON *table, const char *key, double fallback)
+{
+	const cJSON *rows = el_jget(table, "rows");
+
+	for (const cJSON *r = rows ? rows->child : NULL; r; r = r->next) {
+		const cJSON *n = el_jget(r, key);
+
+		if (cJSON_IsNumber(n))
+			return n->valuedouble;
+	}
+	return fallback;
+}
+
+/* A number as a person writes it: 0.005, 2.5e-05, 32 */
+static const char *num_text(char *buf, size_t n, double d)
+{
+	snprintf(buf, n, "%.4g", d);
+	return buf;
+}
+
+/* --- what it needs ------------------------------------------------------ */
+
+static bool installed(const el_view *v, const char *dist)
+{
+	char *want = el_pep503_name(dist);
+	bool found = false;
+
+	for (size_t i = 0; i < v->pip.ndists && !found; i++) {
+		char *have = el_pep503_name(v->pip.dists[i].name ? v->pip.dists[i].name : "");
+
+		found = !strcmp(have, want);
+		free(have);
+	}
+	free(want);
+	return found;
+}
+
+/* The table's row for a module's top-level name (its "scope"), or NULL. */
+static const cJSON *scope_row(const cJSON *table, const char *name)
+{
+	size_t n = strcspn(name, ".");
+	const cJSON *rows = el_jget(table, "rows");
+
+	for (const cJSON *r = rows ? rows->child : NULL; r; r = r->next) {
+		const char *s = el_jget_str(r, "scope");
+
+		if (s && strlen(s) == n && !strncmp(s, name, n))
+			return r;
+	}
+	return NULL;
+}
+
+static void needs_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+		      const el_config *c, const el_cfg_facts *x)
+{
+	for (size_t i = 0; i < x->nneeds; i++) {
+		const el_cfg_need *n = &x->needs[i];
+		const cJSON *row = scope_row(table, n->name), *dists = el_jget(row, "distributions");
+		const char *first = NULL, *install = el_jget_str(row, "install");
+		char subject[512], scope[128];
+		bool have = false;
+
+		if (!row || !cJSON_IsArray(dists))
+			continue;
+		for (const cJSON *d = dists->child; d; d = d->next)
+			if (cJSON_IsString(d)) {
+				first = first ? first : d->valuestring;
+				have = have || installed(v, d->valuestring);
+			}
+		if (have || !first)
+			continue;
+		snprintf(scope, sizeof(scope), "%.*s", (int)strcspn(n->name, "."), n->name);
+		snprintf(subject, sizeof(subject), "%s: %s", c->path, scope);
+		el_finding_add(f, rule, subject, el_jget_str(row, "source") ? el_jget_str(row, "source")
+									    : el_jget_str(table, "source"),
+			       (const char *const[]){
+			"config", c->path, "module", scope, "key", n->key, "value", n->value, "distribution", first,
+			"install", install ? install : first, NULL });
+	}
+}
+
+static void config_needs_module(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (v->pip.st.present)
+		each_config(f, rule, table, v, needs_one);
+}
+
+/* --- data loading against cores and memory ------------------------------ */
+
+static void workers_cores_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			      const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	long long cores = v->system.cpu.logical_cores, gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, want;
+	char a[32], b[32], d[32], e[32], subject[512];
+
+	(void)table;
+	if (!t || t->num_workers < 0 || cores <= 0)
+		return;
+	/* the rule of thumb: half the logical cores, shared by the training processes (one per GPU) */
+	want = cores / 2 / procs;
+	if (want < 1 || t->num_workers * 2 > want)
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, t->key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "key", t->key, "workers_key", t->workers_key,
+		"workers", fmt(a, sizeof(a), "%lld", t->num_workers), "cores", fmt(b, sizeof(b), "%lld", cores),
+		"processes", fmt(d, sizeof(d), "%lld", procs), "suggested", fmt(e, sizeof(e), "%lld", want), NULL });
+}
+
+static void config_workers_vs_cores(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, workers_cores_one);
+}
+
+/*
+ * At the first validation the train loader's workers are still alive
+ * when persistent_workers=True, and the val loader starts its own: every
+ * training process (one per GPU) then has train + val workers. Each
+ * worker holds its own copy of the dataset's Python objects (reference
+ * counts defeat copy-on-write), so memory grows with the count.
+ */
+static void workers_memory_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			       const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train"), *val = el_cfg_loader_of(x, "val");
+	long long gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, cores = v->system.cpu.logical_cores;
+	long long train_w, val_w, total;
+	double per = table_num(table, "worker_gib", 0.5), share = table_num(table, "memory_share", 0.8);
+	double mem = v->system.memory_total_bytes > 0 ? v->system.memory_total_bytes / GIB : 0, need;
+	char sa[24], sb[24], sc[24], sd[24], se[24], sf[24], sg[24], sh[24], si[24], subject[512];
+
+	if (!t || !val || t->num_workers < 0 || val->num_workers < 0 || mem <= 0)
+		return;
+	train_w = t->persistent_workers == EL_CFG_YES ? t->num_workers : 0;
+	val_w = val->num_workers;
+	total = (train_w + val_w) * procs;
+	need = (double)total * per;
+	if (need < mem * share && (cores <= 0 || total <= cores * 2))
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s + %s", c->path, t->key, val->key);
+	el_finding_add(f, rule, subject, el_jget_str(table, "source"), (const char *const[]){
+		"config", c->path,
+		"train_workers", fmt(sa, sizeof(sa), "%lld", t->num_workers),
+		"persistent", t->persistent_workers == EL_CFG_YES ? "persistent_workers=True: they stay alive"
+								  : "not persistent",
+		"alive", fmt(sg, sizeof(sg), "%lld", train_w),
+		"val_workers", fmt(sb, sizeof(sb), "%lld", val_w),
+		"processes", fmt(sc, sizeof(sc), "%lld", procs),
+		"total", fmt(sd, sizeof(sd), "%lld", total),
+		"per_worker", num_text(se, sizeof(se), per),
+		"need", fmt(sf, sizeof(sf), "%.1f", need),
+		"memory", fmt(sh, sizeof(sh), "%.1f", mem),
+		"cores", cores > 0 ? fmt(si, sizeof(si), "%lld", cores) : "?", NULL });
+}
+
+static void config_workers_memory(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, workers_memory_one);
+}
+
+static void pin_memory_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			   const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	char subject[512];
+
+	(void)table;
+	(void)v;
+	/* mmengine's loaders take pin_memory from the config (default False); mmcv 1.x's builders hard-code it */
+	if (!t || !x->mmengine || t->pin_memory == EL_CFG_YES)
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s.pin_memory", c->path, t->key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "key", t->key, NULL });
+}
+
+static void config_pin_memory(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (gpus_of(v) > 0)
+		each_config(f, rule, table, v, pin_memory_one);
+}
+
+/* GPU memory: nvidia-smi's figure, else the one in its name ("Tesla V100-PCIE-16GB", "A100-SXM4-80GB") */
+static double gpu_gib(const el_gpu_device *d)
+{
+	const char *p;
+
+	if (d->memory_mib > 0)
+		return d->memory_mib / 1024.0;
+	for (p = d->name; p && (p = strstr(p, "GB")) != NULL; p++) {
+		const char *s = p;
+
+		while (s > d->name && s[-1] >= '0' && s[-1] <= '9')
+			s--;
+		if (s < p && (p[2] == '\0' || p[2] == ' ' || p[2] == '-'))
+			return atof(s);
+	}
+	return 0;
+}
+
+static void batch_memory_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			     const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	double gib = v->gpu.ndevices ? gpu_gib(&v->gpu.devices[0]) : 0;
+	char a[24], b[24], d[24], e[24], subject[512];
+
+	(void)table;
+	if (!t || t->batch_size < 0 || x->name_batch <= 0 || t->batch_size <= x->name_batch || gib <= 0)
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s.batch_size", c->path, t->key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "batch", fmt(a, sizeof(a), "%lld", t->batch_size),
+		"reference", fmt(b, sizeof(b), "%lld", x->name_batch), "name", x->name_ref,
+		"ratio", fmt(d, sizeof(d), "%.3g", (double)t->batch_size / (double)x->name_batch),
+		"gpu", v->gpu.devices[0].name ? v->gpu.devices[0].name : "GPU 0",
+		"gpu_gib", fmt(e, sizeof(e), "%.0f", gib), NULL });
+}
+
+static void config_batch_vs_gpu_memory(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, batch_memory_one);
+}
+
+/* --- precision ---------------------------------------------------------- */
+
+/*
+ * A GPU's compute capability: nvidia-smi's, else the table's row whose
+ * "match" the name contains (NVIDIA's CUDA GPUs list). -1 when unknown.
+ */
+static double compute_capability(const cJSON *table, const el_gpu_device *d)
+{
+	const cJSON *rows = el_jget(table, "rows");
+
+	if (d->compute_capability && atof(d->compute_capability) > 0)
+		return atof(d->compute_capability);
+	for (const cJSON *r = rows ? rows->child : NULL; r && d->name; r = r->next) {
+		const char *m = el_jget_str(r, "match"), *cc = el_jget_str(r, "compute_capability");
+
+		if (m && cc && strstr(d->name, m))
+			return atof(cc);
+	}
+	return -1;
+}
+
+static void amp_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+		    const el_config *c, const el_cfg_facts *x, bool want_amp)
+{
+	const el_gpu_device *d = &v->gpu.devices[0];
+	double cc = compute_capability(table, d);
+	char a[16], subject[512];
+
+	if (cc < 0 || (x->amp == EL_CFG_YES) != want_amp || (want_amp ? cc >= 7.0 : cc < 7.0))
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, x->amp_key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "key", x->amp_key, "gpu", d->name ? d->name : "GPU 0",
+		"cc", fmt(a, sizeof(a), "%.1f", cc), NULL });
+}
+
+static void amp_no_tc_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			  const el_config *c, const el_cfg_facts *x)
+{
+	amp_one(f, rule, table, v, c, x, true);
+}
+
+static void amp_off_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			const el_config *c, const el_cfg_facts *x)
+{
+	amp_one(f, rule, table, v, c, x, false);
+}
+
+static void config_amp_no_tensor_cores(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (v->gpu.ndevices)
+		each_config(f, rule, table, v, amp_no_tc_one);
+}
+
+static void config_amp_off(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (v->gpu.ndevices)
+		each_config(f, rule, table, v, amp_off_one);
+}
+
+/* --- learning rate against the total batch ------------------------------ */
+
+static bool lr_given(const el_config *c, const el_cfg_facts *x)
+{
+	size_t n = strlen(x->lr_key);
+
+	for (size_t i = 0; i < c->cfg_options.n; i++)
+		if (!strncmp(c->cfg_options.v[i], x->lr_key, n) && c->cfg_options.v[i][n] == '=')
+			return true;
+	return false;
+}
+
+static void lr_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+		   const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	long long gpus = gpus_of(v), total;
+	char a[24], b[24], d[24], e[24], g[24], h[24], subject[512], from[96];
+
+	(void)table;
+	/* the lr the user set on the command line is theirs; auto_scale_lr.enable scales it at start */
+	if (!t || t->batch_size <= 0 || !x->has_lr || x->base_batch <= 0 || gpus <= 0 ||
+	    x->auto_scale == EL_CFG_YES || lr_given(c, x))
+		return;
+	total = t->batch_size * gpus;
+	if (total == x->base_batch)
+		return;
+	if (x->base_from && !strcmp(x->base_from, "the file name"))
+		snprintf(from, sizeof(from), "the file name's %s", x->name_ref);
+	else
+		snprintf(from, sizeof(from), "%s", x->base_from);
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, x->lr_key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "lr_key", x->lr_key, "lr", num_text(a, sizeof(a), x->lr),
+		"base", fmt(b, sizeof(b), "%lld", x->base_batch), "from", from,
+		"batch", fmt(d, sizeof(d), "%lld", t->batch_size), "gpus", fmt(e, sizeof(e), "%lld", gpus),
+		"total", fmt(g, sizeof(g), "%lld", total),
+		"suggested", num_text(h, sizeof(h), x->lr * (double)total / (double)x->base_batch), NULL });
+}
+
+static void config_lr_scaling(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, lr_one);
+}
+
+/* --- classes against the annotation file -------------------------------- */
+
+static void classes_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	const el_config_use *ann = NULL;
+	long long want;
+	const char *why;
+	char a[24], b[24], subject[512];
+
+	(void)table;
+	(void)v;
+	if (!t)
+		return;
+	for (size_t i = 0; i < c->nuses && !ann; i++)
+		if (c->uses[i].role && !strcmp(c->uses[i].role, "annotations") && c->uses[i].categories >= 0)
+			ann = &c->uses[i];
+	/* classes= picks the categories the dataset keeps; without it, every category of the file */
+	if (t->classes >= 0) {
+		want = t->classes;
+		why = t->classes_key;
+	} else if (ann) {
+		want = ann->categories;
+		why = ann->path;
+	} else {
+		return;
+	}
+	for (size_t i = 0; i < x->nclasses; i++) {
+		if (x->classes[i].value == want)
+			continue;
+		snprintf(subject, sizeof(subject), "%s: %s", c->path, x->classes[i].key);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"config", c->path, "key", x->classes[i].key,
+			"num_classes", fmt(a, sizeof(a), "%lld", x->classes[i].value),
+			"classes", fmt(b, sizeof(b), "%lld", want),
+			"where", t->classes >= 0 ? "the classes= override" : "categories in",
+			"file", why, NULL });
+	}
+}
+
+static void config_num_classes(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, classes_one);
+}
+
+/* --- cuDNN's autotuner -------------------------------------------------- */
+
+static void cudnn_one(envlock_findings *f, const cJSON *rule, const el_config *c, const el_cfg_facts *x,
+		      int benchmark, int fixed)
+{
+	char subject[512];
+
+	if ((benchmark == EL_CFG_YES) != (x->cudnn_benchmark == EL_CFG_YES) || x->fixed_size != fixed)
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, x->cudnn_key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "key", x->cudnn_key, "transform", x->size_why ? x->size_why : "?", NULL });
+}
+
+static void cudnn_varying_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			      const el_config *c, const el_cfg_facts *x)
+{
+	(void)table;
+	(void)v;
+	cudnn_one(f, rule, c, x, EL_CFG_YES, EL_CFG_NO);
+}
+
+static void cudnn_fixed_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			    const el_config *c, const el_cfg_facts *x)
+{
+	(void)table;
+	(void)v;
+	cudnn_one(f, rule, c, x, EL_CFG_NO, EL_CFG_YES);
+}
+
+static void config_cudnn_benchmark_varying(envlock_findings *f, const cJSON *rule, const cJSON *table,
+					   const el_view *v)
+{
+	if (gpus_of(v) > 0)
+		each_config(f, rule, table, v, cudnn_varying_one);
+}
+
+static void config_cudnn_benchmark_fixed(envlock_findings *f, const cJSON *rule, const cJSON *table,
+					 const el_view *v)
+{
+	if (gpus_of(v) > 0)
+		each_config(f, rule, table, v, cudnn_fixed_one);
+}
+
+/* --- the files it names ------------------------------------------------- */
+
+static void checkpoint_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			   const el_config *c, const el_cfg_facts *x)
+{
+	char subject[512];
+
+	(void)table;
+	(void)v;
+	(void)x;
+	for (size_t i = 0; i < c->nuses; i++) {
+		const el_config_use *u = &c->uses[i];
+
+		if (!u->role || strcmp(u->role, "checkpoint") || u->url || u->exists != EL_NO)
+			continue;
+		snprintf(subject, sizeof(subject), "%s: %s", c->path, u->key);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"config", c->path, "key", u->key, "path", u->path,
+			"resolved", u->resolved ? u->resolved : u->path, NULL });
+	}
+}
+
+static void config_checkpoint_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, checkpoint_one);
+}
+
+static void annotations_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			    const el_config *c, const el_cfg_facts *x)
+{
+	char subject[512];
+
+	(void)table;
+	(void)v;
+	(void)x;
+	for (size_t i = 0; i < c->nuses; i++) {
+		const el_config_use *u = &c->uses[i];
+
+		if (!u->role || strcmp(u->role, "annotations") || u->url || u->exists != EL_NO)
+			continue;
+		snprintf(subject, sizeof(subject), "%s: %s", c->path, u->key);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"config", c->path, "key", u->key, "path", u->path,
+			"resolved", u->resolved ? u->resolved : u->path, NULL });
+	}
+}
+
+static void config_annotations_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, annotations_one);
+}
+
+/* mmengine: resume=True with no load_from resumes from <work_dir>/last_checkpoint, or starts afresh */
+static void resume_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+		       const el_config *c, const el_cfg_facts *x)
+{
+	char subject[512];
+
+	(void)table;
+	(void)v;
+	if (x->resume != EL_CFG_YES || x->load_from)
+		return;
+	for (size_t i = 0; i < c->nuses; i++) {
+		const el_config_use *u = &c->uses[i];
+
+		if (!u->role || strcmp(u->role, "work_dir") || u->last_checkpoint == EL_YES)
+			continue;
+		snprintf(subject, sizeof(subject), "%s: resume", c->path);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"config", c->path, "work_dir", u->resolved ? u->resolved : u->path, NULL });
+	}
+}
+
+static void config_resume_nothing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, resume_one);
+}
+
+static const struct {
+	const char *name;
+	el_rule_fn fn;
+} kinds[] = {
+	{ "config_needs_module", config_needs_module },
+	{ "config_workers_vs_cores", config_workers_vs_cores },
+	{ "config_workers_memory", config_workers_memory },
+	{ "config_pin_memory", config_pin_memory },
+	{ "config_batch_vs_gpu_memory", config_batch_vs_gpu_memory },
+	{ "config_amp_no_tensor_cores", config_amp_no_tensor_cores },
+	{ "config_amp_off", config_amp_off },
+	{ "config_lr_scaling", config_lr_scaling },
+	{ "config_num_classes", config_num_classes },
+	{ "config_cudnn_benchmark_varying", config_cudnn_benchmark_varying },
+	{ "config_cudnn_benchmark_fixed", config_cudnn_benchmark_fixed },
+	{ "config_checkpoint_missing", config_checkpoint_missing },
+	{ "config_annotations_missing", config_annotations_missing },
+	{ "config_resume_nothing", config_resume_nothing },
+};
+
+el_rule_fn el_cfgcheck_kind(const char *kind)
+{
+	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].name, kind))
+			return kinds[i].fn;
+	return NULL;
+}

@@ -1,0 +1,205 @@
+#!/bin/sh
+# envlock check --config: an OpenMMLab config's effective value judged
+# against the machine probed. Each check has a case that fires and one
+# that does not, on fixture trees whose /proc says what the machine has:
+# mmpose-container (one A100, mmpose 1.3.1 without mmpretrain),
+# ubuntu1604-mmdet (two V100s) and, copied from mmpose-container, the
+# seed's 16-core/32-thread 31 GiB box. The configs are the fixtures'
+# mmdetection 2.25 chain, the mmpose ViTPose-S config and two children
+# of them (tests/fixtures/configs/checks); the 3-category COCO file is
+# read by the streaming reader, and its count compared with Python's.
+. "$(dirname "$0")/lib.sh"
+
+CFG=$top/tests/fixtures/configs
+VIT=$CFG/mmpose/configs/body_2d_keypoint/topdown_heatmap/coco/td-hm_ViTPose-small_8xb64-210e_coco-256x192.py
+SEED=$CFG/checks/configs/seed/td-hm_ViTPose-small_8xb64-210e_coco-256x192_seed.py
+TINY=$CFG/checks/configs/det/faster_rcnn_r50_fpn_1x_tiny3.py
+R50=$CFG/configs/faster_rcnn/faster_rcnn_r50_fpn_1x_coco.py
+
+# findings FILE.json: "severity rule" per line
+findings() {
+	"$PYTHON" -c 'import json,sys
+for f in json.load(open(sys.argv[1]))["findings"]: print(f["severity"], f["rule"])' "$1"
+}
+# message FILE.json RULE: the first message of that rule (fix with a third argument)
+message() {
+	"$PYTHON" -c 'import json,sys
+m=[f for f in json.load(open(sys.argv[1]))["findings"] if f["rule"]==sys.argv[2]]
+print(m[0][sys.argv[3] if len(sys.argv)>3 else "message"] if m else "")' "$@"
+}
+# run NAME ROOT CONFIG [--cfg-options ...]: check --json into NAME.json, status in NAME.rc
+run() {
+	name=$1 root=$2 cfg=$3
+	shift 3
+	set -- --config "$cfg" "$@"
+	"$ENVLOCK" check --root "$root" "$@" --json >"$name.json" 2>"$name.err"
+	echo $? >"$name.rc"
+	findings "$name.json" >"$name.list"
+}
+has() { # has WHAT NAME "severity rule"
+	check_grep "$1" "^$3\$" "$2.list"
+}
+lacks() { # lacks WHAT NAME RULE
+	if grep -q " $3\$" "$2.list"; then not_ok "$1"; sed 's/^/#   /' "$2.list"; else ok "$1"; fi
+}
+
+# --- the seed's box: mmpose-container's tree with 16 cores x 2 threads and 31 GiB ---
+cp -a "$FIXTURES/mmpose-container" seedbox
+awk 'BEGIN { for (i = 0; i < 32; i++) {
+	printf "processor\t: %d\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 9 5950X 16-Core Processor\n", i
+	printf "physical id\t: 0\nsiblings\t: 32\ncore id\t\t: %d\ncpu cores\t: 16\n\n", i % 16 } }' >seedbox/proc/cpuinfo
+printf 'MemTotal:       32505856 kB\nMemFree:         1048576 kB\n' >seedbox/proc/meminfo
+cores=$(grep -c '^processor' seedbox/proc/cpuinfo)
+mem_gib=$(awk '/^MemTotal/ { printf "%.1f", $2 / 1048576 }' seedbox/proc/meminfo)
+
+# 1. what it needs: ViTPose's mmpretrain backbone on a tree without mmpretrain
+run vit "$FIXTURES/mmpose-container" "$VIT"
+check_status "ViTPose on a tree without mmpretrain is breaking" 1 "$(cat vit.rc)"
+has "the finding is config-needs-module" vit "breaking config-needs-module"
+check_grep "it names mmpretrain and the key" "model.backbone.type = 'mmpretrain.VisionTransformer' needs mmpretrain, which is not installed" vit.json
+check_eq "its fix is mim's" 'mim install "mmpretrain>=1.0.0rc8"' "$(message vit.json config-needs-module fix)"
+site=$(cd seedbox && find . -path '*site-packages/mmpose-*.dist-info' | head -n 1)
+site=${site%/*}
+mkdir -p "seedbox/$site/mmpretrain-1.2.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: mmpretrain\nVersion: 1.2.0\n' >"seedbox/$site/mmpretrain-1.2.0.dist-info/METADATA"
+printf 'pip\n' >"seedbox/$site/mmpretrain-1.2.0.dist-info/INSTALLER"
+run vit2 seedbox "$VIT"
+lacks "with mmpretrain installed, nothing is missing" vit2 config-needs-module
+run r50 "$FIXTURES/mmpose-container" "$R50"
+lacks "an mmdet config on a tree with mmdet needs nothing more" r50 config-needs-module
+
+# 2. data loading: the seed's 32 + 32 persistent workers on 32 threads and 31 GiB
+run seed seedbox "$SEED"
+has "the seed's workers are risky" seed "risky config-workers-memory"
+check_eq "the arithmetic is shown" \
+	"$SEED: at the first validation each of 1 training process(es) has 32 train workers (persistent_workers=True: they stay alive) and 32 val workers: 64 worker processes on $cores logical cores; at about 0.5 GiB each that is 32.0 GiB of this machine's $mem_gib GiB, and the kernel kills them" \
+	"$(message seed.json config-workers-memory)"
+run seed_val4 seedbox "$SEED" --cfg-options val_dataloader.num_workers=4
+lacks "4 val workers fit" seed_val4 config-workers-memory
+run seed_np seedbox "$SEED" --cfg-options train_dataloader.persistent_workers=False
+lacks "train workers that are not persistent are gone at validation" seed_np config-workers-memory
+lacks "32 workers on 32 threads are not starved" seed config-workers-starved
+run seed_w2 seedbox "$SEED" --cfg-options train_dataloader.num_workers=2
+has "2 workers on 32 threads starve the GPU" seed_w2 "info config-workers-starved"
+check_eq "the suggestion is half the cores" "--cfg-options train_dataloader.num_workers=$((cores / 2))" \
+	"$(message seed_w2.json config-workers-starved fix)"
+has "no pin_memory on a GPU machine is noted" seed "info config-pin-memory"
+run seed_pin seedbox "$SEED" --cfg-options train_dataloader.pin_memory=True
+lacks "pin_memory=True is not" seed_pin config-pin-memory
+
+# batch against GPU memory: the A100's 80 GB is in its name in the tree
+lacks "batch 32 under the name's 64 per GPU is not noted" seed config-batch-gpu-memory
+run seed_b128 seedbox "$SEED" --cfg-options train_dataloader.batch_size=128
+has "batch 128 over the name's 64 per GPU is noted" seed_b128 "info config-batch-gpu-memory"
+check_grep "with the ratio and the GPU's memory" "is 2x the 64 of the config's reference run (8xb64); .* NVIDIA A100-SXM4-80GB has 80 GiB" seed_b128.json
+
+# 3. precision: the A100 has tensor cores; a P100 has none
+has "fp32 on an A100 is noted with the seed's gain" seed "info config-amp-off"
+check_grep "the gain is the seed's" "133 samples/s in fp32 and 194 with AMP" seed.json
+run seed_amp seedbox "$SEED" --cfg-options optim_wrapper.type=AmpOptimWrapper
+lacks "AMP on an A100 is not noted" seed_amp config-amp-off
+lacks "nor is it without tensor cores" seed_amp config-amp-no-tensor-cores
+cp -a seedbox p100box
+sed -i 's/NVIDIA A100-SXM4-80GB/Tesla P100-PCIE-16GB/' p100box/proc/driver/nvidia/gpus/*/information
+run p100_amp p100box "$SEED" --cfg-options optim_wrapper.type=AmpOptimWrapper
+has "AMP on a P100 gains nothing" p100_amp "info config-amp-no-tensor-cores"
+check_grep "compute capability from NVIDIA's table" "Tesla P100-PCIE-16GB, compute capability 6.0, gains nothing" p100_amp.json
+run p100 p100box "$SEED"
+lacks "fp32 on a P100 is not noted" p100 config-amp-off
+lacks "nor AMP's absence" p100 config-amp-no-tensor-cores
+
+# 4. the learning rate against the total batch: two V100s in ubuntu1604-mmdet
+MM=$FIXTURES/ubuntu1604-mmdet
+run lr "$MM" "$TINY"
+has "0.02 for batch 16 on 2 GPUs x 2 is risky" lr "risky config-lr-scaling"
+check_grep "with the scaled value" "optimizer.lr=0.02 is set for a total batch of 16 (auto_scale_lr.base_batch_size), but this machine runs 2 per GPU x 2 GPU(s) = 4; by the linear scaling rule the lr is 0.005" lr.json
+run lr4 "$MM" "$TINY" --cfg-options data.samples_per_gpu=4
+check_grep "the seed's samples_per_gpu=4" "runs 4 per GPU x 2 GPU(s) = 8; by the linear scaling rule the lr is 0.01" lr4.json
+run lr8 "$MM" "$TINY" --cfg-options data.samples_per_gpu=8
+lacks "8 per GPU x 2 GPUs is the reference batch" lr8 config-lr-scaling
+run lr_set "$MM" "$TINY" --cfg-options optimizer.lr=0.005
+lacks "an lr given on the command line is the user's" lr_set config-lr-scaling
+run lr_auto "$MM" "$TINY" --cfg-options auto_scale_lr.enable=True
+lacks "auto_scale_lr.enable scales it at start" lr_auto config-lr-scaling
+check_grep "the seed's ViTPose reads its reference from auto_scale_lr" "is set for a total batch of 512 (auto_scale_lr.base_batch_size)" seed.json
+
+# 5. classes against the annotation file (3 categories; Python counts them too)
+ncat=$("$PYTHON" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["categories"]))' \
+	"$CFG/checks/data/tiny3/annotations/instances_train.json")
+has "80 classes for a 3-category file is breaking" lr "breaking config-num-classes"
+check_eq "the counts are named" \
+	"$TINY: model.roi_head.bbox_head.num_classes=80, but the training set has $ncat classes (categories in data/tiny3/annotations/instances_train.json): the head is trained for the wrong classes" \
+	"$(message lr.json config-num-classes)"
+lacks "the RPN head's single class is not a dataset class" lr "config-num-classes.*rpn"
+run cls3 "$MM" "$TINY" --cfg-options model.roi_head.bbox_head.num_classes=3
+lacks "num_classes=3 matches" cls3 config-num-classes
+run cls2 "$MM" "$TINY" --cfg-options model.roi_head.bbox_head.num_classes=3 'data.train.classes=[forklift,pallet]'
+check_grep "a classes= override decides the count" "num_classes=3, but the training set has 2 classes (the classes= override data.train.classes)" cls2.json
+
+# 6. cuDNN's autotuner against the train pipeline's sizes
+has "TopdownAffine's fixed size without the autotuner is noted" seed "info config-cudnn-benchmark-fixed"
+check_grep "naming the transform" "every training image has one size (TopdownAffine), but env_cfg.cudnn_benchmark is not True" seed.json
+run seed_bench seedbox "$SEED" --cfg-options env_cfg.cudnn_benchmark=True
+lacks "with it on, nothing" seed_bench config-cudnn-benchmark-fixed
+run tiny_bench "$MM" "$TINY" --cfg-options cudnn_benchmark=True
+has "keep_ratio sizes with the autotuner are noted" tiny_bench "info config-cudnn-benchmark-varying"
+lacks "keep_ratio sizes without it are not" lr config-cudnn-benchmark-varying
+
+# 7. the files it names
+run ckpt "$MM" "$TINY" --cfg-options "load_from=$scratch/none.pth"
+has "a load_from that does not exist is breaking" ckpt "breaking config-checkpoint-missing"
+: >present.pth
+run ckpt2 "$MM" "$TINY" --cfg-options "load_from=$scratch/present.pth"
+lacks "one that exists is not" ckpt2 config-checkpoint-missing
+run ckpt3 "$MM" "$TINY" --cfg-options load_from=https://download.openmmlab.com/x.pth
+lacks "a URL is fetched at start, not judged" ckpt3 config-checkpoint-missing
+run r50b "$MM" "$R50"
+has "COCO's annotation file missing here is risky" r50b "risky config-annotations-missing"
+lacks "the 3-category file is there" lr config-annotations-missing
+mkdir wd
+run resume seedbox "$SEED" --cfg-options resume=True --cfg-options "work_dir=$scratch/wd"
+has "resume=True with no last_checkpoint is noted" resume "info config-resume-nothing"
+echo "$scratch/wd/epoch_10.pth" >wd/last_checkpoint
+run resume2 seedbox "$SEED" --cfg-options resume=True "work_dir=$scratch/wd"
+check_eq "several K=V after one --cfg-options, as tools/train.py takes them" 0 "$(cat resume2.rc)"
+lacks "with a last_checkpoint, nothing" resume2 config-resume-nothing
+
+# 8. the lock holds the merged config and the files; check of the lock judges the same
+"$ENVLOCK" save --root seedbox --config "$SEED" -o seed.lock >save.out 2>&1
+check_status "save --config of the seed" 0 $?
+check_eq "the lock holds the merged loader" 32 "$(jget seed.lock configs.files.0.effective.value.train_dataloader.num_workers)"
+check_eq "and the base's optimizer" 0.0005 "$(jget seed.lock configs.files.0.effective.value.optim_wrapper.optimizer.lr)"
+check_eq "and the annotation file's categories" 1 "$(jget seed.lock configs.files.0.effective.files.0.categories)"
+check_eq "by name" '["person"]' "$(jget seed.lock configs.files.0.effective.files.0.category_names)"
+if validate seed.lock >val.out 2>&1; then ok "the lock validates against the schema"; else not_ok "the lock validates against the schema"; sed 's/^/#   /' val.out; fi
+"$ENVLOCK" check seed.lock --json >seedlock.json 2>&1
+findings seedlock.json | grep ' config-' >seedlock.list
+grep ' config-' seed.list >seedlive.list
+check_diff "check of the lock gives the config findings check --config gave" seedlive.list seedlock.list
+check_grep "the lock's own checks hold them" '"config-workers-memory"' seed.lock
+
+# 9. bad input
+"$ENVLOCK" check --config "$scratch/nope.py" >bad1.out 2>bad1.err
+check_status "a config that does not exist" 2 $?
+check_eq "one line naming it" "envlock: check: 'nope.py': no such file" "$(cat bad1.err)"
+"$ENVLOCK" check --cfg-options a=1 >bad2.out 2>bad2.err
+check_status "--cfg-options without --config" 2 $?
+check_eq "says so" "envlock: check: --cfg-options needs --config" "$(cat bad2.err)"
+"$ENVLOCK" check seed.lock --config "$SEED" >bad3.out 2>bad3.err
+check_status "--config with a lockfile" 2 $?
+check_eq "one line" 1 "$(wc -l <bad3.err)"
+mkdir -p broken/configs broken/data
+printf '{"images": [{"id": 1, "file_name": "a.jpg"}], "categories": [{"id": 1, "na' >broken/data/ann.json
+printf "_base_ = '%s'\ndata = dict(train=dict(ann_file='data/ann.json'))\n" "$TINY" >broken/configs/cut.py
+run cut "$MM" "$scratch/broken/configs/cut.py"
+check_status "a truncated annotation file is no error of check" 1 "$(cat cut.rc)"
+lacks "and no class count is guessed from it" cut config-num-classes
+"$ENVLOCK" save --root "$MM" --config "$scratch/broken/configs/cut.py" -o cut.lock >/dev/null 2>&1
+check_eq "the lock says why" "'$scratch/broken/data/ann.json': not a COCO annotation file: \"categories\" does not end" \
+	"$(jget cut.lock configs.files.0.effective.files.0.error)"
+printf '{"categories": {"id": 1}}' >broken/data/ann.json
+"$ENVLOCK" save --root "$MM" --config "$scratch/broken/configs/cut.py" -o cut2.lock >/dev/null 2>&1
+check_eq "categories that are no list" "'$scratch/broken/data/ann.json': not a COCO annotation file: \"categories\" is not an array" \
+	"$(jget cut2.lock configs.files.0.effective.files.0.error)"
+
+echo "1..$n"

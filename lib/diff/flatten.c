@@ -7,6 +7,7 @@
  * (lock/view.h), which holds what "present" and "the default toolkit"
  * mean: flatten only puts the facts into words.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,6 +464,100 @@ static void put_file(fl *f, const char *path, const char *sha, const char *err)
 		put(f, path, sha ? V(f, "sha256:%s", sha) : err ? V(f, "error: %s", err) : NULL);
 }
 
+/*
+ * A config's effective value by key path, as --cfg-options names keys:
+ * "<config>: train_dataloader.num_workers" -> "32". Values read as the
+ * config writes them (Python's 'str', True, None, [1333, 800]); a list
+ * of dicts (a pipeline) goes on by index. At most FL_MAX_CONFIG_KEYS a config.
+ */
+#define FL_MAX_CONFIG_KEYS 20000
+#define FL_MAX_CONFIG_DEPTH 64
+
+static bool scalar(const cJSON *v)
+{
+	return !cJSON_IsObject(v) && !cJSON_IsArray(v);
+}
+
+static void py_text(el_buf *b, const cJSON *v, int depth)
+{
+	char num[64];
+
+	if (cJSON_IsString(v)) {
+		el_buf_putc(b, '\'');
+		el_buf_puts(b, v->valuestring);
+		el_buf_putc(b, '\'');
+	} else if (cJSON_IsBool(v)) {
+		el_buf_puts(b, cJSON_IsTrue(v) ? "True" : "False");
+	} else if (cJSON_IsNull(v)) {
+		el_buf_puts(b, "None");
+	} else if (cJSON_IsNumber(v)) {
+		if (v->valuedouble == (double)(long long)v->valuedouble && fabs(v->valuedouble) < 1e15)
+			snprintf(num, sizeof(num), "%lld", (long long)v->valuedouble);
+		else
+			snprintf(num, sizeof(num), "%.17g", v->valuedouble);
+		el_buf_puts(b, num);
+	} else if ((cJSON_IsArray(v) || cJSON_IsObject(v)) && depth < FL_MAX_CONFIG_DEPTH) {
+		bool obj = cJSON_IsObject(v);
+
+		el_buf_putc(b, obj ? '{' : '[');
+		for (const cJSON *c = v->child; c; c = c->next) {
+			if (c != v->child)
+				el_buf_puts(b, ", ");
+			if (obj) {
+				el_buf_putc(b, '\'');
+				el_buf_puts(b, c->string);
+				el_buf_puts(b, "': ");
+			}
+			py_text(b, c, depth + 1);
+		}
+		el_buf_putc(b, obj ? '}' : ']');
+	}
+}
+
+static void flat_value(fl *f, const char *config, el_buf *path, const cJSON *v, size_t *left, int depth)
+{
+	size_t mark = path->len, i = 0;
+	bool leaf = scalar(v) || depth >= FL_MAX_CONFIG_DEPTH || !v->child;
+
+	if (cJSON_IsArray(v) && !leaf) {
+		leaf = true;
+		for (const cJSON *c = v->child; c; c = c->next)
+			leaf = leaf && scalar(c);
+	}
+	if (leaf) {
+		if (*left == 0 || !path->len)
+			return;
+		(*left)--;
+		el_buf_reset(&f->val);
+		py_text(&f->val, v, 0);
+		put(f, K(f, "%s: %s", config, el_buf_cstr(path)), el_buf_cstr(&f->val));
+		return;
+	}
+	for (const cJSON *c = v->child; c; c = c->next, i++) {
+		if (mark)
+			el_buf_putc(path, '.');
+		if (cJSON_IsObject(v))
+			el_buf_puts(path, c->string);
+		else
+			el_buf_printf(path, "%zu", i);
+		flat_value(f, config, path, c, left, depth + 1);
+		path->len = mark;
+		if (path->data)
+			path->data[mark] = '\0';
+	}
+}
+
+static void flat_config(fl *f, const el_config *c)
+{
+	el_buf path = EL_BUF_INIT(FL_MAX_TEXT);
+	size_t left = FL_MAX_CONFIG_KEYS;
+
+	put_file(f, c->path, c->sha256, c->error);
+	if (c->path && c->effective)
+		flat_value(f, c->path, &path, c->effective, &left, 0);
+	el_buf_release(&path);
+}
+
 static void flat_env(fl *f, const el_env *env)
 {
 	f->section = EL_SEC_ENV;
@@ -567,7 +662,7 @@ void el_flatten(const el_view *v, el_item_fn fn, void *data)
 		flat_repo(&f, &v->repos.repos[i]);
 	f.section = EL_SEC_CONFIGS;
 	for (size_t i = 0; i < v->configs.nfiles; i++)
-		put_file(&f, v->configs.files[i].path, v->configs.files[i].sha256, v->configs.files[i].error);
+		flat_config(&f, &v->configs.files[i]);
 	f.section = EL_SEC_CHECKPOINTS;
 	for (size_t i = 0; i < v->checkpoints.nfiles; i++)
 		put_file(&f, v->checkpoints.files[i].path, v->checkpoints.files[i].sha256,

@@ -178,7 +178,21 @@ grep ' config-' seed.list >seedlive.list
 check_diff "check of the lock gives the config findings check --config gave" seedlive.list seedlock.list
 check_grep "the lock's own checks hold them" '"config-workers-memory"' seed.lock
 
-# 9. bad input
+# 9. diff shows a config's changes by key path, as --cfg-options names them
+"$ENVLOCK" save --root seedbox --config "$SEED" --cfg-options train_dataloader.num_workers=2 \
+	--cfg-options train_dataloader.dataset.pipeline.5.input_size=[288,384] -o seed2.lock >/dev/null 2>&1
+"$ENVLOCK" diff seed.lock seed2.lock >diff.out 2>&1
+check_grep "a changed number" "$SEED: train_dataloader.num_workers  *32  *→ 2 " diff.out
+check_grep "a changed list, as Python writes it" "$SEED: train_dataloader.dataset.pipeline.5.input_size  *\[192, 256\]  *→ \[288, 384\]" diff.out
+check_eq "nothing else of the config differs" 2 "$(grep "^  $SEED: " diff.out | grep -c ' → ')"
+check_grep "and the findings that came with it" "^  $SEED: train_dataloader  *new: rule config-workers-starved" diff.out
+"$ENVLOCK" diff seed.lock seed2.lock --json >diff.json 2>&1
+check_eq "--json has the key path" "32 2" "$("$PYTHON" -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+x=[i for i in d["differences"] if i["key"].endswith(": train_dataloader.num_workers")]
+print(x[0]["a"], x[0]["b"])' diff.json 2>&1)"
+
+# 10. bad input
 "$ENVLOCK" check --config "$scratch/nope.py" >bad1.out 2>bad1.err
 check_status "a config that does not exist" 2 $?
 check_eq "one line naming it" "envlock: check: 'nope.py': no such file" "$(cat bad1.err)"

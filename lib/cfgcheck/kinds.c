@@ -195,7 +195,7 @@ static void workers_memory_one(envlock_findings *f, const cJSON *rule, const cJS
 	val_w = val->num_workers;
 	total = (train_w + val_w) * procs;
 	need = (double)total * per;
-	if (need < mem * share && (cores <= 0 || total <= cores * 2))
+	if (need < mem * share)
 		return;
 	snprintf(subject, sizeof(subject), "%s: %s + %s", c->path, t->key, val->key);
 	el_finding_add(f, rule, subject, el_jget_str(table, "source"), (const char *const[]){

@@ -1,6 +1,10 @@
 #!/bin/sh
 # Benchmark checkpoint hashing: envlock save --checkpoint against sha256sum
-# and openssl dgst on the same files, page cache warm, in one run.
+# and openssl dgst on the same files, page cache warm, in one run; a new
+# checkpoint (touched before each run) with the libraries' digests cached,
+# live and --root; the same save from a build whose I/O buffers are
+# deliberately 16 bytes past a page boundary (-DEL_IO_MISALIGN=16, in
+# build/misaligned), to show what page alignment gains.
 # Writes bench/out/hash.txt; bench/RESULTS.md quotes it.
 set -eu
 cd "$(dirname "$0")/.."
@@ -25,6 +29,20 @@ best() { # median wall seconds of 3 runs, and the peak RSS seen
 	echo "$(median3 "${r1% *}" "${r2% *}" "${r3% *}") $(median3 "${r1#* }" "${r2#* }" "${r3#* }")"
 }
 save="$ENVLOCK save -q --no-repo --root $root -o /dev/null"
+mis=build/misaligned/envlock
+make -s -j2 BUILD=build/misaligned EXTRA_CFLAGS=-DEL_IO_MISALIGN=16 "$mis" >/dev/null
+# best_new CMD...: like best, with the checkpoint touched before each run, so only its digest is new
+best_new() {
+	touch "$one"; r1=$(run "$@"); touch "$one"; r2=$(run "$@"); touch "$one"; r3=$(run "$@")
+	echo "$(median3 "${r1% *}" "${r2% *}" "${r3% *}") $(median3 "${r1#* }" "${r2#* }" "${r3#* }")"
+}
+$save --checkpoint "$one" >/dev/null 2>&1 # the libraries' digests into the cache
+$mis save -q --no-repo --root $root -o /dev/null --checkpoint "$one" >/dev/null 2>&1
+"$ENVLOCK" save -q --no-repo -o /dev/null --checkpoint "$one" >/dev/null 2>&1
+n_root=$(best_new $save --checkpoint "$one")
+n_mis=$(best_new $mis save -q --no-repo --root $root -o /dev/null --checkpoint "$one")
+n_live=$(best_new "$ENVLOCK" save -q --no-repo -o /dev/null --checkpoint "$one")
+ossl16=$(openssl speed -evp sha256 -bytes 16384 -seconds 3 2>/dev/null | awk '/^sha256/ {print $2}')
 
 e1=$(best $save --no-cache --checkpoint "$one")
 s1=$(best sha256sum "$one")
@@ -50,4 +68,14 @@ ossl2=$(openssl speed -multi 2 -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null
 	echo "envlock save (same root, no checkpoint)	${base_ms} ms (median of 21)	-	-"
 	awk -v a="${e1% *}" -v b="${e2% *}" 'BEGIN { printf "two files / one file rate = %.2f (target >= 1.7)\n", a / b }'
 	echo "openssl speed -evp sha256 (1 MiB blocks): one process ${ossl1}, two processes together ${ossl2}"
+	echo "new 2 GiB checkpoint, libraries' digests cached (touched before each run):"
+	echo "envlock save --root --checkpoint 2GiB (page-aligned buffers)	${n_root% *}	$(rate "${n_root% *}")	${n_root#* }"
+	echo "envlock save --root --checkpoint 2GiB (buffers misaligned by 16 bytes)	${n_mis% *}	$(rate "${n_mis% *}")	${n_mis#* }"
+	echo "envlock save --checkpoint 2GiB, live	${n_live% *}	$(rate "${n_live% *}")	${n_live#* }"
+	awk -v a="${n_root% *}" -v m="${n_mis% *}" -v l="${n_live% *}" -v o="${o1% *}" 'BEGIN {
+		printf "ratios to openssl dgst: --root %.2f, live %.2f, misaligned build %.2f (target <= 0.95)\n", a / o, l / o, m / o
+		printf "aligned / misaligned = %.2f\n", a / m }'
+	awk -v e="${e1% *}" -v o="$ossl16" 'BEGIN {
+		r = 2147483648 / e / 1000; printf "one file rate / openssl speed -bytes 16384 one process (%s kB/s) = %.2f (target >= 0.9)\n", o, r / o }'
+	awk -v a="${e1% *}" -v b="${e2% *}" 'BEGIN { printf "2 x 1 GiB time / one 2 GiB file time = %.2f (target <= 0.55)\n", b / a }'
 } | tee "$out/hash.txt"

@@ -728,7 +728,7 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	x.max_total = opts->max_total_bytes ? opts->max_total_bytes : EL_EXTRACT_MAX_TOTAL;
 	x.max_entries = opts->max_entries ? opts->max_entries : EL_EXTRACT_MAX_ENTRIES;
 	x.max_ratio = opts->max_ratio ? opts->max_ratio : EL_EXTRACT_MAX_RATIO;
-	x.buf = el_xmalloc(EL_BUNDLE_CHUNK);
+	x.buf = el_xmalloc_io(EL_BUNDLE_CHUNK);
 	x.pid = (long)getpid();
 
 	/* the head is checked before anything is made: a non-bundle leaves no folder behind */
@@ -779,6 +779,6 @@ done:
 	cJSON_Delete(manifest);
 	el_buf_release(&lock);
 	el_buf_release(&man);
-	free(x.buf);
+	el_free_io(x.buf);
 	return rc;
 }

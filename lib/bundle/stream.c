@@ -236,9 +236,9 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 	if (fstat(s->fd, &st) != 0 || S_ISDIR(st.st_mode))
 		return open_fail(ctx, s, ENVLOCK_EIO, "is a directory, not an archive");
 	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	s->in = el_xmalloc(EL_BSTREAM_IN);
+	s->in = el_xmalloc_io(EL_BSTREAM_IN);
 	for (int i = 0; i < EL_BSTREAM_SLOTS; i++)
-		s->slot[i].data = el_xmalloc(EL_BSTREAM_SLOT);
+		s->slot[i].data = el_xmalloc_io(EL_BSTREAM_SLOT);
 	if (read_in(s) < 0)
 		return open_fail(ctx, s, ENVLOCK_EIO, s->err);
 	if (zstd_magic((const unsigned char *)s->in, s->in_len) && !(s->dctx = ZSTD_createDCtx()))
@@ -290,8 +290,8 @@ void el_bstream_close(el_bstream *s)
 		close(s->fd);
 	ZSTD_freeDCtx(s->dctx);
 	for (int i = 0; i < EL_BSTREAM_SLOTS; i++)
-		free(s->slot[i].data);
-	free(s->in);
+		el_free_io(s->slot[i].data);
+	el_free_io(s->in);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

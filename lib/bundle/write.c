@@ -1080,7 +1080,7 @@ static int zout_open(zout *z, envlock_ctx *ctx, int fd, off_t at, const envlock_
 	z->cc = ZSTD_createCCtx();
 	if (!z->cc)
 		el_oom();
-	z->buf = el_xmalloc(EL_ZOUT_SIZE);
+	z->buf = el_xmalloc_io(EL_ZOUT_SIZE);
 	r = ZSTD_CCtx_setParameter(z->cc, ZSTD_c_compressionLevel, opts->level > 0 ? opts->level : 3);
 	/*
 	 * One compression thread by default, beside the reader thread: on the
@@ -1099,7 +1099,7 @@ static int zout_open(zout *z, envlock_ctx *ctx, int fd, off_t at, const envlock_
 static void zout_close(zout *z)
 {
 	ZSTD_freeCCtx(z->cc);
-	free(z->buf);
+	el_free_io(z->buf);
 }
 
 /*
@@ -1180,7 +1180,7 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 				w->opts->on_warning(warning, w->opts->warning_data);
 		}
 	for (int i = 0; i < EL_FEED_SLOTS; i++)
-		f.slot[i].data = el_xmalloc(EL_BUNDLE_CHUNK);
+		f.slot[i].data = el_xmalloc_io(EL_BUNDLE_CHUNK);
 	bar = el_progress_start("bundling", total, w->opts->progress);
 	started = f.md5_running ? pthread_create(&md5_thread, NULL, md5_run, &f) : 0;
 	if (started != 0) {
@@ -1214,7 +1214,7 @@ static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, con
 		el_hashcache_save(f.hashes);
 	el_hashcache_free(f.hashes);
 	for (int i = 0; i < EL_FEED_SLOTS; i++)
-		free(f.slot[i].data);
+		el_free_io(f.slot[i].data);
 	pthread_cond_destroy(&f.cv);
 	pthread_mutex_destroy(&f.mu);
 done:

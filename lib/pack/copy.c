@@ -20,7 +20,7 @@
 static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out, const char *dst, bool md5,
 		pk_digest *d, void *progress)
 {
-	char *buf = el_xmalloc(PK_CHUNK);
+	char *buf = el_xmalloc_io(PK_CHUNK);
 	/* md5 costs twice what sha256 does (SHA extensions): only where a lock has no sha256 to match (conda.c) */
 	el_sha256 *sha = el_sha256_begin();
 	el_md5 *m5 = md5 ? el_md5_begin() : NULL;
@@ -63,7 +63,7 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 	if (m5)
 		el_md5_end(m5, d->md5);
 	d->size = total;
-	free(buf);
+	el_free_io(buf);
 	return rc;
 }
 

@@ -91,7 +91,7 @@ char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char 
 		close(fd);
 		return NULL;
 	}
-	buf = el_xmalloc(EL_VERSTR_CHUNK);
+	buf = el_xmalloc_io(EL_VERSTR_CHUNK);
 	while (!out && scanned < EL_VERSTR_MAX_SCAN) {
 		ssize_t got = read(fd, buf, EL_VERSTR_CHUNK);
 		size_t i = 0, n;
@@ -121,7 +121,7 @@ char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char 
 			i += seg + 1;
 		}
 	}
-	free(buf);
+	el_free_io(buf);
 	close(fd);
 	return out;
 }

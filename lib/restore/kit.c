@@ -124,7 +124,7 @@ static int digest_file(const char *host, bool want_md5, uint64_t *size, char sha
 			close(fd);
 		return -1;
 	}
-	chunk = el_xmalloc(KIT_CHUNK);
+	chunk = el_xmalloc_io(KIT_CHUNK);
 	s = el_sha256_begin();
 	m = want_md5 ? el_md5_begin() : NULL;
 	while ((n = read(fd, chunk, KIT_CHUNK)) > 0) {
@@ -135,7 +135,7 @@ static int digest_file(const char *host, bool want_md5, uint64_t *size, char sha
 	}
 	if (n < 0)
 		*err = errno;
-	free(chunk);
+	el_free_io(chunk);
 	close(fd);
 	if (n < 0) {
 		el_sha256_abort(s);

@@ -164,7 +164,7 @@ int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes,
 
 	if (!md_ctx || !EVP_DigestInit_ex(md_ctx, sha256(), NULL))
 		el_oom();
-	chunk = el_xmalloc(EL_HASH_CHUNK);
+	chunk = el_xmalloc_io(EL_HASH_CHUNK);
 	for (;;) {
 		ssize_t n = read(fd, chunk, EL_HASH_CHUNK);
 
@@ -187,7 +187,7 @@ int el_sha256_fd(int fd, char hex[EL_SHA256_HEX], uint64_t *bytes,
 	}
 	if (bytes)
 		*bytes = total;
-	free(chunk);
+	el_free_io(chunk);
 	EVP_MD_CTX_free(md_ctx);
 	return rc;
 }

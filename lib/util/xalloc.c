@@ -14,6 +14,26 @@ void *el_xmalloc(size_t n)
 	return p;
 }
 
+#ifndef EL_IO_MISALIGN
+#define EL_IO_MISALIGN 0
+#endif
+#define EL_IO_ALIGN 4096
+
+void *el_xmalloc_io(size_t n)
+{
+	void *p = NULL;
+
+	if (n > (size_t)-1 - EL_IO_ALIGN || posix_memalign(&p, EL_IO_ALIGN, (n ? n : 1) + EL_IO_MISALIGN) != 0)
+		el_oom();
+	return (char *)p + EL_IO_MISALIGN;
+}
+
+void el_free_io(void *p)
+{
+	if (p)
+		free((char *)p - EL_IO_MISALIGN);
+}
+
 void *el_xcalloc(size_t nmemb, size_t size)
 {
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);

@@ -35,7 +35,7 @@ _envlock_options()
 	case $1 in
 	save) echo "-o --output --root --conda-prefix --python --checkpoint --config --cfg-options --repo --no-repo --no-patch --no-cache --verify --json -q --quiet -h --help" ;;
 	show) echo "--root -h --help" ;;
-	check) echo "--root --rules --json -h --help" ;;
+	check) echo "--root --config --cfg-options --rules --json -h --help" ;;
 	diff) echo "--json --all --only --ignore -h --help" ;;
 	restore) echo "--dry-run -y --yes --only --skip --root --chroot --python --cuda-runfile --cudnn-archive --wheels --kit --conda-exe --prefix --name --force --dest --state-dir --json -h --help" ;;
 	verify) echo "--cuda-home --python --steps --cpu-only --json -h --help" ;;

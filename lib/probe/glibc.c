@@ -6,6 +6,8 @@
  * architecture is that file's ELF machine.
  */
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,8 @@
 #include "util/xalloc.h"
 
 #define EL_LIMIT_LIBC (32u << 20)
+#define EL_LIMIT_RODATA (8u << 20)
+#define EL_MAX_SECTIONS 4096
 
 static const char *const libc_paths[] = {
 	"/lib/x86_64-linux-gnu/libc.so.6", "/lib/aarch64-linux-gnu/libc.so.6",
@@ -42,6 +46,102 @@ static char *banner_version(const char *banner)
 	return n ? el_xstrndup(v, n) : NULL;
 }
 
+static uint64_t get(const unsigned char *b, int size, bool be)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < size; i++)
+		v |= (uint64_t)b[be ? size - 1 - i : i] << (8 * i);
+	return v;
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t got = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+
+		if (got <= 0)
+			return false;
+		done += (size_t)got;
+	}
+	return true;
+}
+
+/*
+ * Where libc's .rodata is (the banner is there: 150 KB of a 1.9 MB
+ * file), from the section headers, read with pread: *off and *len, or
+ * false for a file without them (a stripped or made-up one).
+ */
+static bool rodata_range(int fd, uint64_t *off, uint64_t *len)
+{
+	unsigned char eh[64], *sh = NULL;
+	char *names = NULL;
+	bool wide, be, found = false;
+	uint64_t shoff, nameoff, namelen;
+	unsigned shentsize, shnum, shstrndx;
+
+	if (!pread_all(fd, eh, sizeof(eh), 0) || memcmp(eh, "\177ELF", 4) != 0 || (eh[4] != 1 && eh[4] != 2))
+		return false;
+	wide = eh[4] == 2;
+	be = eh[5] == 2;
+	shoff = get(eh + (wide ? 0x28 : 0x20), wide ? 8 : 4, be);
+	shentsize = (unsigned)get(eh + (wide ? 0x3a : 0x2e), 2, be);
+	shnum = (unsigned)get(eh + (wide ? 0x3c : 0x30), 2, be);
+	shstrndx = (unsigned)get(eh + (wide ? 0x3e : 0x32), 2, be);
+	if (!shoff || shnum == 0 || shnum > EL_MAX_SECTIONS || shstrndx >= shnum ||
+	    shentsize < (wide ? 64u : 40u) || shentsize > 256)
+		return false;
+	sh = el_xmalloc((size_t)shnum * shentsize);
+	if (!pread_all(fd, sh, (size_t)shnum * shentsize, shoff))
+		goto out;
+#define SH(i, o64, o32, sz64) get(sh + (size_t)(i) * shentsize + (wide ? (o64) : (o32)), wide ? (sz64) : 4, be)
+	nameoff = SH(shstrndx, 0x18, 0x10, 8);
+	namelen = SH(shstrndx, 0x20, 0x14, 8);
+	if (namelen == 0 || namelen > (1u << 20))
+		goto out;
+	names = el_xmalloc((size_t)namelen + 1);
+	if (!pread_all(fd, names, (size_t)namelen, nameoff))
+		goto out;
+	names[namelen] = '\0';
+	for (unsigned i = 0; i < shnum && !found; i++) {
+		uint64_t name = get(sh + (size_t)i * shentsize, 4, be);
+
+		if (name < namelen && strcmp(names + name, ".rodata") == 0) {
+			*off = SH(i, 0x18, 0x10, 8);
+			*len = SH(i, 0x20, 0x14, 8);
+			found = *len > 0 && *len <= EL_LIMIT_RODATA;
+		}
+	}
+#undef SH
+out:
+	free(names);
+	free(sh);
+	return found;
+}
+
+/* The banner from .rodata alone, into b; false when the file has no such section. */
+static bool read_rodata(el_probe *p, const char *real, el_buf *b)
+{
+	char *host = el_root_host(&p->root, real);
+	int fd = host ? open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	uint64_t off, len;
+	bool ok = false;
+
+	free(host);
+	if (fd < 0)
+		return false;
+	if (rodata_range(fd, &off, &len) && el_buf_reserve(b, (size_t)len) == 0 &&
+	    pread_all(fd, b->data, (size_t)len, off)) {
+		b->len = (size_t)len;
+		b->data[len] = '\0';
+		ok = true;
+	}
+	close(fd);
+	return ok;
+}
+
 void el_probe_glibc(el_probe *p)
 {
 	cJSON *system = el_probe_section(p, "system");
@@ -49,6 +149,7 @@ void el_probe_glibc(el_probe *p)
 	el_buf b = EL_BUF_INIT(EL_LIMIT_LIBC);
 	const char *const *path;
 	char *real = NULL;
+	bool got;
 
 	for (path = libc_paths; *path; path++)
 		if (el_root_realpath(&p->root, *path, &real, NULL) == 0)
@@ -59,7 +160,13 @@ void el_probe_glibc(el_probe *p)
 	}
 	el_jset_str(g, "path", *path);
 	el_jset_str(g, "file", real);
-	if (el_probe_read(p, real, &b) == 0) {
+	/* .rodata alone when the section headers say where and it holds the banner; else the whole file */
+	got = read_rodata(p, real, &b) && memmem(b.data, b.len, "GNU C Library", 13);
+	if (!got) {
+		el_buf_reset(&b);
+		got = el_probe_read(p, real, &b) == 0;
+	}
+	if (got) {
 		const char *hit = memmem(b.data, b.len, "GNU C Library", 13);
 		char *version = NULL;
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lock/model.h"
 #include "probe.h"
@@ -36,6 +37,36 @@ static bool exists(el_probe *p, const char *path)
 {
 	struct stat st;
 	return el_root_stat(&p->root, path, &st) == 0;
+}
+
+/* Whether the first gcc on PATH (the one a shell, and nvcc, run) is path, links resolved. */
+static bool shell_gcc_is(el_probe *p, const char *path)
+{
+	const char *env = getenv("PATH");
+	char *want = NULL;
+	bool same = false;
+
+	if (!env || el_root_realpath(&p->root, path, &want, NULL) != 0)
+		return false;
+	while (*env) {
+		size_t n = strcspn(env, ":");
+		char *dir = n ? el_xstrndup(env, n) : el_xstrdup(".");
+		char *cand = el_path_join(dir, "gcc"), *real = NULL;
+
+		free(dir);
+		if (access(cand, X_OK) == 0) {
+			same = el_root_realpath(&p->root, cand, &real, NULL) == 0 && !strcmp(real, want);
+			free(real);
+			free(cand);
+			break;
+		}
+		free(cand);
+		env += n;
+		if (*env == ':')
+			env++;
+	}
+	free(want);
+	return same;
 }
 
 /* Which gcc-N (or <triplet>-gcc-N) does /usr/bin/gcc lead to? "12" or NULL. */
@@ -149,7 +180,8 @@ void el_probe_compilers(el_probe *p)
 				break;
 			}
 		}
-		if (p->root.live) {
+		/* what dpkg says of /usr/bin/gcc answers for the gcc a shell runs, when that is it */
+		if (p->root.live && !(el_jget_str(def, "version") && shell_gcc_is(p, "/usr/bin/gcc"))) {
 			const char *argv[] = { "gcc", "-dumpfullversion", "-dumpversion", NULL };
 			el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
 

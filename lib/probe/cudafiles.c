@@ -57,6 +57,29 @@ static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
 	return ok;
 }
 
+/*
+ * The version nvcc --version prints is its package's: version.json's
+ * cuda_nvcc (11.1+), or the nvidia_cuda_nvcc dist-info (CUDA 13's
+ * layout). When the toolkit's files name it, nothing is run.
+ */
+static bool nvcc_component_version(cJSON *tk, cJSON *nvcc)
+{
+	const cJSON *components = el_jget(tk, "components");
+	const char *v = el_jget_str(components, "cuda_nvcc");
+	char *release;
+
+	if (!v)
+		v = el_jget_str(components, "nvidia_cuda_nvcc");
+	if (!v || strspn(v, "0123456789.") == 0 || !strchr(v, '.'))
+		return false;
+	release = el_cuda_release_of(v);
+	el_jset_str(nvcc, "release", release);
+	el_jset_strn(nvcc, "version", v, strspn(v, "0123456789."));
+	el_jset_str(nvcc, "version_source", el_jget_str(tk, "version_source"));
+	free(release);
+	return true;
+}
+
 /* "Cuda compilation tools, release 10.2, V10.2.89" */
 void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
 {
@@ -79,6 +102,10 @@ void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
 	el_jset_str(nvcc, "path", path);
 	if (binary != path)
 		el_jset_str(nvcc, "binary", binary);
+	if (!debian && nvcc_component_version(tk, nvcc)) {
+		free(path);
+		return;
+	}
 	if (!p->root.live || debian)
 		nvcc_file_version(p, binary, nvcc);
 	if (p->root.live) {

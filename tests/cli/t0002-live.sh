@@ -55,6 +55,20 @@ fi
 
 if command -v gcc >/dev/null 2>&1; then
 	check_eq "default gcc = gcc -dumpfullversion" "$(gcc -dumpfullversion -dumpversion)" "$(jget "$lock" compilers.default.version)"
+	# a gcc first on PATH that is not /usr/bin/gcc is asked; /usr/bin/gcc is answered by dpkg, unrun
+	mkdir -p "$scratch/pathgcc"
+	printf '#!/bin/sh\necho 99.1.0\n' >"$scratch/pathgcc/gcc"
+	chmod +x "$scratch/pathgcc/gcc"
+	PATH=$scratch/pathgcc:$PATH "$ENVLOCK" save -q -o "$scratch/pathgcc.json"
+	check_eq "a gcc earlier on PATH is the one recorded" "99.1.0 gcc -dumpfullversion" \
+		"$(jget "$scratch/pathgcc.json" compilers.default.version) $(jget "$scratch/pathgcc.json" compilers.default.version_source)"
+	if command -v strace >/dev/null 2>&1 && [ "$(readlink -f "$(command -v gcc)")" = "$(readlink -f /usr/bin/gcc)" ]; then
+		strace -f -qq -e trace=execve -o "$scratch/execve.txt" "$ENVLOCK" save -q -o /dev/null
+		check_eq "live save runs no program whose answer the files give (gcc, nvcc)" "" \
+			"$(grep -v "\"$ENVLOCK\"" "$scratch/execve.txt" | grep -E 'gcc|nvcc')"
+	else
+		skip "live save runs no gcc or nvcc" "no strace, or gcc on PATH is not /usr/bin/gcc"
+	fi
 else
 	skip "default gcc version" "no gcc on this machine"
 fi

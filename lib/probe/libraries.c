@@ -1,6 +1,7 @@
 /* el_probe_libraries: the shared libraries in a folder, their soname links and ld.so.cache entries. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "util/elf.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "util/xalloc.h"
 
 /* libcudnn.so.8, libcudnn_ops.so.9, libcublasLt.so.12, and auditwheel's renamed copies libcudart-d0da41ae.so.11.0 */
 bool el_probe_library_name(const char *name, const char *const prefixes[])
@@ -86,123 +88,164 @@ static void mark_copies(cJSON *arr, int start)
 	}
 }
 
+/*
+ * One entry of the folder, looked at once: the scan is linear in the
+ * folder (issue 18 measured 2,270 syscalls for 20 libraries when every
+ * library re-resolved every other name from / component by component).
+ */
+typedef struct {
+	const char *name;
+	char *path;
+	struct stat st;
+	bool seen;       /* lstat answered */
+	char *stored;    /* a link's text */
+	char *real;      /* a link's target, resolved from the folder */
+	int real_err;
+} lib_entry;
+
+/* Where name in the folder leads: the entry's answer, else resolved now (malloc'd), or NULL. */
+static char *resolve_in(el_probe *p, const char *rdir, const lib_entry *e, size_t n, const char *name)
+{
+	char *out = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(e[i].name, name)) {
+			if (!e[i].seen)
+				return NULL;
+			if (S_ISLNK(e[i].st.st_mode))
+				return e[i].real ? el_xstrdup(e[i].real) : NULL;
+			return el_xstrdup(e[i].path);
+		}
+	return el_root_realpath_at(&p->root, rdir, name, &out, NULL) == 0 ? out : NULL;
+}
+
+static void library_entry(el_probe *p, cJSON *arr, const char *rdir, lib_entry *e, size_t n, size_t k)
+{
+	lib_entry *x = &e[k];
+	const char *path = x->path, *listed, *state, *soname;
+	char *host;
+	el_elf_info elf;
+	cJSON *lib, *links;
+	char hex[EL_SHA256_HEX];
+	uint64_t size = 0;
+	int err = 0, rc, fd;
+
+	lib = el_jpush_obj(arr);
+	el_jset_str(lib, "name", x->name);
+	el_jset_str(lib, "path", path);
+	host = el_root_host(&p->root, path);
+	fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
+		el_jset_str(lib, "soname", elf.soname);
+		el_elf_info_release(&elf);
+	} else {
+		el_probe_warn(p, "'%s': %s", path, fd < 0 ? "cannot be opened" : "not an ELF library");
+	}
+	if (fd >= 0)
+		close(fd);
+	rc = el_hashcache_file(p->hashes, host, hex, &size, &err);
+	if (rc == 0) {
+		el_jset_str(lib, "sha256", hex);
+		el_jset_int(lib, "size", (long long)size);
+	} else {
+		el_probe_warn(p, "'%s': %s", path,
+			      rc == ENVLOCK_ERROR ? "changed while being hashed" : el_root_reason(rc, err));
+	}
+	free(host);
+
+	/* every link in this folder that resolves to the file */
+	links = el_jset_arr(lib, "links");
+	for (size_t i = 0; i < n; i++)
+		if (i != k && e[i].stored && e[i].real && !strcmp(e[i].real, path)) {
+			cJSON *l = el_jpush_obj(links);
+
+			el_jset_str(l, "name", e[i].name);
+			el_jset_str(l, "target", e[i].stored);
+		}
+
+	/* the link the loader looks for: soname -> this file */
+	soname = el_jget_str(lib, "soname");
+	if (soname && strcmp(soname, x->name) == 0) {
+		el_jset_str(lib, "soname_link", "self");
+	} else if (soname) {
+		char *sreal = resolve_in(p, rdir, e, n, soname);
+
+		if (!sreal) {
+			char *spath = el_path_join(rdir, soname);
+
+			el_jset_str(lib, "soname_link", "missing");
+			el_probe_warn(p, "'%s': the loader looks for '%s', which is missing "
+				      "(fix: ln -s %s %s && ldconfig)",
+				      path, soname, x->name, spath);
+			free(spath);
+		} else {
+			el_jset_str(lib, "soname_link", strcmp(sreal, path) == 0 ? "ok" : "other");
+		}
+		free(sreal);
+	}
+	if (soname) {
+		state = ldcache_state(p, soname, path, &listed);
+		el_jset_str(lib, "ld_cache", state);
+		if (listed && strcmp(state, "listed") != 0)
+			el_jset_str(lib, "ld_cache_path", listed);
+	}
+}
+
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		       const char *const prefixes[])
 {
 	char *rdir = NULL, **names = NULL;
 	int added = 0, start = cJSON_GetArraySize(arr);
+	lib_entry *e = NULL;
+	size_t n = 0, cap = 0;
 
 	if (el_root_realpath(&p->root, dir, &rdir, NULL) != 0 ||
 	    el_root_list(&p->root, rdir, &names, NULL) != 0)
 		goto done;
-	for (char **n = names; *n; n++) {
-		char *path, *host, *target = NULL;
-		struct stat st;
-		el_elf_info elf;
-		cJSON *lib, *links;
-		char hex[EL_SHA256_HEX];
-		uint64_t size = 0;
-		int e = 0, rc, fd;
-		const char *listed, *state;
+	/* the folder's library names, each looked at once */
+	for (char **nm = names; *nm; nm++) {
+		lib_entry *x;
 
-		if (!el_probe_library_name(*n, prefixes))
+		if (!el_probe_library_name(*nm, prefixes))
 			continue;
-		path = el_path_join(rdir, *n);
-		if (el_root_lstat(&p->root, path, &st) != 0 || S_ISLNK(st.st_mode)) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			e = el_xrealloc(e, cap * sizeof(*e));
+		}
+		x = &e[n++];
+		memset(x, 0, sizeof(*x));
+		x->name = *nm;
+		x->path = el_path_join(rdir, *nm);
+		x->seen = el_root_lstat(&p->root, x->path, &x->st) == 0;
+		if (x->seen && S_ISLNK(x->st.st_mode)) {
+			el_root_readlink(&p->root, x->path, &x->stored);
+			if (el_root_realpath_at(&p->root, rdir, *nm, &x->real, &x->real_err) != 0)
+				x->real = NULL;
+		}
+	}
+	for (size_t k = 0; k < n; k++) {
+		lib_entry *x = &e[k];
+
+		if (!x->seen || S_ISLNK(x->st.st_mode)) {
 			/* links are reported with the file they lead to; a dangling one here */
-			if (S_ISLNK(st.st_mode) && el_root_realpath(&p->root, path, &target, &e) != 0) {
-				char *stored = NULL;
-
-				el_root_readlink(&p->root, path, &stored);
-				el_probe_warn(p, "'%s': %s symlink to '%s'", path,
-					      e == ELOOP ? "looping" : "dangling", stored ? stored : "?");
-				free(stored);
-			}
-			free(target);
-			free(path);
+			if (x->seen && !x->real)
+				el_probe_warn(p, "'%s': %s symlink to '%s'", x->path,
+					      x->real_err == ELOOP ? "looping" : "dangling", x->stored ? x->stored : "?");
 			continue;
 		}
-		if (!S_ISREG(st.st_mode)) {
-			free(path);
+		if (!S_ISREG(x->st.st_mode))
 			continue;
-		}
-		lib = el_jpush_obj(arr);
+		library_entry(p, arr, rdir, e, n, k);
 		added++;
-		el_jset_str(lib, "name", *n);
-		el_jset_str(lib, "path", path);
-		host = el_root_host(&p->root, path);
-		fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
-			el_jset_str(lib, "soname", elf.soname);
-			el_elf_info_release(&elf);
-		} else {
-			el_probe_warn(p, "'%s': %s", path, fd < 0 ? "cannot be opened" : "not an ELF library");
-		}
-		if (fd >= 0)
-			close(fd);
-		rc = el_hashcache_file(p->hashes, host, hex, &size, &e);
-		if (rc == 0) {
-			el_jset_str(lib, "sha256", hex);
-			el_jset_int(lib, "size", (long long)size);
-		} else {
-			el_probe_warn(p, "'%s': %s", path,
-				      rc == ENVLOCK_ERROR ? "changed while being hashed"
-							  : el_root_reason(rc, e));
-		}
-		free(host);
-
-		/* every link in this directory that resolves to the file */
-		links = el_jset_arr(lib, "links");
-		for (char **m = names; *m; m++) {
-			char *lpath, *stored = NULL, *real = NULL;
-
-			if (m == n || !el_probe_library_name(*m, prefixes))
-				continue;
-			lpath = el_path_join(rdir, *m);
-			if (el_root_readlink(&p->root, lpath, &stored) == 0 &&
-			    el_root_realpath(&p->root, lpath, &real, NULL) == 0 &&
-			    strcmp(real, path) == 0) {
-				cJSON *l = el_jpush_obj(links);
-
-				el_jset_str(l, "name", *m);
-				el_jset_str(l, "target", stored);
-			}
-			free(stored);
-			free(real);
-			free(lpath);
-		}
-
-		/* the link the loader looks for: soname -> this file */
-		{
-			const char *soname = el_jget_str(lib, "soname");
-
-			if (soname && strcmp(soname, *n) == 0) {
-				el_jset_str(lib, "soname_link", "self");
-			} else if (soname) {
-				char *spath = el_path_join(rdir, soname), *sreal = NULL;
-
-				if (el_root_realpath(&p->root, spath, &sreal, NULL) != 0) {
-					el_jset_str(lib, "soname_link", "missing");
-					el_probe_warn(p, "'%s': the loader looks for '%s', which is missing "
-						      "(fix: ln -s %s %s && ldconfig)",
-						      path, soname, *n, spath);
-				} else
-					el_jset_str(lib, "soname_link",
-						    strcmp(sreal, path) == 0 ? "ok" : "other");
-				free(spath);
-				free(sreal);
-			}
-			if (soname) {
-				state = ldcache_state(p, soname, path, &listed);
-				el_jset_str(lib, "ld_cache", state);
-				if (listed && strcmp(state, "listed") != 0)
-					el_jset_str(lib, "ld_cache_path", listed);
-			}
-		}
-		free(path);
 	}
 	mark_copies(arr, start);
 done:
+	for (size_t k = 0; k < n; k++) {
+		free(e[k].path);
+		free(e[k].stored);
+		free(e[k].real);
+	}
+	free(e);
 	el_strv_free(names);
 	free(rdir);
 	return added;

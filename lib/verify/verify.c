@@ -219,6 +219,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	run.envp = make_envp(run.dir);
 	el_verify_report_init(&run.report, run.steps);
 
+	el_verify_reference_start(&run);
 	el_verify_toolchain(&run);
 	el_verify_cudnn_load(&run);
 	el_verify_runtime(&run);
@@ -230,6 +231,8 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	*out = v;
 	v = NULL;
 fail:
+	el_verify_reference_join(&run);
+	free(run.cpu.losses);
 	remove_dir(run.dir);
 	free(run.dir);
 	el_strv_free(run.envp);

@@ -6,6 +6,7 @@
 #define EL_VERIFY_H
 
 #include <cJSON.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -180,7 +181,23 @@ typedef struct {
 	el_verify_report report;
 	bool ran;                   /* the program ran (report is filled) */
 	int exit_status;            /* its exit status (128 + signal) */
+	/* the CPU reference, trained on a thread of its own while nvcc compiles (runtime.c) */
+	struct {
+		pthread_t thread;
+		bool started, done; /* a thread runs it; its losses are in */
+		float *losses;      /* run->steps of them */
+		double seconds;
+	} cpu;
 } el_verify_run;
+
+/*
+ * Start training the CPU reference on a thread of its own, so that it
+ * overlaps nvcc's compile; el_verify_training collects it. When no
+ * thread can be started, training runs it in place.
+ */
+void el_verify_reference_start(el_verify_run *run);
+/* Wait for the reference thread, if one runs (verify.c's cleanup; training's own wait). */
+void el_verify_reference_join(el_verify_run *run);
 
 /* A finding of rule on this machine whose subject is subject, or ends with " <subject_end>". */
 const envlock_finding *el_verify_finding(const el_verify_run *run, const char *rule,

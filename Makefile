@@ -39,7 +39,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HEADERS := $(sort $(wildcard include/envlock/*.h))
 
-.PHONY: FORCE all deps deps-install run test check asan bench clean fixtures header-test
+.PHONY: FORCE all deps deps-install run test check asan bench bench-check clean fixtures header-test
 
 all: $(BUILD)/envlock
 
@@ -137,6 +137,11 @@ bench: all fixtures
 	sh bench/diff.sh
 	sh bench/bundle.sh
 	sh bench/verify.sh
+
+# the instruction-count guard: each benchmark command under callgrind against
+# bench/callgrind.baseline, failing on a regression over 5 % (not in make test)
+bench-check: all fixtures
+	sh bench/callgrind.sh
 
 clean:
 	rm -rf build tests/fixtures/roots

@@ -555,10 +555,35 @@ static void config_resume_nothing(envlock_findings *f, const cJSON *rule, const 
 	each_config(f, rule, table, v, resume_one);
 }
 
+/* A chain that stopped on something missing: mmengine stops on it too (no effective value to judge) */
+static void config_chain_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	char subject[512], fix[600];
+
+	(void)table;
+	for (size_t i = 0; i < v->configs.nfiles; i++) {
+		const el_config *c = &v->configs.files[i];
+		bool package;
+
+		if (!c->path || !c->effective_missing || !c->effective_error)
+			continue;
+		package = !strchr(c->effective_missing, '/');
+		snprintf(subject, sizeof(subject), "%s: %s", c->path, c->effective_missing);
+		if (package)
+			snprintf(fix, sizeof(fix), "mim install %s", c->effective_missing);
+		else
+			snprintf(fix, sizeof(fix), "put %s back, or correct the _base_ that names it", c->effective_missing);
+		el_finding_add(f, rule, subject, NULL, (const char *const[]){
+			"config", c->path, "missing", c->effective_missing, "error", c->effective_error,
+			"what", package ? "the package" : "the file", "fix", fix, NULL });
+	}
+}
+
 static const struct {
 	const char *name;
 	el_rule_fn fn;
 } kinds[] = {
+	{ "config_chain_missing", config_chain_missing },
 	{ "config_needs_module", config_needs_module },
 	{ "config_workers_vs_cores", config_workers_vs_cores },
 	{ "config_workers_memory", config_workers_memory },

@@ -45,6 +45,27 @@
 int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path,
 			const char *const *options, size_t n_options);
 
+/*
+ * Where mmengine finds another package's configs, for a base written
+ * 'mmdet::faster_rcnn/faster-rcnn_r50_fpn_1x_coco.py': the installed
+ * package's .mim/configs/ (mmengine's get_installed_path, then
+ * _get_external_cfg_path), looked for in these site-packages folders in
+ * order (host paths). A package in none of them is a missing package,
+ * as mmengine's "mmdet is not installed".
+ */
+typedef struct {
+	const char *const *site_dirs;
+	size_t n;
+} el_config_sites;
+
+/*
+ * el_config_effective with package bases resolved in sites (NULL: such a
+ * base is refused). On ENVLOCK_ENOTFOUND, *missing (when given) is the
+ * file or package the chain lacks, malloc'd ("mmdet", or a path).
+ */
+int el_config_effective_in(cJSON **out, envlock_ctx *ctx, const char *path, const char *const *options,
+			   size_t n_options, const el_config_sites *sites, char **missing);
+
 /* The same for a text not read from disk; path names it and anchors its _base_. */
 int el_config_effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const char *text,
 			     size_t len, const char *const *options, size_t n_options);

@@ -11,6 +11,7 @@
 
 #include <cJSON.h>
 
+#include "config.h"
 #include "envlock/common.h"
 
 #define EL_CFG_MAX_FILE   (1u << 20) /* a config file, as the probe reads it */
@@ -74,6 +75,9 @@ struct el_cfg_run {
 	const char *stack[EL_CFG_MAX_FILES]; /* the files being read, for cycles */
 	int stack_n;
 	int files;
+	/* where a 'pkg::path' base is looked for (el_config_effective_in); NULL: nowhere */
+	const el_config_sites *sites;
+	char *missing;  /* the file or package a chain lacks, once ENVLOCK_ENOTFOUND stops it */
 	/* set by merge.c, called by eval.c (so the two files do not call each other) */
 	cv *(*load_bases)(el_cfg_run *r, const char *path, int line, const cv *bases);
 	cv *(*load_module)(el_cfg_run *r, const char *path, int line, int dots, const char *module);

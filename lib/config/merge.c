@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "config/internal.h"
@@ -50,6 +52,60 @@ static char *resolve(const char *path, const char *rel)
 	return out;
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * 'mmdet::faster_rcnn/x.py' as mmengine reads it: <site>/mmdet/.mim/
+ * configs/faster_rcnn/x.py of the first site folder that has the
+ * package. malloc'd, or NULL with the run failed (ENVLOCK_ENOTFOUND for
+ * a package that is not installed or a config it does not ship).
+ */
+static char *package_base(el_cfg_run *r, const char *path, int line, const char *base)
+{
+	const char *sep = strstr(base, "::"), *rel = sep + 2;
+	char *pkg = el_xstrndup(base, (size_t)(sep - base)), *out = NULL;
+	bool bad = !*pkg || !*rel || rel[0] == '/' || strstr(rel, "..") || strchr(pkg, '/') || pkg[0] == '.';
+
+	if (bad) {
+		el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is no package config", path, line, base);
+	} else if (!r->sites) {
+		el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is a package's config, and no site-packages were given to find it in",
+			    path, line, base);
+	} else {
+		for (size_t k = 0; k < r->sites->n && !out; k++) {
+			char *dir = el_xasprintf("%s/%s", r->sites->site_dirs[k], pkg);
+
+			if (is_dir(dir)) {
+				out = el_xasprintf("%s/.mim/configs/%s", dir, rel);
+				if (access(out, F_OK) != 0) {
+					el_cfg_fail(r, ENVLOCK_ENOTFOUND, "%s:%d: the base '%s': %s %s has no %s", path, line,
+						    base, pkg, dir, out + strlen(dir) + 1);
+					free(r->missing);
+					r->missing = el_xstrdup(out);
+					free(out);
+					out = NULL;
+					free(dir);
+					break;
+				}
+			}
+			free(dir);
+		}
+		if (!out && !r->fatal) {
+			el_cfg_fail(r, ENVLOCK_ENOTFOUND, "%s:%d: the base '%s' is %s's config, and %s is not installed",
+				    path, line, base, pkg, pkg);
+			free(r->missing);
+			r->missing = el_xstrdup(pkg);
+		}
+	}
+	free(pkg);
+	return out;
+}
+
 static int read_text(el_cfg_run *r, const char *path, char **text, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -57,8 +113,11 @@ static int read_text(el_cfg_run *r, const char *path, char **text, size_t *len)
 	char chunk[65536];
 	size_t got;
 
-	if (!f)
+	if (!f) {
+		if (errno == ENOENT && !r->missing)
+			r->missing = el_xstrdup(path);
 		return el_cfg_fail(r, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "%s: %s", path, el_strerror(errno));
+	}
 	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		if (el_buf_put(&b, chunk, got)) {
 			fclose(f);
@@ -200,16 +259,16 @@ static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a _base_ entry that is a %s", path, line, cv_kind_name(b->kind));
 			break;
 		}
-		if (strstr(b->u.str.s, "::")) {
-			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is a package's config, which envlock does not read",
-				    path, line, b->u.str.s);
-			break;
-		}
 		if (strlen(b->u.str.s) < 3 || strcmp(b->u.str.s + strlen(b->u.str.s) - 3, ".py")) {
 			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is not a .py config", path, line, b->u.str.s);
 			break;
 		}
-		files[i] = resolve(path, b->u.str.s);
+		if (strstr(b->u.str.s, "::")) {
+			if (!(files[i] = package_base(r, path, line, b->u.str.s)))
+				break;
+		} else {
+			files[i] = resolve(path, b->u.str.s);
+		}
 		if (read_text(r, files[i], &text, &len))
 			break;
 		c = load_file(r, files[i], text, len);
@@ -535,13 +594,15 @@ static int run_finish(cJSON **out, el_cfg_run *r, cv *effective)
 	return 0;
 }
 
-int el_config_effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const char *text, size_t len,
-			     const char *const *options, size_t n_options)
+static int effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const char *text, size_t len,
+			  const char *const *options, size_t n_options, const el_config_sites *sites, char **missing)
 {
 	el_cfg_run r;
 	cv *v = NULL;
+	int rc;
 
 	run_init(&r, ctx);
+	r.sites = sites;
 	if (len > EL_CFG_MAX_FILE)
 		el_cfg_fail(&r, ENVLOCK_ELIMIT, "%s: larger than %u bytes", path, EL_CFG_MAX_FILE);
 	else
@@ -553,10 +614,28 @@ int el_config_effective_text(cJSON **out, envlock_ctx *ctx, const char *path, co
 			el_cfg_merge(&r, "--cfg-options", v, opts, true);
 		cv_free(opts);
 	}
-	return run_finish(out, &r, v);
+	rc = run_finish(out, &r, v);
+	if (missing && rc == ENVLOCK_ENOTFOUND) {
+		*missing = r.missing;
+		r.missing = NULL;
+	}
+	free(r.missing);
+	return rc;
+}
+
+int el_config_effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const char *text, size_t len,
+			     const char *const *options, size_t n_options)
+{
+	return effective_text(out, ctx, path, text, len, options, n_options, NULL, NULL);
 }
 
 int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path, const char *const *options, size_t n_options)
+{
+	return el_config_effective_in(out, ctx, path, options, n_options, NULL, NULL);
+}
+
+int el_config_effective_in(cJSON **out, envlock_ctx *ctx, const char *path, const char *const *options,
+			   size_t n_options, const el_config_sites *sites, char **missing)
 {
 	el_cfg_run r;
 	char *text, *norm;
@@ -566,6 +645,11 @@ int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path, const c
 	run_init(&r, ctx);
 	norm = el_xstrdup(path);
 	if ((err = read_text(&r, norm, &text, &len))) {
+		if (missing && err == ENVLOCK_ENOTFOUND) {
+			*missing = r.missing;
+			r.missing = NULL;
+		}
+		free(r.missing);
 		free(norm);
 		*out = NULL;
 		cJSON_Delete(r.notes);
@@ -574,7 +658,7 @@ int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path, const c
 	}
 	cJSON_Delete(r.notes);
 	cJSON_Delete(r.imports);
-	err = el_config_effective_text(out, ctx, norm, text, len, options, n_options);
+	err = effective_text(out, ctx, norm, text, len, options, n_options, sites, missing);
 	free(text);
 	free(norm);
 	return err;

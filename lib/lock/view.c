@@ -664,6 +664,7 @@ static void fill_config(el_view *v, const cJSON *o, el_config *c)
 	eff = el_jget(o, "effective");
 	c->effective = cJSON_IsObject(el_jget(eff, "value")) ? el_jget(eff, "value") : NULL;
 	c->effective_error = str(eff, "error");
+	c->effective_missing = str(eff, "missing");
 	c->cfg_options = strlist(v, eff, "cfg_options");
 	OBJECTS(v, eff, "files", el_config_use, c->uses, c->nuses, fill_config_use);
 }

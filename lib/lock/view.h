@@ -417,7 +417,7 @@ typedef struct {
 	el_strlist bases;
 	/* the effective config (lib/config): its merged value as JSON, borrowed from the lock, or NULL */
 	const cJSON *effective;
-	const char *effective_error;
+	const char *effective_error, *effective_missing;
 	el_strlist cfg_options;
 	const el_config_use *uses;
 	size_t nuses;

@@ -634,10 +634,39 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs, const c
 	if (!el_jget_str(entry, "text") || !el_ends_with(abs, ".py"))
 		return;
 	eff = cJSON_AddObjectToObject(entry, "effective");
-	if (el_config_effective(&res, p->ctx, abs, p->opts->cfg_options, p->opts->cfg_option_count) != 0) {
-		/* not a warning: the chain's own problems are warned about by the walk */
-		el_jset_str(eff, "error", envlock_error_last(p->ctx));
-		return;
+	/* 'mmdet::...' bases are read from the packages the probed Python has, as mmengine does */
+	{
+		const cJSON *dirs = el_jget(el_probe_section(p, "python"), "site_packages"), *d;
+		char **host = el_xcalloc((size_t)cJSON_GetArraySize(dirs) + 1, sizeof(char *));
+		el_config_sites sites = { (const char *const *)host, 0 };
+		char *missing = NULL;
+		int rc;
+
+		cJSON_ArrayForEach(d, dirs)
+			if (cJSON_IsString(d) && d->valuestring[0] == '/')
+				host[sites.n++] = el_root_host(&p->root, d->valuestring);
+		rc = el_config_effective_in(&res, p->ctx, abs, p->opts->cfg_options, p->opts->cfg_option_count, &sites,
+					    &missing);
+		for (size_t i = 0; i < sites.n; i++)
+			free(host[i]);
+		free(host);
+		if (rc != 0) {
+			/* not a warning: the chain's own problems are warned about by the walk */
+			el_jset_str(eff, "error", envlock_error_last(p->ctx));
+			if (missing) {
+				/* shown as a path in the tree probed, as the lock's other paths are */
+				char *top = p->root.live ? NULL : el_root_host(&p->root, "/");
+				size_t n = top ? strlen(top) : 0;
+
+				while (n && top[n - 1] == '/')
+					n--;
+				el_jset_str(eff, "missing", top && n && !strncmp(missing, top, n) && missing[n] == '/'
+								    ? missing + n : missing);
+				free(top);
+			}
+			free(missing);
+			return;
+		}
 	}
 	cJSON_AddItemToObject(eff, "value", cJSON_DetachItemFromObject(res, "effective"));
 	/* the files it names, as this machine has them, for the config rules (lib/cfgcheck) */

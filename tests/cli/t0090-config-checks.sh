@@ -60,6 +60,7 @@ check_grep "it names mmpretrain and the key" "model.backbone.type = 'mmpretrain.
 check_eq "its fix is mim's" 'mim install "mmpretrain>=1.0.0rc8"' "$(message vit.json config-needs-module fix)"
 site=$(cd seedbox && find . -path '*site-packages/mmpose-*.dist-info' | head -n 1)
 site=${site%/*}
+site=${site#./}
 mkdir -p "seedbox/$site/mmpretrain-1.2.0.dist-info"
 printf 'Metadata-Version: 2.1\nName: mmpretrain\nVersion: 1.2.0\n' >"seedbox/$site/mmpretrain-1.2.0.dist-info/METADATA"
 printf 'pip\n' >"seedbox/$site/mmpretrain-1.2.0.dist-info/INSTALLER"
@@ -177,6 +178,28 @@ findings seedlock.json | grep ' config-' >seedlock.list
 grep ' config-' seed.list >seedlive.list
 check_diff "check of the lock gives the config findings check --config gave" seedlive.list seedlock.list
 check_grep "the lock's own checks hold them" '"config-workers-memory"' seed.lock
+
+# 8b. 'pkg::path' bases, read from the installed package's .mim/configs as mmengine does
+mkdir -p pk/configs
+printf "_base_ = ['mmdet::rtmdet/rtmdet_tiny_8xb32-300e_coco.py']\nmodel = dict(bbox_head=dict(num_classes=3))\n" >pk/configs/rtm.py
+run pkg_none "$FIXTURES/no-nvidia" "$scratch/pk/configs/rtm.py"
+has "a package base of a package not installed is breaking" pkg_none "breaking config-chain-missing"
+check_eq "its fix installs it" "mim install mmdet" "$(message pkg_none.json config-chain-missing fix)"
+run pkg_file seedbox "$scratch/pk/configs/rtm.py"
+check_grep "a config the package does not ship names the in-tree path" \
+	"needs the file /$site/mmdet/.mim/configs/rtmdet/rtmdet_tiny_8xb32-300e_coco.py, which the machine probed lacks" pkg_file.json
+mkdir -p "seedbox/$site/mmdet/.mim/configs/rtmdet" "seedbox/$site/mmdet/.mim/configs/_base_"
+printf "_base_ = ['../_base_/default_runtime.py']\nmodel = dict(type='RTMDet', bbox_head=dict(type='RTMDetSepBNHead', num_classes=80, in_channels=96))\nmax_epochs = 300\n" \
+	>"seedbox/$site/mmdet/.mim/configs/rtmdet/rtmdet_tiny_8xb32-300e_coco.py"
+printf "default_scope = 'mmdet'\nenv_cfg = dict(cudnn_benchmark=False)\n" >"seedbox/$site/mmdet/.mim/configs/_base_/default_runtime.py"
+"$ENVLOCK" save --root seedbox --config "$scratch/pk/configs/rtm.py" -o pk.lock >/dev/null 2>&1
+check_eq "with the package's configs there, the chain merges: the child's classes" 3 \
+	"$(jget pk.lock configs.files.0.effective.value.model.bbox_head.num_classes)"
+check_eq "and the package's own keys and its own base's" "96 300 mmdet" \
+	"$(jget pk.lock configs.files.0.effective.value.model.bbox_head.in_channels) $(jget pk.lock configs.files.0.effective.value.max_epochs) $(jget pk.lock configs.files.0.effective.value.default_scope)"
+printf "_base_ = ['mmdet::../../../etc/passwd.py']\n" >pk/configs/escape.py
+"$ENVLOCK" save --root seedbox --config "$scratch/pk/configs/escape.py" -o esc.lock >/dev/null 2>&1
+check_grep "a package base may not climb out of the package's configs" "is no package config" esc.lock
 
 # 9. diff shows a config's changes by key path, as --cfg-options names them
 "$ENVLOCK" save --root seedbox --config "$SEED" --cfg-options train_dataloader.num_workers=2 \

@@ -636,9 +636,26 @@ static int read_small(int fd, el_buf *out)
 }
 
 /*
+ * Is this text a lock envlock wrote (save's default output lands in the
+ * work tree)? It describes the machine, not the code: a lock kept in the
+ * next lock would nest every earlier one.
+ */
+static bool is_envlock_lock(const char *text, size_t len)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(doc, "id");
+	bool yes = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "envlock")) && cJSON_IsString(id) &&
+		   el_starts_with(id->valuestring, "sha256:");
+
+	cJSON_Delete(doc);
+	return yes;
+}
+
+/*
  * One untracked file into o: sha256 and size always, the text when it is
  * UTF-8 text within both limits (and not --no-patch), else "omitted".
- * false when it could not be read (warned; left out of the list).
+ * false when it could not be read (warned) or is envlock's own lock:
+ * left out of the list.
  */
 static bool untracked_file(el_untracked_ctx *u, const char *workdir, const char *rel, cJSON *o)
 {
@@ -686,6 +703,8 @@ static bool untracked_file(el_untracked_ctx *u, const char *workdir, const char 
 		el_sha256_buf(text.data ? text.data : "", text.len, hex);
 		if (!el_is_text(text.data ? text.data : "", text.len))
 			omitted = "binary";
+		else if (text.len && text.data[0] == '{' && is_envlock_lock(text.data, text.len))
+			goto done;
 		else if (u->p->opts->no_patch)
 			omitted = "no_patch";
 		else if (text.len > u->text_left)
@@ -717,7 +736,8 @@ done:
  * "untracked_files": the work tree's new files that .gitignore does not
  * exclude (git status lists them; submodules are left out), so that a
  * change made of new files survives restore. Names restore would refuse
- * are warned about and left out.
+ * are warned about and left out; so is what envlock itself writes there
+ * (restore's .envlock state folder, lockfiles), silently.
  */
 static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *entry, const char *name,
 				   const el_strvec *untracked)
@@ -738,6 +758,9 @@ static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *ent
 			el_probe_warn(p, "'%s': untracked '%s' %s: not recorded, restore could not write it", name, rel, why);
 			continue;
 		}
+		/* restore's state folder, made where it ran: the work tree or a folder in it */
+		if (el_starts_with(rel, ".envlock/") || strstr(rel, "/.envlock/"))
+			continue;
 		o = cJSON_CreateObject();
 		if (!o)
 			el_oom();

@@ -188,4 +188,12 @@ restore NP.lock --dest J --only repos --yes >out 2>err
 check_grep "--no-patch: restore names it" "untracked 'mmdet/models/my_head.py' not restorable: content not in the lock" out
 check_grep "and says why" "saved with --no-patch" out
 
+# --- what envlock itself writes into the work tree is not the user's code ----
+(cd proj && "$ENVLOCK" save --root "$root" --repo . 2>/dev/null && mkdir -p .envlock && printf 'x\n' >.envlock/restore-0.journal &&
+	"$ENVLOCK" save --root "$root" --repo . -o again.lock.json 2>/dev/null)
+check_eq "git sees save's output and restore's state folder as untracked" "?? .envlock/restore-0.journal|?? envlock.lock.json" \
+	"$(git -C proj status --porcelain --untracked-files=all | grep -e envlock | sort | paste -sd'|')"
+check_eq "neither is kept in the next lock" "" \
+	"$("$PYTHON" -c "import json; print(' '.join(f['path'] for f in json.load(open('proj/again.lock.json'))['repos']['repositories'][0]['untracked_files'] if 'envlock' in f['path']))")"
+
 echo "1..$n"

@@ -179,7 +179,25 @@ check_status "diff finds the change" 1 $?
 check_grep "an edited untracked file" "proj untracked mmdet/models/my_head.py .*sha256:$(printf %.12s "$(jget P.lock $u.2.sha256)")" diff.out
 check_grep "an added untracked file" "proj untracked mmdet/models/new_cfg.py .*(none)" diff.out
 
+# --- a patch and untracked files together: the patch first, then the files ---
+printf 'from .my_head import MyHead\n' >>proj/mmdet/models/__init__.py
+save --repo proj -o PU.lock 2>/dev/null
+check_eq "an edited tracked file makes it dirty" "true" "$(jget PU.lock $r.dirty)"
+mkdir K
+restore PU.lock --dest K --only repos --yes >out 2>err
+check_grep "clone, patch, files" "done    clone $scratch/origin at $(printf %.12s "$c1"), apply the recorded patch, then write 3 untracked files" out
+if cmp proj/mmdet/models/__init__.py K/proj/mmdet/models/__init__.py && cmp proj/mmdet/models/my_head.py K/proj/mmdet/models/my_head.py &&
+	cmp proj/mmdet/models/new_cfg.py K/proj/mmdet/models/new_cfg.py; then
+	ok "the patched file and the untracked ones are byte-identical"
+else
+	not_ok "the patched file and the untracked ones are byte-identical"
+fi
+check_eq "git status is the same as where it was saved, less the digest-only files" \
+	"$(git -C proj status --porcelain --untracked-files=all | grep -v -e anchors.bin -e big.txt -e '\.lock' | sort | paste -sd'|')" \
+	"$(git -C K/proj status --porcelain --untracked-files=all | sort | paste -sd'|')"
+
 # --- --no-patch: digests, no content -----------------------------------------
+git -C proj checkout -q mmdet/models/__init__.py
 save --repo proj --no-patch -o NP.lock 2>err
 check_eq "--no-patch: the text file by digest only" "no_patch" "$(jget NP.lock $u.2.omitted)"
 check_eq "--no-patch: its content is nowhere in the lock" 0 "$(grep -c 'MyHead' NP.lock)"

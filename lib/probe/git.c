@@ -754,6 +754,12 @@ static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *ent
 		const char *rel = untracked->v[i], *why = el_bad_repo_file(rel);
 		cJSON *o;
 
+		/* git status shows a repository inside the work tree as its folder, and does not look in */
+		if (rel[0] && rel[strlen(rel) - 1] == '/') {
+			el_probe_warn(p, "'%s': untracked '%s' is a git repository of its own: not recorded (name it with --repo)",
+				      name, rel);
+			continue;
+		}
 		if (why) {
 			el_probe_warn(p, "'%s': untracked '%s' %s: not recorded, restore could not write it", name, rel, why);
 			continue;

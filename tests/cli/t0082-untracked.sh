@@ -214,4 +214,11 @@ check_eq "git sees save's output and restore's state folder as untracked" "?? .e
 check_eq "neither is kept in the next lock" "" \
 	"$("$PYTHON" -c "import json; print(' '.join(f['path'] for f in json.load(open('proj/again.lock.json'))['repos']['repositories'][0]['untracked_files'] if 'envlock' in f['path']))")"
 
+# --- a repository inside the work tree is not walked into ------------------
+git init -q proj/third_party/dep && printf 'x\n' >proj/third_party/dep/f.txt
+save --repo proj -o N.lock 2>err
+check_grep "a nested repository is named, with what to do" \
+	"envlock: warning: 'proj': untracked 'third_party/dep/' is a git repository of its own: not recorded (name it with --repo)" err
+check_eq "none of its files is kept" 0 "$(grep -c 'third_party/dep/f.txt' N.lock)"
+
 echo "1..$n"

@@ -455,6 +455,11 @@ static void flat_repo(fl *f, const el_repo *r)
 		if (r->submodules[i].path)
 			put(f, K(f, "%s submodule %s", path, r->submodules[i].path),
 			    or_else(r->submodules[i].commit, "not checked out"));
+	/* an untracked file is part of the change: one added or edited is a difference of the code */
+	for (size_t i = 0; i < r->nuntracked_files; i++)
+		if (r->untracked_files[i].path && r->untracked_files[i].sha256)
+			put(f, K(f, "%s untracked %s", path, r->untracked_files[i].path),
+			    V(f, "sha256:%s", r->untracked_files[i].sha256));
 }
 
 /* configs and checkpoints: path -> "sha256:<hex>" (or the error that stopped hashing) */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model.h"
 #include "untrusted.h"
@@ -93,6 +94,30 @@ const char *el_bad_rel_path(const char *v)
 	if (v[0] == '-')
 		return "starts with '-'";
 	return bad_components(v);
+}
+
+const char *el_bad_repo_file(const char *v)
+{
+	const char *why = el_bad_rel_path(v), *p = v;
+
+	if (why)
+		return why;
+	if (v[0] == '/')
+		return "is an absolute path";
+	for (;;) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 0)
+			return "has an empty component";
+		if (len == 1 && p[0] == '.')
+			return "has a '.' component";
+		/* git's own folder: a hook written there would run at the next commit */
+		if (len == 4 && strncasecmp(p, ".git", 4) == 0)
+			return "is inside .git";
+		if (!p[len])
+			return NULL;
+		p += len + 1;
+	}
 }
 
 const char *el_bad_url(const char *v)
@@ -266,6 +291,14 @@ static int check_values(envlock_ctx *ctx, const cJSON *lock)
 		EL_EACH(sub, j, sub_el) {
 			el_lock_str(&failed, ctx, sub_el, "name", el_bad_name, "repos.repositories[%d].remotes[%d]", i, j);
 			el_lock_str(&failed, ctx, sub_el, "url", el_bad_url, "repos.repositories[%d].remotes[%d]", i, j);
+		}
+		/* untracked files: restore writes them inside the work tree */
+		sub = cJSON_GetObjectItemCaseSensitive(el, "untracked_files");
+		EL_EACH(sub, j, sub_el) {
+			el_lock_str(&failed, ctx, sub_el, "path", el_bad_repo_file,
+				    "repos.repositories[%d].untracked_files[%d]", i, j);
+			el_lock_str(&failed, ctx, sub_el, "sha256", el_bad_sha256,
+				    "repos.repositories[%d].untracked_files[%d]", i, j);
 		}
 	}
 	/* configs and checkpoints: where they go */

@@ -23,6 +23,8 @@ const char *el_bad_url(const char *v);          /* http(s), file, git+..., ssh, 
 const char *el_bad_index_url(const char *v);    /* an index or find-links URL for pip: http(s) or file, no credentials */
 const char *el_bad_abs_path(const char *v);     /* absolute, no "..", no control chars */
 const char *el_bad_rel_path(const char *v);     /* relative, no "..", no control chars */
+/* a file inside a repository's work tree: relative, no "." or ".." or empty component, nothing in .git */
+const char *el_bad_repo_file(const char *v);
 const char *el_bad_hex(const char *v, size_t len);
 const char *el_bad_sha256(const char *v);       /* 64 lowercase hex digits */
 

@@ -685,6 +685,17 @@ static void fill_submodule(el_view *v, const cJSON *o, el_submodule *s)
 	s->workdir_commit = str(o, "workdir_commit");
 }
 
+static void fill_untracked_file(el_view *v, const cJSON *o, el_untracked_file *f)
+{
+	(void)v;
+	f->path = str(o, "path");
+	f->sha256 = str(o, "sha256");
+	f->text = str(o, "text");
+	f->omitted = str(o, "omitted");
+	f->size = num(o, "size");
+	f->executable = yes(o, "executable");
+}
+
 static void fill_repo(el_view *v, const cJSON *o, el_repo *r)
 {
 	const cJSON *h = el_jget(o, "head"), *c = el_jget(o, "changes"), *p = el_jget(o, "patch");
@@ -716,6 +727,8 @@ static void fill_repo(el_view *v, const cJSON *o, el_repo *r)
 	r->patch.sha256 = str(p, "sha256");
 	r->patch.text = str(p, "text");
 	r->patch.size = num(p, "size");
+	OBJECTS(v, o, "untracked_files", el_untracked_file, r->untracked_files, r->nuntracked_files,
+		fill_untracked_file);
 }
 
 static void fill_saved_finding(el_view *v, const cJSON *o, el_saved_finding *f)

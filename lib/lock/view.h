@@ -438,6 +438,18 @@ typedef struct {
 	const char *path, *commit, *url, *workdir_commit;
 } el_submodule;
 
+/*
+ * A new, untracked, non-ignored file of a repository's work tree: its
+ * text when the lock holds it, else only its digest and why ("omitted").
+ */
+typedef struct {
+	const char *path; /* relative to the repository's work tree */
+	const char *sha256, *text;
+	const char *omitted; /* NULL with text; else "binary", "too_large", "over_repo_limit", "no_patch", "symlink" */
+	long long size;
+	bool executable;
+} el_untracked_file;
+
 typedef struct {
 	const char *path, *requested;
 	const char *status; /* "present", "not_a_repository", "error" */
@@ -461,6 +473,8 @@ typedef struct {
 		const char *sha256, *text;
 		long long size;
 	} patch;
+	const el_untracked_file *untracked_files; /* sorted by path */
+	size_t nuntracked_files;
 } el_repo;
 
 typedef struct {

@@ -7,6 +7,7 @@
  * envlock runs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "lock/model.h"
+#include "lock/untrusted.h"
 #include "probe.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -25,6 +27,8 @@
 
 #define EL_CHANGES_MAX 1000          /* paths kept per list of "changes" */
 #define EL_PATCH_TEXT_MAX (1u << 20) /* larger patches keep their digest only */
+#define EL_UNTRACKED_FILE_MAX (1u << 20) /* an untracked file's text is kept up to this size */
+#define EL_UNTRACKED_REPO_MAX (8u << 20) /* and a repository's untracked texts up to this in all */
 
 /* libgit2's detail of the call that just failed, converted once here. */
 static const char *lg_reason(void)
@@ -390,9 +394,12 @@ static bool put_changes(el_probe *p, cJSON *changes, const char *key, el_strvec 
  * are left out here (and of the patch): their state is in "submodules".
  * Returns whether the work tree is dirty: staged, modified or conflicted
  * files. Untracked files alone do not make it dirty, as for git
- * describe --dirty: HEAD plus the patch still rebuild every tracked file.
+ * describe --dirty: HEAD plus the patch still rebuild every tracked file,
+ * and the untracked ones are recorded apart (record_untracked_files).
+ * *untracked_out gets the untracked paths, sorted.
  */
-static bool record_changes(el_probe *p, git_repository *repo, cJSON *entry, const char *name)
+static bool record_changes(el_probe *p, git_repository *repo, cJSON *entry, const char *name,
+			   el_strvec *untracked_out)
 {
 	git_status_options opts;
 	git_status_list *list = NULL;
@@ -442,7 +449,7 @@ static bool record_changes(el_probe *p, git_repository *repo, cJSON *entry, cons
 	git_status_list_free(list);
 	el_strvec_release(&staged);
 	el_strvec_release(&modified);
-	el_strvec_release(&untracked);
+	*untracked_out = untracked; /* sorted by put_changes */
 	el_strvec_release(&conflicted);
 	return dirty;
 }
@@ -602,6 +609,181 @@ done:
 	git_commit_free(head);
 }
 
+/* What the lock keeps of one untracked file: a budget of text shared by the repository's files. */
+typedef struct {
+	el_probe *p;
+	const char *name;    /* the repository, as shown */
+	size_t text_left;    /* of EL_UNTRACKED_REPO_MAX */
+	el_strvec by_digest; /* the files kept by digest only, for the warning */
+} el_untracked_ctx;
+
+/* The bytes of the file open at fd: 0, -1 with errno, or -2 when it is over out's limit (it grew). */
+static int read_small(int fd, el_buf *out)
+{
+	char chunk[65536];
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (el_buf_put(out, chunk, (size_t)n) != 0)
+			return -2;
+	}
+	return 0;
+}
+
+/*
+ * Is this text a lock envlock wrote (save's default output lands in the
+ * work tree)? It describes the machine, not the code: a lock kept in the
+ * next lock would nest every earlier one.
+ */
+static bool is_envlock_lock(const char *text, size_t len)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(doc, "id");
+	bool yes = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "envlock")) && cJSON_IsString(id) &&
+		   el_starts_with(id->valuestring, "sha256:");
+
+	cJSON_Delete(doc);
+	return yes;
+}
+
+/*
+ * One untracked file into o: sha256 and size always, the text when it is
+ * UTF-8 text within both limits (and not --no-patch), else "omitted".
+ * false when it could not be read (warned) or is envlock's own lock:
+ * left out of the list.
+ */
+static bool untracked_file(el_untracked_ctx *u, const char *workdir, const char *rel, cJSON *o)
+{
+	char *path = el_xasprintf("%s%s", workdir, rel), hex[EL_SHA256_HEX];
+	el_buf text = EL_BUF_INIT(EL_UNTRACKED_FILE_MAX);
+	const char *omitted = NULL;
+	struct stat st;
+	uint64_t size = 0;
+	bool ok = false;
+	int fd = -1, err_no = 0;
+
+	if (lstat(path, &st) != 0) {
+		el_probe_warn(u->p, "'%s': untracked '%s': %s", u->name, rel, el_strerror(errno));
+		goto done;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[4096];
+		ssize_t n = readlink(path, target, sizeof(target));
+
+		if (n < 0) {
+			el_probe_warn(u->p, "'%s': untracked '%s': %s", u->name, rel, el_strerror(errno));
+			goto done;
+		}
+		el_sha256_buf(target, (size_t)n, hex);
+		size = (uint64_t)n;
+		omitted = "symlink";
+	} else if (!S_ISREG(st.st_mode)) {
+		goto done; /* a socket or fifo: nothing git could track either */
+	} else if ((uint64_t)st.st_size > EL_UNTRACKED_FILE_MAX) {
+		if (el_hashcache_file(u->p->hashes, path, hex, &size, &err_no) != 0) {
+			el_probe_warn(u->p, "'%s': untracked '%s': %s", u->name, rel,
+				      err_no ? el_strerror(err_no) : "changed while being hashed");
+			goto done;
+		}
+		omitted = "too_large";
+	} else {
+		int rc = -1;
+
+		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 || (rc = read_small(fd, &text)) != 0) {
+			el_probe_warn(u->p, "'%s': untracked '%s': %s", u->name, rel,
+				      rc == -2 ? "grew past 1 MiB while being read" : el_strerror(errno));
+			goto done;
+		}
+		size = text.len;
+		el_sha256_buf(text.data ? text.data : "", text.len, hex);
+		if (!el_is_text(text.data ? text.data : "", text.len))
+			omitted = "binary";
+		else if (text.len && text.data[0] == '{' && is_envlock_lock(text.data, text.len))
+			goto done;
+		else if (u->p->opts->no_patch)
+			omitted = "no_patch";
+		else if (text.len > u->text_left)
+			omitted = "over_repo_limit";
+	}
+	el_jset_str(o, "path", rel);
+	el_jset_str(o, "sha256", hex);
+	el_jset_int(o, "size", (long long)size);
+	if (S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR))
+		el_jset_bool(o, "executable", true);
+	if (omitted) {
+		el_jset_str(o, "omitted", omitted);
+		if (strcmp(omitted, "no_patch") != 0)
+			el_strvec_push(&u->by_digest, rel);
+	} else {
+		el_jset_strn(o, "text", text.data ? text.data : "", text.len);
+		u->text_left -= text.len;
+	}
+	ok = true;
+done:
+	if (fd >= 0)
+		close(fd);
+	el_buf_release(&text);
+	free(path);
+	return ok;
+}
+
+/*
+ * "untracked_files": the work tree's new files that .gitignore does not
+ * exclude (git status lists them; submodules are left out), so that a
+ * change made of new files survives restore. Names restore would refuse
+ * are warned about and left out; so is what envlock itself writes there
+ * (restore's .envlock state folder, lockfiles), silently.
+ */
+static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *entry, const char *name,
+				   const el_strvec *untracked)
+{
+	el_untracked_ctx u = { p, name, EL_UNTRACKED_REPO_MAX, EL_STRVEC_INIT };
+	const char *workdir = git_repository_workdir(repo);
+	size_t n = untracked->n < EL_CHANGES_MAX ? untracked->n : EL_CHANGES_MAX;
+	cJSON *arr;
+
+	if (!n || !workdir)
+		return;
+	arr = el_jset_arr(entry, "untracked_files");
+	for (size_t i = 0; i < n; i++) {
+		const char *rel = untracked->v[i], *why = el_bad_repo_file(rel);
+		cJSON *o;
+
+		/* git status shows a repository inside the work tree as its folder, and does not look in */
+		if (rel[0] && rel[strlen(rel) - 1] == '/') {
+			el_probe_warn(p, "'%s': untracked '%s' is a git repository of its own: not recorded (name it with --repo)",
+				      name, rel);
+			continue;
+		}
+		if (why) {
+			el_probe_warn(p, "'%s': untracked '%s' %s: not recorded, restore could not write it", name, rel, why);
+			continue;
+		}
+		/* restore's state folder, made where it ran: the work tree or a folder in it */
+		if (el_starts_with(rel, ".envlock/") || strstr(rel, "/.envlock/"))
+			continue;
+		o = cJSON_CreateObject();
+		if (!o)
+			el_oom();
+		if (untracked_file(&u, workdir, rel, o))
+			cJSON_AddItemToArray(arr, o);
+		else
+			cJSON_Delete(o);
+	}
+	if (u.by_digest.n)
+		el_probe_warn(p, "'%s': %zu untracked file%s recorded by sha256 only (binary, a link, or over %u MiB): restore cannot recreate %s: '%s'%s",
+			      name, u.by_digest.n, u.by_digest.n == 1 ? "" : "s", EL_UNTRACKED_FILE_MAX >> 20,
+			      u.by_digest.n == 1 ? "it" : "them", u.by_digest.v[0], u.by_digest.n > 1 ? ", ..." : "");
+	if (cJSON_GetArraySize(arr) == 0)
+		cJSON_DeleteItemFromObjectCaseSensitive(entry, "untracked_files");
+	el_strvec_release(&u.by_digest);
+}
+
 /* A folder the user named, as they would name it (malloc'd). */
 static char *shown_path(const char *arg)
 {
@@ -688,9 +870,13 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen
 		record_tag(p, repo, entry, name, &commit, shallow);
 	record_remotes(p, repo, entry, name);
 	if (!bare) {
+		el_strvec untracked = EL_STRVEC_INIT;
+
 		record_submodules(p, repo, entry, name);
-		if (record_changes(p, repo, entry, name))
+		if (record_changes(p, repo, entry, name, &untracked))
 			record_patch(p, repo, entry, name, has_commit ? &commit : NULL);
+		record_untracked_files(p, repo, entry, name, &untracked);
+		el_strvec_release(&untracked);
 	}
 	free(name);
 	git_repository_free(repo);

@@ -379,7 +379,20 @@ static void code_rows(el_report *r)
 			part(&p, "tag %s", repo->tag);
 		count_part(&p, &repo->changes.staged, "staged");
 		count_part(&p, &repo->changes.modified, "modified");
-		count_part(&p, &repo->changes.untracked, "untracked");
+		if (repo->nuntracked_files) {
+			size_t digest_only = 0;
+			const char *files = repo->nuntracked_files == 1 ? "file" : "files";
+
+			for (size_t k = 0; k < repo->nuntracked_files; k++)
+				digest_only += repo->untracked_files[k].text == NULL;
+			if (digest_only)
+				part(&p, "%zu untracked %s included (%zu only by digest)", repo->nuntracked_files, files,
+				     digest_only);
+			else
+				part(&p, "%zu untracked %s included", repo->nuntracked_files, files);
+		} else {
+			count_part(&p, &repo->changes.untracked, "untracked");
+		}
 		count_part(&p, &repo->changes.conflicted, "conflicted");
 		if (repo->patch.sha256) {
 			char *d = short_digest(repo->patch.sha256);

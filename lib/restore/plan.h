@@ -188,6 +188,14 @@ void el_args_push(el_strvec *v, const char *first, ...) __attribute__((sentinel)
  * item), so the tree is there once that step has run (repos.c).
  */
 const char *el_restore_repo_at(const envlock_restore *r, const char *host_path, bool *doing);
+/*
+ * Write a repository's untracked file rel (text, checked against sha256)
+ * under its work tree top_path: no link followed on the way, nothing
+ * already there overwritten (the same content is fine). 0, or -1 after
+ * el_item_fail (untracked.c).
+ */
+int el_restore_write_untracked(el_item *it, el_apply *ap, const char *top_path, const char *rel,
+			       const char *text, const char *sha256, bool executable);
 
 /* The checks of what a lock may hand to programs and the file system: lib/lock/untrusted.h */
 /* ... and what only the cuDNN step hands on: the files it unpacks, the links it makes (cudnn.c) */

@@ -2,9 +2,11 @@
  * Restore step 6: code repositories, with libgit2. A missing one is
  * cloned from its recorded remote; then the recorded commit is checked
  * out (fetched first when the clone lacks it) and the recorded patch of
- * uncommitted changes applied. A working tree with local changes is
- * never touched: that is "manual". It comes before the pip step, whose
- * editable installs may be these checkouts (el_restore_repo_at).
+ * uncommitted changes applied, then the recorded untracked files written
+ * (untracked.c); one the lock has only the digest of is reported, never
+ * silently left out. A working tree with local changes is never touched:
+ * that is "manual". It comes before the pip step, whose editable installs
+ * may be these checkouts (el_restore_repo_at).
  */
 #include <errno.h>
 #include <git2.h>
@@ -21,12 +23,20 @@
 #include "util/xalloc.h"
 
 typedef struct {
+	char *path, *text, *sha256;
+	bool executable;
+} untracked_job;
+
+typedef struct {
 	char *url;     /* remote to clone or fetch from (NULL: none recorded) */
 	char *commit;  /* 40 (or 64) hex */
 	char *branch;  /* recorded branch, or NULL when HEAD was detached */
 	char *patch;   /* uncommitted changes to apply, or NULL */
 	bool clone;
 	bool replace;  /* a clone an interrupted restore left half made: moved aside first */
+	bool files_only; /* at the locked commit and patch already: only untracked files to write */
+	untracked_job *files;
+	size_t nfiles;
 } repo_job;
 
 static void repo_free(void *p)
@@ -39,6 +49,12 @@ static void repo_free(void *p)
 	free(j->commit);
 	free(j->branch);
 	free(j->patch);
+	for (size_t i = 0; i < j->nfiles; i++) {
+		free(j->files[i].path);
+		free(j->files[i].text);
+		free(j->files[i].sha256);
+	}
+	free(j->files);
 	free(j);
 }
 
@@ -60,6 +76,17 @@ static const char *https_hint(const char *url, const char *problem)
 	return hint;
 }
 
+static int write_files(el_item *it, el_apply *ap, const repo_job *j)
+{
+	for (size_t i = 0; i < j->nfiles; i++)
+		if (el_restore_write_untracked(it, ap, it->path, j->files[i].path, j->files[i].text, j->files[i].sha256,
+					       j->files[i].executable) != 0)
+			return -1;
+	if (j->nfiles)
+		el_apply_log(ap, "wrote %zu untracked file%s", j->nfiles, j->nfiles == 1 ? "" : "s");
+	return 0;
+}
+
 static int repo_restore(el_item *it, el_apply *ap)
 {
 	repo_job *j = it->extra;
@@ -72,6 +99,8 @@ static int repo_restore(el_item *it, el_apply *ap)
 	int rc = -1;
 	const char *ca_problem;
 
+	if (j->files_only)
+		return write_files(it, ap, j);
 	git_libgit2_init();
 	ca_problem = el_cacerts_use_for_git();
 	if (j->clone) {
@@ -150,6 +179,8 @@ static int repo_restore(el_item *it, el_apply *ap)
 		}
 		el_apply_log(ap, "applied the recorded patch (%zu bytes)", strlen(j->patch));
 	}
+	if (write_files(it, ap, j) != 0)
+		goto done;
 	if (j->clone)
 		el_apply_journal(ap, "created %s", it->path);
 	rc = 0;
@@ -250,6 +281,86 @@ const char *el_restore_repo_at(const envlock_restore *r, const char *host_path, 
 	return found ? found->path : NULL;
 }
 
+/* Does every untracked file with text in the lock hold what its digest says? */
+static bool untracked_texts_match(const el_repo *e)
+{
+	char hex[EL_SHA256_HEX];
+
+	for (size_t i = 0; i < e->nuntracked_files; i++) {
+		const el_untracked_file *f = &e->untracked_files[i];
+
+		if (!f->text)
+			continue;
+		el_sha256_buf(f->text, strlen(f->text), hex);
+		if (!f->sha256 || strcmp(hex, f->sha256) != 0)
+			return false;
+	}
+	return true;
+}
+
+static const el_untracked_file *live_untracked(const el_repo *live, const char *path)
+{
+	for (size_t i = 0; live && i < live->nuntracked_files; i++)
+		if (live->untracked_files[i].path && strcmp(live->untracked_files[i].path, path) == 0)
+			return &live->untracked_files[i];
+	return NULL;
+}
+
+static const char *omitted_why(const char *omitted)
+{
+	if (!omitted)
+		return "no text recorded";
+	if (strcmp(omitted, "binary") == 0)
+		return "binary";
+	if (strcmp(omitted, "too_large") == 0)
+		return "over 1 MiB";
+	if (strcmp(omitted, "over_repo_limit") == 0)
+		return "over the repository's 8 MiB of untracked text";
+	if (strcmp(omitted, "no_patch") == 0)
+		return "saved with --no-patch";
+	if (strcmp(omitted, "symlink") == 0)
+		return "a symbolic link";
+	return omitted;
+}
+
+/*
+ * The recorded untracked files the work tree (live, NULL when it is not
+ * there yet) lacks: those with text go into the job; one with only a
+ * digest, or one there with other content, is a manual item naming it.
+ */
+static void plan_untracked(el_step *s, const el_repo *e, const el_repo *live, repo_job *j)
+{
+	for (size_t i = 0; i < e->nuntracked_files; i++) {
+		const el_untracked_file *f = &e->untracked_files[i], *have;
+		el_item *it;
+
+		if (!f->path || !f->sha256)
+			continue;
+		have = live_untracked(live, f->path);
+		if (have && have->sha256 && strcmp(have->sha256, f->sha256) == 0)
+			continue;
+		if (have) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: untracked '%s' differs from the lock", e->path,
+					 f->path);
+			el_item_note(it, "envlock never overwrites it: move it away, then rerun (locked sha256 %.12s)", f->sha256);
+		} else if (!f->text) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: untracked '%s' not restorable: content not in the lock",
+					 e->path, f->path);
+			el_item_note(it, "%s, %lld bytes, sha256 %s: copy it into %s from your own copy", omitted_why(f->omitted),
+				     f->size, f->sha256, e->path);
+		} else {
+			untracked_job *u;
+
+			j->files = el_xrealloc(j->files, (j->nfiles + 1) * sizeof(*j->files));
+			u = &j->files[j->nfiles++];
+			u->path = el_xstrdup(f->path);
+			u->text = el_xstrdup(f->text);
+			u->sha256 = el_xstrdup(f->sha256);
+			u->executable = f->executable;
+		}
+	}
+}
+
 void el_plan_repos(envlock_restore *r, el_step *s)
 {
 	size_t ok = 0;
@@ -258,7 +369,7 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		const el_repo *e = &r->lock->repos.repos[i], *live;
 		const char *path = e->path, *commit = e->head.commit, *url = first_remote(e);
 		const char *patch_text = e->patch.text, *patch_sha = e->patch.sha256;
-		bool want_patch = e->patch.recorded && e->patch.size > 0, half_made;
+		bool want_patch = e->patch.recorded && e->patch.size > 0, half_made, at_commit = false;
 		char *host, hex[EL_SHA256_HEX];
 		struct stat st;
 		repo_job *j;
@@ -279,6 +390,12 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 				continue;
 			}
 		}
+		if (!untracked_texts_match(e)) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: a recorded untracked file does not match its digest", path);
+			el_item_note(it, "the lock was edited after it was saved; nothing done");
+			free(host);
+			continue;
+		}
 		if (want_patch && !patch_text) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: uncommitted changes were not recorded", path);
 			el_item_note(it, "the lock has only the patch's digest (sha256 %s; saved with %s, or over the size limit): check out %.12s and apply the changes from your own copy",
@@ -296,20 +413,19 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 			free(host);
 			continue;
 		}
+		j = el_xcalloc(1, sizeof(*j));
 		if (live) {
 			const char *have = live->head.commit, *have_patch = live->patch.sha256;
 			bool live_patch = live->patch.size > 0;
 
-			if (have && strcmp(have, commit) == 0 &&
-			    (want_patch ? live_patch && have_patch && patch_sha && strcmp(have_patch, patch_sha) == 0 : !live_patch)) {
-				ok++;
-				free(host);
-				continue;
-			}
-			if (has_local_changes(live)) {
+			at_commit = have && strcmp(have, commit) == 0 &&
+				    (want_patch ? live_patch && have_patch && patch_sha && strcmp(have_patch, patch_sha) == 0
+						: !live_patch);
+			if (!at_commit && has_local_changes(live)) {
 				it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s has local changes (at %.12s, locked %.12s%s)",
 						 path, have ? have : "?", commit, want_patch ? " with a patch" : "");
 				el_item_note(it, "envlock never overwrites them: commit or stash them, then rerun");
+				repo_free(j);
 				free(host);
 				continue;
 			}
@@ -317,10 +433,17 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "repository %s: %s, and no remote is recorded", path,
 					 half_made ? "left half cloned by an interrupted restore" : "missing");
 			el_item_note(it, "put a clone there, then rerun to check out %.12s", commit);
+			repo_free(j);
 			free(host);
 			continue;
 		}
-		j = el_xcalloc(1, sizeof(*j));
+		plan_untracked(s, e, live, j);
+		if (at_commit && !j->nfiles) {
+			ok++;
+			repo_free(j);
+			free(host);
+			continue;
+		}
 		j->url = url ? el_xstrdup(url) : NULL;
 		j->commit = el_xstrdup(commit);
 		/* no head recorded counts as detached (the schema requires "detached" in a head) */
@@ -330,8 +453,17 @@ void el_plan_repos(envlock_restore *r, el_step *s)
 		j->patch = want_patch ? el_xstrdup(patch_text) : NULL;
 		j->clone = !live;
 		j->replace = half_made;
-		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s%s at %.12s%s", live ? "check out " : "clone ",
-				 live ? path : url, commit, want_patch ? ", then apply the recorded patch" : "");
+		j->files_only = at_commit;
+		if (at_commit)
+			it = el_step_add(s, ENVLOCK_ITEM_DO, "write %zu untracked file%s into %s", j->nfiles,
+					 j->nfiles == 1 ? "" : "s", path);
+		else if (j->nfiles)
+			it = el_step_add(s, ENVLOCK_ITEM_DO, "%s%s at %.12s%s, then write %zu untracked file%s",
+					 live ? "check out " : "clone ", live ? path : url, commit,
+					 want_patch ? ", apply the recorded patch" : "", j->nfiles, j->nfiles == 1 ? "" : "s");
+		else
+			it = el_step_add(s, ENVLOCK_ITEM_DO, "%s%s at %.12s%s", live ? "check out " : "clone ",
+					 live ? path : url, commit, want_patch ? ", then apply the recorded patch" : "");
 		if (half_made)
 			el_item_note(it, "into %s; an interrupted restore left a half-made clone there: moved aside first", path);
 		else if (!live)

@@ -219,6 +219,41 @@ static void show_frameworks(shower *sh)
 	}
 }
 
+/*
+ * Each repository: its commit, whether it had uncommitted changes, and
+ * how many of its untracked files the lock holds (restore recreates
+ * those; the ones by digest only it cannot).
+ */
+static void show_code(shower *sh)
+{
+	const el_repos *repos = &sh->view->repos;
+	bool first = true;
+
+	for (size_t i = 0; repos->st.present && i < repos->nrepos; i++) {
+		const el_repo *r = &repos->repos[i];
+		size_t digest_only = 0;
+		char untracked[128] = "";
+
+		if (!r->status || strcmp(r->status, "present") != 0)
+			continue;
+		for (size_t k = 0; k < r->nuntracked_files; k++)
+			digest_only += r->untracked_files[k].text == NULL;
+		if (r->nuntracked_files && digest_only)
+			snprintf(untracked, sizeof(untracked), ", %zu untracked file%s included (%zu only by digest)",
+				 r->nuntracked_files, r->nuntracked_files == 1 ? "" : "s", digest_only);
+		else if (r->nuntracked_files)
+			snprintf(untracked, sizeof(untracked), ", %zu untracked file%s included", r->nuntracked_files,
+				 r->nuntracked_files == 1 ? "" : "s");
+		else if (r->changes.untracked.n)
+			snprintf(untracked, sizeof(untracked), ", %zu untracked file%s not recorded", r->changes.untracked.n,
+				 r->changes.untracked.n == 1 ? "" : "s");
+		row(sh, first ? "code" : "", "%s at %.12s (%s)%s", T(sh, str_or(r->path, "?")),
+		    T(sh, str_or(r->head.commit, r->head.unborn ? "no commit yet" : "unknown commit")),
+		    r->dirty ? "uncommitted changes" : "clean", untracked);
+		first = false;
+	}
+}
+
 /* The rule results recorded at save time, most severe first, as saved. */
 static void show_checks(shower *sh)
 {
@@ -281,6 +316,7 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 	}
 	show_python(&sh);
 	show_frameworks(&sh);
+	show_code(&sh);
 	show_checks(&sh);
 	show_verify(&sh);
 	if (v->warnings.n) {

@@ -545,6 +545,66 @@ static void many_untracked_are_capped(void **state)
 	unit_rmtree(tmp);
 }
 
+/*
+ * Untracked files: text up to 1 MiB each and 8 MiB in all, the rest by
+ * digest with the reason; a link by its target's digest; a name restore
+ * would refuse is warned about and left out; ignored files are not there.
+ */
+static void untracked_files_limits(void **state)
+{
+	char *tmp = unit_tmpdir(), *dir = new_repo(tmp, "r"), *mib = malloc(1u << 20), name[64], path[4096];
+	char hex[EL_SHA256_HEX];
+	envlock_lock *lock;
+	const cJSON *arr;
+
+	(void)state;
+	assert_non_null(mib);
+	memset(mib, 'a', 1u << 20);
+	for (int i = 0; i < 9; i++) {
+		snprintf(name, sizeof(name), "data/t%d.txt", i);
+		unit_write(dir, name, mib, 1 << 20);
+	}
+	unit_write(dir, ".gitignore", "*.log\n", -1);
+	unit_write(dir, "run.log", "ignored\n", -1);
+	unit_write(dir, "odd(1).py", "x = 1\n", -1);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	assert_int_equal(symlink("a.txt", path), 0);
+	lock = probe1(dir);
+	arr = rget(lock, 0, "untracked_files");
+	assert_true(cJSON_IsArray(arr));
+	/* .gitignore, 9 data files, link: sorted; odd(1).py left out, run.log ignored */
+	assert_int_equal(cJSON_GetArraySize(arr), 11);
+	assert_string_equal(rstr(lock, 0, "untracked_files.0.path"), ".gitignore");
+	assert_string_equal(rstr(lock, 0, "untracked_files.0.text"), "*.log\n");
+	el_sha256_buf(mib, 1u << 20, hex);
+	for (int i = 1; i <= 9; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "untracked_files.%d.sha256", i);
+		assert_string_equal(rstr(lock, 0, key), hex);
+		snprintf(key, sizeof(key), "untracked_files.%d.text", i);
+		/* .gitignore's 6 bytes come first: the eighth MiB no longer fits */
+		if (i <= 7)
+			assert_non_null(rstr(lock, 0, key));
+		else
+			assert_null(rstr(lock, 0, key));
+	}
+	assert_string_equal(rstr(lock, 0, "untracked_files.8.omitted"), "over_repo_limit");
+	assert_string_equal(rstr(lock, 0, "untracked_files.9.omitted"), "over_repo_limit");
+	assert_string_equal(rstr(lock, 0, "untracked_files.10.path"), "link");
+	assert_string_equal(rstr(lock, 0, "untracked_files.10.omitted"), "symlink");
+	el_sha256_buf("a.txt", 5, hex);
+	assert_string_equal(rstr(lock, 0, "untracked_files.10.sha256"), hex);
+	assert_int_equal(unit_warnings_with(lock, "untracked 'odd(1).py' contains a shell metacharacter or space: not recorded"), 1);
+	assert_int_equal(unit_warnings_with(lock, "3 untracked files recorded by sha256 only"), 1);
+	assert_int_equal(unit_warnings_with(lock, "run.log"), 0);
+	assert_false(rbool(lock, 0, "dirty"));
+	envlock_lock_free(lock);
+	free(mib);
+	free(dir);
+	unit_rmtree(tmp);
+}
+
 static void submodule_recorded(void **state)
 {
 	char *tmp = unit_tmpdir(), *sub = new_repo(tmp, "sub"), *super = new_repo(tmp, "super");
@@ -915,6 +975,7 @@ int main(void)
 		cmocka_unit_test(changes_and_patch),
 		cmocka_unit_test(big_patch_keeps_digest_only),
 		cmocka_unit_test(many_untracked_are_capped),
+		cmocka_unit_test(untracked_files_limits),
 		cmocka_unit_test(submodule_recorded),
 		cmocka_unit_test(merge_in_progress),
 		cmocka_unit_test(patch_not_utf8),

@@ -88,6 +88,19 @@ static void paths(void **state)
 	assert_string_equal(el_bad_rel_path("a/../../x.py"), "has a '..' component");
 	assert_non_null(el_bad_rel_path("-rf"));
 	assert_non_null(el_bad_rel_path("a\tb"));
+	/* a repository's untracked file: inside its work tree, never in .git */
+	assert_null(el_bad_repo_file("mmdet/models/my_head.py"));
+	assert_null(el_bad_repo_file(".gitignore"));
+	assert_null(el_bad_repo_file("a/.github/ci.yml"));
+	assert_string_equal(el_bad_repo_file("/etc/cron.d/x"), "is an absolute path");
+	assert_string_equal(el_bad_repo_file("../x.py"), "has a '..' component");
+	assert_string_equal(el_bad_repo_file("a/./b"), "has a '.' component");
+	assert_string_equal(el_bad_repo_file("a//b"), "has an empty component");
+	assert_string_equal(el_bad_repo_file("a/"), "has an empty component");
+	assert_string_equal(el_bad_repo_file(".git/hooks/pre-commit"), "is inside .git");
+	assert_string_equal(el_bad_repo_file("sub/.GIT/config"), "is inside .git");
+	assert_string_equal(el_bad_repo_file(".git"), "is inside .git");
+	assert_string_equal(el_bad_repo_file(""), "is empty");
 	assert_null(el_bad_hex("0123456789abcdef0123456789abcdef", 32));
 	assert_non_null(el_bad_hex("0123456789ABCDEF0123456789abcdef", 32));
 	assert_non_null(el_bad_hex("0123", 32));

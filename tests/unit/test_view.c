@@ -189,6 +189,34 @@ static void wrong_types_read_as_not_recorded(void **state)
 	cJSON_Delete(doc);
 }
 
+/* a repository's untracked files: text or the reason it was left out; a non-object is no file */
+static void untracked_files_read(void **state)
+{
+	cJSON *doc = parse("{\"repos\":{\"status\":\"present\",\"repositories\":[{\"path\":\"mmdet\","
+			   "\"status\":\"present\",\"untracked_files\":[{\"path\":\"a.py\",\"sha256\":\"ab\","
+			   "\"size\":3,\"text\":\"x=1\",\"executable\":true},\"junk\",{\"path\":\"w.bin\","
+			   "\"sha256\":\"cd\",\"size\":9,\"omitted\":\"binary\"}]}]}}");
+	el_view *v = el_view_new(doc);
+	const el_repo *r;
+
+	(void)state;
+	assert_int_equal(v->repos.nrepos, 1);
+	r = &v->repos.repos[0];
+	assert_int_equal(r->nuntracked_files, 2);
+	assert_string_equal(r->untracked_files[0].path, "a.py");
+	assert_string_equal(r->untracked_files[0].text, "x=1");
+	assert_null(r->untracked_files[0].omitted);
+	assert_true(r->untracked_files[0].executable);
+	assert_int_equal(r->untracked_files[0].size, 3);
+	assert_string_equal(r->untracked_files[1].path, "w.bin");
+	assert_null(r->untracked_files[1].text);
+	assert_string_equal(r->untracked_files[1].omitted, "binary");
+	assert_string_equal(r->untracked_files[1].sha256, "cd");
+	assert_false(r->untracked_files[1].executable);
+	el_view_free(v);
+	cJSON_Delete(doc);
+}
+
 static void view_follows_the_document(void **state)
 {
 	envlock_ctx *ctx;
@@ -271,6 +299,7 @@ int main(void)
 		cmocka_unit_test(present_is_one_rule),
 		cmocka_unit_test(default_toolkit_is_named_never_guessed),
 		cmocka_unit_test(wrong_types_read_as_not_recorded),
+		cmocka_unit_test(untracked_files_read),
 		cmocka_unit_test(view_follows_the_document),
 		cmocka_unit_test(pip_indexes_once_each),
 	};

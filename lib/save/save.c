@@ -6,6 +6,7 @@
 #include "envlock/check.h"
 #include "envlock/save.h"
 #include "lock/model.h"
+#include "redact/redact.h"
 #include "util/error.h"
 
 /* Tell each request error; the context keeps the first (and how many more). */
@@ -63,6 +64,12 @@ int envlock_save(envlock_lock **out, envlock_verify **verified, envlock_ctx *ctx
 		goto done;
 	if (opts->verify && (rc = record_verify(&v, ctx, lock, opts)) != 0)
 		goto done;
+	/* secrets never reach a lock; with redact, nothing that names a person or a machine either */
+	if (opts->redact)
+		el_redact_all(lock->doc);
+	else
+		el_redact_secrets(lock->doc);
+	el_lock_touch(lock);
 	if (opts->path && (rc = envlock_lock_write(lock, ctx, opts->path)) != 0)
 		goto done;
 	*out = lock;

@@ -81,6 +81,14 @@ static char *urls_secret(const char *s, redactor *r)
 	return el_redact_urls(s, false, &r->count[C_SECRETS]);
 }
 
+static char *message(const char *s, redactor *r)
+{
+	char *m = el_redact_message(s);
+
+	r->count[C_SECRETS] += m != NULL;
+	return m;
+}
+
 static char *urls_all(const char *s, redactor *r)
 {
 	return el_redact_urls(s, true, &r->count[C_URLS]);
@@ -98,8 +106,15 @@ static void secrets_pass(cJSON *doc, redactor *r)
 			set_string(text, s);
 		mask_values(el_jget(el_jget(f, "effective"), "value"), false, &r->count[C_SECRETS]);
 	}
-	/* git remotes, pip index URLs, conda channels, and any URL a message or text quotes */
-	walk_strings(doc, urls_secret, r, false);
+	/*
+	 * git remotes, pip index URLs, conda channels, and any URL a text
+	 * quotes; the warnings keep the name of what they refused
+	 */
+	for (cJSON *c = doc->child; c; c = c->next)
+		if (c->string && strcmp(c->string, "warnings") == 0)
+			walk_strings(c, message, r, false);
+		else if (cJSON_IsObject(c) || cJSON_IsArray(c))
+			walk_strings(c, urls_secret, r, false);
 }
 
 static bool name_char(int c)
@@ -155,9 +170,42 @@ static void find_users(const char *s, redactor *r)
 	}
 }
 
+static int by_key(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+
+	return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/*
+ * The members of v in the order the lock file has them (keys sorted; an
+ * array's in its order): a probed lock and the same lock loaded from its
+ * file number their placeholders alike. malloc'd; *n is their number.
+ */
+static cJSON **members(const cJSON *v, size_t *n)
+{
+	cJSON **m;
+	size_t k = 0;
+
+	*n = 0;
+	for (const cJSON *c = v ? v->child : NULL; c; c = c->next)
+		(*n)++;
+	m = el_xcalloc(*n ? *n : 1, sizeof(*m));
+	for (cJSON *c = v ? v->child : NULL; c; c = c->next)
+		m[k++] = c;
+	if (cJSON_IsObject(v))
+		qsort(m, *n, sizeof(*m), by_key);
+	return m;
+}
+
 static void find_users_walk(const cJSON *v, redactor *r)
 {
-	for (const cJSON *c = v ? v->child : NULL; c; c = c->next) {
+	size_t n;
+	cJSON **m = members(v, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *c = m[i];
+
 		if (c->string)
 			find_users(c->string, r);
 		if (cJSON_IsString(c))
@@ -165,6 +213,7 @@ static void find_users_walk(const cJSON *v, redactor *r)
 		else
 			find_users_walk(c, r);
 	}
+	free(m);
 }
 
 /* Accounts every machine has: their names are no one's, so only their home folders are replaced. */
@@ -249,8 +298,11 @@ static void env_pass(cJSON *doc, redactor *r)
 {
 	cJSON *vars = el_jget(el_jget(doc, "env"), "variables");
 	el_strvec seen = EL_STRVEC_INIT;
+	size_t n;
+	cJSON **m = members(cJSON_IsObject(vars) ? vars : NULL, &n);
 
-	for (cJSON *c = cJSON_IsObject(vars) ? vars->child : NULL; c; c = c->next) {
+	for (size_t k = 0; k < n; k++) {
+		cJSON *c = m[k];
 		size_t i;
 
 		if (!cJSON_IsString(c) || strncmp(c->valuestring, "<env", 4) == 0)
@@ -262,6 +314,7 @@ static void env_pass(cJSON *doc, redactor *r)
 		set_string(c, el_xasprintf("<env%zu>", i + 1));
 		r->count[C_ENV]++;
 	}
+	free(m);
 	el_strvec_release(&seen);
 }
 

@@ -44,6 +44,13 @@ char *el_redact_text_secrets(const char *text, size_t *n);
  */
 char *el_redact_urls(const char *s, bool all, size_t *n);
 
+/*
+ * A message (a warning) with the credentials left out of the URLs it
+ * quotes and each secret query parameter's value shown as <secret>, so
+ * it still says what was refused; malloc'd, or NULL when unchanged.
+ */
+char *el_redact_message(const char *s);
+
 /* The always-on pass over a lock's document; returns how much it masked. */
 size_t el_redact_secrets(cJSON *doc);
 

@@ -272,7 +272,7 @@ static bool query_secret(const char *name, size_t len)
 }
 
 /* One URL [s, e) into b, rewritten; how many things were left out. */
-static size_t rewrite_url(el_buf *b, const char *s, const char *e, bool all)
+static size_t rewrite_url(el_buf *b, const char *s, const char *e, bool all, bool mark)
 {
 	const char *auth = strstr(s, "://") + 3, *at = NULL, *a, *path, *query = NULL, *frag = NULL;
 	bool conda = false;
@@ -339,6 +339,12 @@ static size_t rewrite_url(el_buf *b, const char *s, const char *e, bool all)
 			eq = memchr(p, '=', (size_t)(pe - p));
 			if (query_secret(p, (size_t)((eq ? eq : pe) - p))) {
 				n++;
+				if (mark) {
+					put(b, first ? "?" : "&", 1);
+					put(b, p, (size_t)((eq ? eq : pe) - p));
+					put(b, "=" EL_REDACT_SECRET, strlen("=" EL_REDACT_SECRET));
+					first = false;
+				}
 			} else if (pe > p) {
 				put(b, first ? "?" : "&", 1);
 				put(b, p, (size_t)(pe - p));
@@ -352,7 +358,21 @@ static size_t rewrite_url(el_buf *b, const char *s, const char *e, bool all)
 	return n;
 }
 
-char *el_redact_urls(const char *s, bool all, size_t *count)
+/* The length of the placeholder (<secret>, <user1>) at p, else 0: part of a URL, not its end. */
+static size_t placeholder_at(const char *p)
+{
+	const char *e = p + 1;
+
+	if (*p != '<' || !islower((unsigned char)*e))
+		return 0;
+	while (islower((unsigned char)*e))
+		e++;
+	while (isdigit((unsigned char)*e))
+		e++;
+	return *e == '>' && e - p <= 16 ? (size_t)(e + 1 - p) : 0;
+}
+
+static char *urls(const char *s, bool all, bool mark, size_t *count)
 {
 	el_buf b = EL_BUF_INIT(EL_REDACT_TEXT_MAX);
 	const char *copied = s, *p = s, *m;
@@ -370,18 +390,32 @@ char *el_redact_urls(const char *s, bool all, size_t *count)
 			p = m + 3;
 			continue;
 		}
-		while (*e && !isspace((unsigned char)*e) && !strchr("'\"<>`)]}|\\", *e))
-			e++;
+		while (*e && !isspace((unsigned char)*e) && (!strchr("'\"<>`)]}|\\", *e) || placeholder_at(e)))
+			e += placeholder_at(e) ? placeholder_at(e) : 1;
 		put(&b, copied, (size_t)(start - copied));
-		k = rewrite_url(&b, start, e, all);
+		k = rewrite_url(&b, start, e, all, mark);
 		n += k;
 		copied = p = e;
 	}
-	if (n == 0) {
+	if (n > 0)
+		put(&b, copied, strlen(copied));
+	/* a URL masked before (name=<secret> in a message) is left as it is, and not counted again */
+	if (n == 0 || strcmp(el_buf_cstr(&b), s) == 0) {
 		el_buf_release(&b);
 		return NULL;
 	}
-	put(&b, copied, strlen(copied));
 	*count += n;
 	return el_buf_detach(&b);
+}
+
+char *el_redact_urls(const char *s, bool all, size_t *count)
+{
+	return urls(s, all, false, count);
+}
+
+char *el_redact_message(const char *s)
+{
+	size_t n = 0;
+
+	return urls(s, false, true, &n);
 }

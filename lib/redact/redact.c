@@ -410,5 +410,7 @@ int envlock_lock_redact(envlock_lock *lock)
 {
 	el_redact_all(lock->doc);
 	el_lock_touch(lock);
+	/* the stored id is the redacted content's before anyone builds a view that points at it */
+	el_lock_settle(lock);
 	return 0;
 }

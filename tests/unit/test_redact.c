@@ -189,6 +189,48 @@ static void secrets_pass_records_only_what_it_masked(void **state)
 	cJSON_Delete(doc);
 }
 
+/*
+ * Config text is outside data: pieces of keys, quotes, URLs and
+ * placeholders in any order never make the scanners read past the end
+ * (the sanitizers watch), and masking twice changes nothing more.
+ */
+static void any_text_is_scanned_safely(void **state)
+{
+	static const char *const pieces[] = { "api_key", "token", "=", "==", ":", " ", "'", "\"", "'''", "\"\"\"",
+		"\\", "\n", "https://", "u:p@", "h.example", "/t/", "anaconda", "?", "&", "#", "<secret>", "<user1>",
+		"<", ">", "dict(", ")", "[", "]", "${", "}", "r", "x", "~", "-", "." };
+	unsigned seed = 12345;
+	char text[256];
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		size_t len = 0, n = 0;
+		char *once, *twice, *u;
+
+		seed = seed * 1103515245u + 12345u;
+		for (int k = (int)((seed >> 16) % 12); k >= 0; k--) {
+			const char *p;
+
+			seed = seed * 1103515245u + 12345u;
+			p = pieces[(seed >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+			if (len + strlen(p) >= sizeof(text))
+				break;
+			memcpy(text + len, p, strlen(p));
+			len += strlen(p);
+		}
+		text[len] = 0;
+		once = el_redact_text_secrets(text, &n);
+		twice = el_redact_text_secrets(once ? once : text, &n);
+		if (twice)
+			fail_msg("'%s' masked twice: '%s', then '%s'", text, once ? once : text, twice);
+		u = el_redact_urls(text, true, &n);
+		free(u);
+		u = el_redact_message(text);
+		free(u);
+		free(once);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +239,7 @@ int main(void)
 		cmocka_unit_test(urls_lose_credentials_and_tokens),
 		cmocka_unit_test(redact_all_places_stable_placeholders),
 		cmocka_unit_test(secrets_pass_records_only_what_it_masked),
+		cmocka_unit_test(any_text_is_scanned_safely),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,9 +4,9 @@
  * A redacted lock can be published with a double-blind paper: home
  * folders and user names in every path and string become <user1>,
  * <user2>, ..., the host name <host1>, environment values <env1>, ...
- * (names kept), remote URLs keep only scheme, host and path, and config
- * values under keys that say token, secret, password or key become
- * "<secret>". The same value gets the same placeholder within one lock,
+ * (names kept), GPU UUIDs GPU-<gpu1>, ..., remote URLs keep only
+ * scheme, host and path, and config values under keys that say token,
+ * secret, password or key become "<secret>". The same value gets the same placeholder within one lock,
  * so two redacted locks still diff. The lock's top-level "redacted"
  * member says which classes were replaced and how often; its id is of
  * the redacted content.

@@ -12,14 +12,15 @@
 #include "util/vec.h"
 #include "util/xalloc.h"
 
-enum { C_SECRETS, C_USERS, C_HOSTS, C_URLS, C_ENV, C_COUNT };
-static const char *const class_names[C_COUNT] = { "secrets", "users", "hosts", "urls", "env" };
+enum { C_SECRETS, C_USERS, C_HOSTS, C_URLS, C_ENV, C_DEVICES, C_COUNT };
+static const char *const class_names[C_COUNT] = { "secrets", "users", "hosts", "urls", "env", "devices" };
 
 #define EL_REDACT_NAME_MAX 64
 
 typedef struct {
 	el_strvec users;      /* user names, in the order found: users.v[i] becomes <user{i+1}> */
 	char *host, *host_short;
+	el_strvec gpus;       /* GPU UUIDs, in the order found: gpus.v[i] becomes GPU-<gpu{i+1}> */
 	size_t count[C_COUNT];
 } redactor;
 
@@ -198,6 +199,38 @@ static cJSON **members(const cJSON *v, size_t *n)
 	return m;
 }
 
+#define EL_GPU_UUID_LEN 36	/* "GPU-" then 8-4-4-4-12 hex digits, as nvidia-smi and /proc/driver/nvidia print it */
+
+static bool gpu_uuid_at(const char *p)
+{
+	if (strncmp(p, "GPU-", 4) != 0)
+		return false;
+	for (int i = 0; i < EL_GPU_UUID_LEN; i++) {
+		char c = p[4 + i];
+
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ? c != '-' : !isxdigit((unsigned char)c))
+			return false;
+	}
+	return !isalnum((unsigned char)p[4 + EL_GPU_UUID_LEN]);
+}
+
+/* The GPUs' UUIDs in s: each names one physical board, so one machine. */
+static void find_gpus(const char *s, redactor *r)
+{
+	for (const char *p = s; (p = strstr(p, "GPU-")) != NULL; p += 4) {
+		char uuid[4 + EL_GPU_UUID_LEN + 1];
+
+		if (!gpu_uuid_at(p))
+			continue;
+		memcpy(uuid, p, sizeof(uuid) - 1);
+		uuid[sizeof(uuid) - 1] = 0;
+		for (char *u = uuid; *u; u++)
+			*u = (char)tolower((unsigned char)*u);
+		if (!el_strvec_has(&r->gpus, uuid))
+			el_strvec_push(&r->gpus, uuid);
+	}
+}
+
 static void find_users_walk(const cJSON *v, redactor *r)
 {
 	size_t n;
@@ -208,9 +241,10 @@ static void find_users_walk(const cJSON *v, redactor *r)
 
 		if (c->string)
 			find_users(c->string, r);
-		if (cJSON_IsString(c))
+		if (cJSON_IsString(c)) {
 			find_users(c->valuestring, r);
-		else
+			find_gpus(c->valuestring, r);
+		} else
 			find_users_walk(c, r);
 	}
 	free(m);
@@ -277,6 +311,13 @@ static char *people(const char *s, redactor *r)
 		snprintf(ph, sizeof(ph), "<user%zu>", i + 1);
 		next = replace_word(cur ? cur : s, r->users.v[i], false, generic_user(r->users.v[i]), ph, &r->count[C_USERS]);
 		if (next) {
+			free(cur);
+			cur = next;
+		}
+	}
+	for (size_t i = 0; i < r->gpus.n; i++) {
+		snprintf(ph, sizeof(ph), "GPU-<gpu%zu>", i + 1);
+		if ((next = replace_word(cur ? cur : s, r->gpus.v[i], true, false, ph, &r->count[C_DEVICES])) != NULL) {
 			free(cur);
 			cur = next;
 		}
@@ -366,6 +407,7 @@ static void record(cJSON *doc, const redactor *r, bool all)
 static void redactor_release(redactor *r)
 {
 	el_strvec_release(&r->users);
+	el_strvec_release(&r->gpus);
 	free(r->host);
 	free(r->host_short);
 }

@@ -7,9 +7,10 @@
  *   keys in config text and effective values, and credentials and token
  *   query parameters in URLs, never reach a lock;
  * - el_redact_all, for --redact: also home folders and user names, the
- *   host name, remote URLs beyond host and path, and environment values,
- *   each replaced by a placeholder that is the same for the same input
- *   within one lock (<user1>, <host1>, <env1>), so redacted locks diff.
+ *   host name, GPU UUIDs, remote URLs beyond host and path, and
+ *   environment values, each replaced by a placeholder that is the same
+ *   for the same input within one lock (<user1>, <host1>, GPU-<gpu1>,
+ *   <env1>), so redacted locks diff.
  *
  * Either pass records what it replaced in the document's top-level
  * "redacted" member (only when it replaced something).

@@ -62,7 +62,9 @@ git -C proj init -q &&
 secrets="wandbkeyPLANT hf_PLANTtoken ckptpassPLANT pippassPLANT pipqueryPLANT condatokenPLANT condaqueryPLANT gitpassPLANT gitqueryPLANT"
 # the fixture's own /etc/environment secrets, never recorded either
 secrets="$secrets hf_FixtureTokenDoNotRecord 0123456789abcdef0123456789abcdef01234567 hunter2 wJalrXUtnFEMI"
-people="alice $host"
+# who and where: the user, the host, and a GPU board's UUID (the fixture's first V100)
+gpu=GPU-0718119d-ad79-9226-f2ec-72bb2f71ab2c
+people="alice $host $gpu"
 
 save() {
 	SOURCE_DATE_EPOCH=0 "$ENVLOCK" save --root "$tree" --repo proj --config proj/configs/wandb.py "$@"
@@ -109,6 +111,7 @@ check_eq "no planted secret in the plain lock, show, reports or bundle" "" "$(fo
 check_eq "nor on save's stderr" "" "$(found plain.err $secrets)"
 check_grep "the plain lock keeps the home folder" '/home/alice/miniconda3/envs/mmdet' plain.json
 check_eq "and the host name" "$host" "$(jget plain.json host.hostname)"
+check_grep "and the GPUs' UUIDs" "$gpu" plain.json
 "$PYTHON" - plain.json >plain.facts <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -150,6 +153,7 @@ d, p = (json.load(open(a)) for a in sys.argv[1:])
 r = d['redacted']
 users = r['counts'].pop('users')
 print(json.dumps(r, sort_keys=True), 'users', users > 100)
+print(' '.join(g.get('gpu_uuid', g.get('uuid', '-')) for g in d['gpu']['devices']))
 print(d['host']['hostname'], d['conda']['prefix'], d['python']['executable'])
 env = d['env']['variables']
 print('names kept' if sorted(env) == sorted(p['env']['variables']) else 'names differ',
@@ -164,7 +168,8 @@ ids = set(re.findall(r'<user[0-9]+>', json.dumps(d)))
 print(' '.join(sorted(ids)))
 PY
 check_eq "what was redacted; the placeholders, one per user, host and value" \
-	"{\"all\": true, \"classes\": [\"secrets\", \"users\", \"hosts\", \"urls\", \"env\"], \"counts\": {\"env\": 8, \"hosts\": 1, \"secrets\": 9, \"urls\": 1}} users True
+	"{\"all\": true, \"classes\": [\"secrets\", \"users\", \"hosts\", \"urls\", \"env\", \"devices\"], \"counts\": {\"devices\": 2, \"env\": 8, \"hosts\": 1, \"secrets\": 9, \"urls\": 1}} users True
+GPU-<gpu1> GPU-<gpu2>
 <host1> /home/<user1>/miniconda3/envs/mmdet /home/<user1>/miniconda3/envs/mmdet/bin/python3.7
 names kept values replaced
 1

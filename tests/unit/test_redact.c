@@ -110,6 +110,8 @@ static void redact_all_places_stable_placeholders(void **state)
 {
 	static const char json[] =
 		"{\"host\":{\"hostname\":\"gpu07.lab.example\"},"
+		"\"gpu\":{\"devices\":[{\"uuid\":\"GPU-0718119d-ad79-9226-f2ec-72bb2f71ab2c\"},"
+		"{\"gpu_uuid\":\"GPU-EB10C825-C083-7201-00FE-8890A367D8A5\",\"note\":\"MIG-GPU-0718119d-ad79-9226-f2ec-72bb2f71ab2c/1/0\"}]},"
 		"\"python\":{\"prefix\":\"/home/alice/miniconda3\",\"executable\":\"/home/bob/py\"},"
 		"\"conda\":{\"prefix\":\"/home/alice/miniconda3/envs/x\",\"note\":\"~alice/envs on gpu07\"},"
 		"\"repos\":{\"remote\":\"https://github.com/alice/det.git?ref=main\"},"
@@ -127,8 +129,18 @@ static void redact_all_places_stable_placeholders(void **state)
 	assert_null(strstr(out, "alice"));
 	assert_null(strstr(out, "bob"));
 	assert_null(strstr(out, "gpu07"));
+	assert_null(strstr(out, "0718119d"));
+	assert_null(strstr(out, "EB10C825"));
 	free(out);
 	assert_string_equal(str_at(doc, "host", "hostname"), "<host1>");
+	{
+		cJSON *devs = el_jget(el_jget(doc, "gpu"), "devices");
+
+		/* the same board, the same placeholder, whatever the case of its hex digits */
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(devs, 0), "uuid"), "GPU-<gpu1>");
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(devs, 1), "gpu_uuid"), "GPU-<gpu2>");
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(devs, 1), "note"), "MIG-GPU-<gpu1>/1/0");
+	}
 	/* alice first, bob second: the same user, the same placeholder everywhere */
 	assert_string_equal(str_at(doc, "python", "prefix"), "/home/<user1>/miniconda3");
 	assert_string_equal(str_at(doc, "python", "executable"), "/home/<user2>/py");
@@ -151,10 +163,11 @@ static void redact_all_places_stable_placeholders(void **state)
 	}
 	red = el_jget(doc, "redacted");
 	assert_true(el_jget_bool(red, "all", false));
-	assert_int_equal(cJSON_GetArraySize(el_jget(red, "classes")), 5);
+	assert_int_equal(cJSON_GetArraySize(el_jget(red, "classes")), 6);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "secrets", -1), 2);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "env", -1), 3);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "urls", -1), 1);
+	assert_int_equal(el_jget_int(el_jget(red, "counts"), "devices", -1), 3);
 
 	/* a second pass finds nothing more: the counts stay */
 	out = cJSON_PrintUnformatted(doc);

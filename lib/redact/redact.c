@@ -95,6 +95,23 @@ static char *urls_all(const char *s, redactor *r)
 	return el_redact_urls(s, true, &r->count[C_URLS]);
 }
 
+/* --cfg-options as given, "log_config.hooks.1.init_kwargs.api_key=...": the value masked when the last key says so. */
+static void mask_cfg_options(cJSON *opts, size_t *n)
+{
+	for (cJSON *c = cJSON_IsArray(opts) ? opts->child : NULL; c; c = c->next) {
+		const char *s = cJSON_IsString(c) ? c->valuestring : NULL, *eq, *last;
+
+		if (!s || !(eq = strchr(s, '=')) || strcmp(eq + 1, EL_REDACT_SECRET) == 0 || !eq[1])
+			continue;
+		for (last = eq; last > s && last[-1] != '.'; last--)
+			;
+		if (el_redact_secret_key(last, (size_t)(eq - last))) {
+			set_string(c, el_xasprintf("%.*s=%s", (int)(eq - s), s, EL_REDACT_SECRET));
+			(*n)++;
+		}
+	}
+}
+
 static void secrets_pass(cJSON *doc, redactor *r)
 {
 	cJSON *files = el_jget(el_jget(doc, "configs"), "files");
@@ -106,6 +123,7 @@ static void secrets_pass(cJSON *doc, redactor *r)
 		if (cJSON_IsString(text) && (s = el_redact_text_secrets(text->valuestring, &r->count[C_SECRETS])) != NULL)
 			set_string(text, s);
 		mask_values(el_jget(el_jget(f, "effective"), "value"), false, &r->count[C_SECRETS]);
+		mask_cfg_options(el_jget(el_jget(f, "effective"), "cfg_options"), &r->count[C_SECRETS]);
 	}
 	/*
 	 * git remotes, pip index URLs, conda channels, and any URL a text

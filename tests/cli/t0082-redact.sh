@@ -1,13 +1,14 @@
 #!/bin/sh
 # Privacy: secrets never reach a lock, and save/report/bundle --redact leave
 # out who and where. A copy of the fixture box (user alice, /home/alice)
-# gets a host name, a W&B api_key and a Hugging Face token in a config, a
-# password in the config's load_from URL, credentials and a token in git
-# remotes, a pip index and a conda channel; every output format (the lock,
-# show, report md/LaTeX/HTML/JSON/text, the bundle's files) is searched for
-# each planted value. Without --redact the secrets are absent while the home
-# folder is kept; with it the user and host names are gone too, and the
-# redacted lock loads, validates, says what was redacted, and diffs.
+# gets a host name, a W&B api_key (in the config and in --cfg-options) and a
+# Hugging Face token in a config, a password in the config's load_from URL,
+# credentials and a token in git remotes, a pip index and a conda channel;
+# every output format (the lock, show, report md/LaTeX/HTML/JSON/text, the
+# bundle's files) is searched for each planted value. Without --redact the
+# secrets are absent while the home folder is kept; with it the user and
+# host names and the GPUs' UUIDs are gone too, and the redacted lock loads,
+# validates, says what was redacted, and diffs.
 . "$(dirname "$0")/lib.sh"
 
 if ! "$ENVLOCK" save --help 2>&1 | grep -q -- '--redact'; then
@@ -59,7 +60,7 @@ git -C proj init -q &&
 	git -C proj remote add mirror 'https://gitlab.example/alice/proj.git?private_token=gitqueryPLANT' ||
 	exit 1
 
-secrets="wandbkeyPLANT hf_PLANTtoken ckptpassPLANT pippassPLANT pipqueryPLANT condatokenPLANT condaqueryPLANT gitpassPLANT gitqueryPLANT"
+secrets="wandbkeyPLANT clikeyPLANT hf_PLANTtoken ckptpassPLANT pippassPLANT pipqueryPLANT condatokenPLANT condaqueryPLANT gitpassPLANT gitqueryPLANT"
 # the fixture's own /etc/environment secrets, never recorded either
 secrets="$secrets hf_FixtureTokenDoNotRecord 0123456789abcdef0123456789abcdef01234567 hunter2 wJalrXUtnFEMI"
 # who and where: the user, the host, and a GPU board's UUID (the fixture's first V100)
@@ -67,7 +68,8 @@ gpu=GPU-0718119d-ad79-9226-f2ec-72bb2f71ab2c
 people="alice $host $gpu"
 
 save() {
-	SOURCE_DATE_EPOCH=0 "$ENVLOCK" save --root "$tree" --repo proj --config proj/configs/wandb.py "$@"
+	SOURCE_DATE_EPOCH=0 "$ENVLOCK" save --root "$tree" --repo proj --config proj/configs/wandb.py \
+		--cfg-options log_config.hooks.1.init_kwargs.api_key=clikeyPLANT --cfg-options optimizer.lr=0.01 "$@"
 }
 
 # every output of one lock into the folder out.NAME
@@ -119,6 +121,7 @@ f = d['configs']['files'][0]
 ev = f['effective']['value']
 print(ev['log_config']['hooks'][1]['init_kwargs']['api_key'], ev['log_config']['hooks'][1]['init_kwargs']['project'])
 print(ev['hf_token'], ev['load_from'])
+print(' '.join(f['effective']['cfg_options']))
 print(' '.join(sorted(r['url'] for r in d['repos']['repositories'][0]['remotes'])))
 print(' '.join(o['url'] for o in d['pip'].get('index_options', [])))
 p = [p for p in d['conda']['packages'] if p['name'] == '_libgcc_mutex'][0]
@@ -128,10 +131,11 @@ PY
 check_eq "masked, each where it was: the config's values, the URLs' credentials and tokens" \
 	"<secret> mmdet
 <secret> https://download.example/faster.pth
+log_config.hooks.1.init_kwargs.api_key=<secret> optimizer.lr=0.01
 https://github.com/alice/proj.git https://gitlab.example/alice/proj.git
 https://pypi.mirror.example/simple
 https://conda.anaconda.org/mychan/linux-64 https://conda.anaconda.org/mychan/linux-64/_libgcc_mutex-0.1-main.conda
-{\"all\": false, \"classes\": [\"secrets\"], \"counts\": {\"secrets\": 9}}" "$(cat plain.facts)"
+{\"all\": false, \"classes\": [\"secrets\"], \"counts\": {\"secrets\": 10}}" "$(cat plain.facts)"
 check_grep "the config's text keeps its shape, the value masked" \
 	"init_kwargs=dict(project='mmdet', api_key='<secret>')" plain.json
 check_eq "the plain lock is valid" valid "$(schema_errors plain.json)"
@@ -168,7 +172,7 @@ ids = set(re.findall(r'<user[0-9]+>', json.dumps(d)))
 print(' '.join(sorted(ids)))
 PY
 check_eq "what was redacted; the placeholders, one per user, host and value" \
-	"{\"all\": true, \"classes\": [\"secrets\", \"users\", \"hosts\", \"urls\", \"env\", \"devices\"], \"counts\": {\"devices\": 2, \"env\": 8, \"hosts\": 1, \"secrets\": 9, \"urls\": 1}} users True
+	"{\"all\": true, \"classes\": [\"secrets\", \"users\", \"hosts\", \"urls\", \"env\", \"devices\"], \"counts\": {\"devices\": 2, \"env\": 8, \"hosts\": 1, \"secrets\": 10, \"urls\": 1}} users True
 GPU-<gpu1> GPU-<gpu2>
 <host1> /home/<user1>/miniconda3/envs/mmdet /home/<user1>/miniconda3/envs/mmdet/bin/python3.7
 names kept values replaced

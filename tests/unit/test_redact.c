@@ -118,7 +118,7 @@ static void redact_all_places_stable_placeholders(void **state)
 		"\"system\":{\"os\":\"ubuntu\",\"where\":\"/home/ubuntu/x\"},"
 		"\"env\":{\"variables\":{\"CUDA_HOME\":\"/usr/local/cuda\",\"PATH\":\"/home/alice/bin\",\"CUDA_PATH\":\"/usr/local/cuda\"}},"
 		"\"configs\":{\"files\":[{\"text\":\"api_key='k'\\nwork_dir='/home/alice/w'\\n\","
-		"\"effective\":{\"value\":{\"init_kwargs\":{\"api_key\":\"k\",\"project\":\"p\"},\"work_dir\":\"/home/alice/w\"}}}]}}";
+		"\"effective\":{\"cfg_options\":[\"log_config.hooks.1.init_kwargs.api_key=k2\",\"optimizer.lr=0.01\"],\"value\":{\"init_kwargs\":{\"api_key\":\"k\",\"project\":\"p\"},\"work_dir\":\"/home/alice/w\"}}}]}}";
 	cJSON *doc = cJSON_Parse(json), *red, *vars;
 	char *out;
 
@@ -160,11 +160,15 @@ static void redact_all_places_stable_placeholders(void **state)
 		assert_string_equal(el_jget_str(f, "text"), "api_key='<secret>'\nwork_dir='/home/<user1>/w'\n");
 		assert_string_equal(str_at(v, "init_kwargs", "api_key"), "<secret>");
 		assert_string_equal(str_at(v, "init_kwargs", "project"), "p");
+		assert_string_equal(cJSON_GetArrayItem(el_jget(el_jget(f, "effective"), "cfg_options"), 0)->valuestring,
+				    "log_config.hooks.1.init_kwargs.api_key=<secret>");
+		assert_string_equal(cJSON_GetArrayItem(el_jget(el_jget(f, "effective"), "cfg_options"), 1)->valuestring,
+				    "optimizer.lr=0.01");
 	}
 	red = el_jget(doc, "redacted");
 	assert_true(el_jget_bool(red, "all", false));
 	assert_int_equal(cJSON_GetArraySize(el_jget(red, "classes")), 6);
-	assert_int_equal(el_jget_int(el_jget(red, "counts"), "secrets", -1), 2);
+	assert_int_equal(el_jget_int(el_jget(red, "counts"), "secrets", -1), 3);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "env", -1), 3);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "urls", -1), 1);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "devices", -1), 3);

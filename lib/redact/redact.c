@@ -16,11 +16,23 @@ enum { C_SECRETS, C_USERS, C_HOSTS, C_URLS, C_ENV, C_DEVICES, C_COUNT };
 static const char *const class_names[C_COUNT] = { "secrets", "users", "hosts", "urls", "env", "devices" };
 
 #define EL_REDACT_NAME_MAX 64
+/*
+ * Bare user names ("alice" in github.com/alice/det) are searched one by
+ * one, so only this many; home folders and GPU UUIDs, however many a
+ * lock holds, in one pass over each string.
+ */
+#define EL_REDACT_BARE_USERS 64
+
+typedef struct {
+	const char *name;
+	size_t index;
+} named;
 
 typedef struct {
 	el_strvec users;      /* user names, in the order found: users.v[i] becomes <user{i+1}> */
 	char *host, *host_short;
 	el_strvec gpus;       /* GPU UUIDs, in the order found: gpus.v[i] becomes GPU-<gpu{i+1}> */
+	named *users_by_name, *gpus_by_name;
 	size_t count[C_COUNT];
 } redactor;
 
@@ -321,21 +333,113 @@ static char *replace_word(const char *s, const char *word, bool icase, bool home
 	return el_buf_detach(&b);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const named *)a)->name, ((const named *)b)->name);
+}
+
+static named *sorted_names(const el_strvec *v)
+{
+	named *m = el_xcalloc(v->n ? v->n : 1, sizeof(*m));
+
+	for (size_t i = 0; i < v->n; i++)
+		m[i] = (named){ v->v[i], i };
+	qsort(m, v->n, sizeof(*m), by_name);
+	return m;
+}
+
+/* The index of [s, s + len) among the n names, or -1. */
+static long find_name(const named *m, size_t n, const char *s, size_t len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(m[mid].name, s, len);
+
+		if (c == 0 && m[mid].name[len])
+			c = 1;
+		if (c == 0)
+			return (long)m[mid].index;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* s with every home folder's user and every GPU UUID replaced, in one pass; NULL when none. */
+static char *homes_and_gpus(const char *s, redactor *r)
+{
+	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	const char *copied = s;
+	size_t found = 0;
+
+	for (const char *p = s; *p;) {
+		const char *name = NULL, *e;
+		char ph[40];
+		long i;
+
+		if (strncmp(p, "/home/", 6) == 0)
+			name = p + 6;
+		else if (strncmp(p, "/Users/", 7) == 0)
+			name = p + 7;
+		else if (*p == '~' && (p == s || !word_char((unsigned char)p[-1])))
+			name = p + 1;
+		if (name) {
+			for (e = name; name_char((unsigned char)*e); e++)
+				;
+			while (e > name && e[-1] == '.')
+				e--;
+			if (e > name && (i = find_name(r->users_by_name, r->users.n, name, (size_t)(e - name))) >= 0) {
+				snprintf(ph, sizeof(ph), "<user%ld>", i + 1);
+				if (el_buf_put(&b, copied, (size_t)(name - copied)) != 0 || el_buf_puts(&b, ph) != 0)
+					abort();
+				copied = p = e;
+				r->count[C_USERS]++;
+				found++;
+				continue;
+			}
+		}
+		if (*p == 'G' && gpu_uuid_at(p)) {
+			char uuid[4 + EL_GPU_UUID_LEN + 1];
+
+			for (int k = 0; k < 4 + EL_GPU_UUID_LEN; k++)
+				uuid[k] = (char)tolower((unsigned char)p[k]);
+			uuid[4 + EL_GPU_UUID_LEN] = 0;
+			if ((i = find_name(r->gpus_by_name, r->gpus.n, uuid, strlen(uuid))) >= 0 &&
+			    (p == s || !word_char((unsigned char)p[-1]))) {
+				snprintf(ph, sizeof(ph), "GPU-<gpu%ld>", i + 1);
+				if (el_buf_put(&b, copied, (size_t)(p - copied)) != 0 || el_buf_puts(&b, ph) != 0)
+					abort();
+				copied = p = p + 4 + EL_GPU_UUID_LEN;
+				r->count[C_DEVICES]++;
+				found++;
+				continue;
+			}
+		}
+		p++;
+	}
+	if (!found) {
+		el_buf_release(&b);
+		return NULL;
+	}
+	if (el_buf_puts(&b, copied) != 0)
+		abort();
+	return el_buf_detach(&b);
+}
+
 static char *people(const char *s, redactor *r)
 {
-	char *cur = NULL, *next, ph[32];
+	char *cur = homes_and_gpus(s, r), *next, ph[32];
 
-	for (size_t i = 0; i < r->users.n; i++) {
+	/* a generic account's name (ubuntu, conda) is no one's: only its home folder was replaced */
+	for (size_t i = 0; i < r->users.n && i < EL_REDACT_BARE_USERS; i++) {
+		if (generic_user(r->users.v[i]))
+			continue;
 		snprintf(ph, sizeof(ph), "<user%zu>", i + 1);
-		next = replace_word(cur ? cur : s, r->users.v[i], false, generic_user(r->users.v[i]), ph, &r->count[C_USERS]);
-		if (next) {
-			free(cur);
-			cur = next;
-		}
-	}
-	for (size_t i = 0; i < r->gpus.n; i++) {
-		snprintf(ph, sizeof(ph), "GPU-<gpu%zu>", i + 1);
-		if ((next = replace_word(cur ? cur : s, r->gpus.v[i], true, false, ph, &r->count[C_DEVICES])) != NULL) {
+		if ((next = replace_word(cur ? cur : s, r->users.v[i], false, false, ph, &r->count[C_USERS])) != NULL) {
 			free(cur);
 			cur = next;
 		}
@@ -426,6 +530,8 @@ static void redactor_release(redactor *r)
 {
 	el_strvec_release(&r->users);
 	el_strvec_release(&r->gpus);
+	free(r->users_by_name);
+	free(r->gpus_by_name);
 	free(r->host);
 	free(r->host_short);
 }
@@ -457,6 +563,8 @@ void el_redact_all(cJSON *doc)
 			add_user(&r, v, strlen(v));
 	}
 	find_users_walk(doc, &r);
+	r.users_by_name = sorted_names(&r.users);
+	r.gpus_by_name = sorted_names(&r.gpus);
 	host_names(doc, &r);
 	env_pass(doc, &r);
 	walk_strings(doc, urls_all, &r, false);

@@ -248,6 +248,26 @@ static void any_text_is_scanned_safely(void **state)
 	}
 }
 
+/* A lock that names thousands of users (a shared box's every home): each home folder is replaced, in one pass per string. */
+static void every_home_of_many_users(void **state)
+{
+	cJSON *doc = cJSON_CreateObject(), *paths = cJSON_AddArrayToObject(doc, "paths");
+	char buf[64];
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		snprintf(buf, sizeof(buf), "/home/u%04d/miniconda3 ~u%04d", i, i);
+		cJSON_AddItemToArray(paths, cJSON_CreateString(buf));
+	}
+	el_redact_all(doc);
+	for (int i = 0; i < 3000; i++) {
+		snprintf(buf, sizeof(buf), "/home/<user%d>/miniconda3 ~<user%d>", i + 1, i + 1);
+		assert_string_equal(cJSON_GetArrayItem(paths, i)->valuestring, buf);
+	}
+	assert_int_equal(el_jget_int(el_jget(el_jget(doc, "redacted"), "counts"), "users", -1), 6000);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +277,7 @@ int main(void)
 		cmocka_unit_test(redact_all_places_stable_placeholders),
 		cmocka_unit_test(secrets_pass_records_only_what_it_masked),
 		cmocka_unit_test(any_text_is_scanned_safely),
+		cmocka_unit_test(every_home_of_many_users),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,8 @@
 static void usage(FILE *out)
 {
 	fputs("usage: envlock bundle WORK_DIR [-o OUT] [--lock FILE] [--exclude GLOB]...\n"
-	      "                      [--checkpoints include|hash] [--level N] [--threads N] [--quiet]\n"
+	      "                      [--checkpoints include|hash] [--level N] [--threads N] [--redact]\n"
+	      "                      [--quiet]\n"
 	      "       envlock bundle verify ARCHIVE\n"
 	      "       envlock bundle list ARCHIVE [--json]\n"
 	      "       envlock bundle extract ARCHIVE [DIR] [--force] [--max-size BYTES]\n"
@@ -26,6 +27,8 @@ static void usage(FILE *out)
 	      "      --level N           zstd level (default 3)\n"
 	      "      --threads N         zstd compression threads (default 1; any N of 2 or more\n"
 	      "                          gives the same bytes, which differ from one thread's)\n"
+	      "      --redact            seal the lock as save --redact writes it (the work_dir's\n"
+	      "                          own files are sealed as they are)\n"
 	      "  -q, --quiet             do not print warnings on stderr\n"
 	      "\n"
 	      "list --json prints the entries as JSON.\n"
@@ -70,6 +73,7 @@ static int bundle_create(int argc, char **argv, envlock_ctx *ctx)
 		{ "level", required_argument, NULL, 'L' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "redact", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -105,6 +109,7 @@ static int bundle_create(int argc, char **argv, envlock_ctx *ctx)
 			}
 			break;
 		case 'q': quiet = 1; break;
+		case 'D': opts.redact = 1; break;
 		case 'h': usage(stdout); rc = CMD_OK; goto done;
 		default: rc = cmd_bad_option("bundle", argv, usage); goto done;
 		}

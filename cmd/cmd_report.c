@@ -8,7 +8,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: envlock report LOCK [--format md|latex|html|json|text] [-o FILE] [--short]\n"
-	      "                      [--against LOCK2] [--rules FILE]\n"
+	      "                      [--against LOCK2] [--rules FILE] [--redact]\n"
 	      "\n"
 	      "  LOCK               the lockfile to report on\n"
 	      "  --format F         md or latex: the citation line and an appendix table;\n"
@@ -17,7 +17,9 @@ static void usage(FILE *out)
 	      "  -o, --output FILE  write FILE atomically instead of stdout\n"
 	      "  --short            only the citation line (escaped for the format)\n"
 	      "  --against LOCK2    html, json, text: also what differs from LOCK to LOCK2, by severity\n"
-	      "  --rules FILE       use these rules instead of the built-in ones\n", out);
+	      "  --rules FILE       use these rules instead of the built-in ones\n"
+	      "  --redact           report the locks as save --redact would have written them:\n"
+	      "                     no home folder, user name, host name or environment value\n", out);
 }
 
 int cmd_report(int argc, char **argv, envlock_ctx *ctx)
@@ -28,6 +30,7 @@ int cmd_report(int argc, char **argv, envlock_ctx *ctx)
 		{ "short", no_argument, NULL, 's' },
 		{ "against", required_argument, NULL, 'a' },
 		{ "rules", required_argument, NULL, 'R' },
+		{ "redact", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -35,7 +38,7 @@ int cmd_report(int argc, char **argv, envlock_ctx *ctx)
 	envlock_lock *lock = NULL, *against = NULL;
 	envlock_rules *rules = NULL;
 	const char *format = "text", *output = "-", *rules_path = NULL;
-	int c, rc;
+	int c, rc, redact = 0;
 
 	memset(&opts, 0, sizeof(opts));
 	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
@@ -45,6 +48,7 @@ int cmd_report(int argc, char **argv, envlock_ctx *ctx)
 		case 's': opts.short_only = 1; break;
 		case 'a': opts.against_name = optarg; break;
 		case 'R': rules_path = optarg; break;
+		case 'D': redact = 1; break;
 		case 'h': usage(stdout); return CMD_OK;
 		default: return cmd_bad_option("report", argv, usage);
 		}
@@ -61,6 +65,11 @@ int cmd_report(int argc, char **argv, envlock_ctx *ctx)
 	    (opts.against_name && (rc = cmd_lock_load(&against, ctx, opts.against_name)) != 0) ||
 	    (rules_path && (rc = envlock_rules_load(&rules, ctx, rules_path)) != 0))
 		goto done;
+	if (redact) {
+		envlock_lock_redact(lock);
+		if (against)
+			envlock_lock_redact(against);
+	}
 	opts.against = against;
 	opts.rules = rules;
 	/* a bad combination of options is an error (2); a report that cannot be written, a failure (1) */

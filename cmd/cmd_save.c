@@ -12,7 +12,7 @@ static void usage(FILE *out)
 	fputs("usage: envlock save [-o FILE] [--root DIR] [--conda-prefix PREFIX] [--python EXE]\n"
 	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--cfg-options K=V]...\n"
 	      "                    [--repo DIR]...\n"
-	      "                    [--no-repo] [--no-patch] [--no-cache] [--verify] [--json] [--quiet]\n"
+	      "                    [--no-repo] [--no-patch] [--no-cache] [--verify] [--redact] [--json] [--quiet]\n"
 	      "\n"
 	      "  -o, --output FILE     lockfile to write (default envlock.lock.json; - for stdout)\n"
 	      "      --root DIR        probe the tree under DIR instead of this machine\n"
@@ -29,6 +29,10 @@ static void usage(FILE *out)
 	      "      --no-cache        hash every file again, ignoring the digest cache\n"
 	      "      --verify          also run envlock verify and record its result in the\n"
 	      "                        lockfile (\"verify\"); exit 1 if a stage fails\n"
+	      "      --redact          replace home folders, user names, the host name, GPU\n"
+	      "                        UUIDs, environment values and URLs beyond host and path\n"
+	      "                        with placeholders (<user1>, <host1>, <env1>), to publish\n"
+	      "                        (secrets in configs and URLs are masked even without it)\n"
 	      "      --json            print {\"id\", \"path\", \"warnings\", \"hashed\"} on stdout\n"
 	      "  -q, --quiet           do not print warnings on stderr\n"
 	      "\n"
@@ -60,6 +64,7 @@ int cmd_save(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verify", no_argument, NULL, 'V' },
+		{ "redact", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -93,6 +98,7 @@ int cmd_save(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'q': quiet = 1; break;
 		case 'V': verify = 1; break;
+		case 'D': so.redact = 1; break;
 		case 'h':
 			usage(stdout);
 			rc = CMD_OK;

@@ -33,7 +33,7 @@ _envlock_files()
 _envlock_options()
 {
 	case $1 in
-	save) echo "-o --output --root --conda-prefix --python --checkpoint --config --cfg-options --repo --no-repo --no-patch --no-cache --verify --json -q --quiet -h --help" ;;
+	save) echo "-o --output --root --conda-prefix --python --checkpoint --config --cfg-options --repo --no-repo --no-patch --no-cache --verify --redact --json -q --quiet -h --help" ;;
 	show) echo "--root -h --help" ;;
 	check) echo "--root --config --cfg-options --rules --json -h --help" ;;
 	diff) echo "--json --all --only --ignore -h --help" ;;
@@ -44,9 +44,9 @@ _envlock_options()
 		verify) echo "-h --help" ;;
 		list) echo "--json -h --help" ;;
 		extract) echo "--force --max-size --max-entries --max-ratio -h --help" ;;
-		*) echo "-o --output --lock --exclude --checkpoints --level --threads -q --quiet -h --help" ;;
+		*) echo "-o --output --lock --exclude --checkpoints --level --threads --redact -q --quiet -h --help" ;;
 		esac ;;
-	report) echo "--format -o --output --short --against --rules -h --help" ;;
+	report) echo "--format -o --output --short --against --rules --redact -h --help" ;;
 	sign) echo "-k --key -o --output --file --print-signed-bytes -h --help" ;;
 	verify-sig) echo "-s --sig -p --pub --file -h --help" ;;
 	keygen) echo "-o --output --force -h --help" ;;

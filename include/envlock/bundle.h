@@ -27,6 +27,8 @@ typedef struct {
 						     N worker threads (the same bytes for every such N,
 						     not those of one thread) */
 	int progress;                       /**< progress bar on stderr (caller checks the tty) */
+	int redact;                         /**< seal the lock redacted (envlock_lock_redact); the
+						     work_dir's own files are sealed as they are */
 	void (*on_warning)(const char *message, void *data);
 	void *warning_data;
 } envlock_bundle_opts;

@@ -18,5 +18,6 @@
 #include "save.h"
 #include "ldd.h"
 #include "pack.h"
+#include "redact.h"
 
 #endif

@@ -31,6 +31,12 @@ typedef struct {
 	 */
 	int verify;
 	/**
+	 * Redact the lock before it is written (envlock_lock_redact: users,
+	 * host, environment values, URLs beyond host and path). Secrets are
+	 * masked with or without it.
+	 */
+	int redact;
+	/**
 	 * Told each request error (envlock_lock_error) before envlock_save()
 	 * refuses the lock; may be NULL.
 	 */

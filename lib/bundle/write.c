@@ -41,6 +41,7 @@
 
 
 #include "bundle.h"
+#include "envlock/redact.h"
 #include "envlock/save.h"
 #include "lock/model.h"
 #include "util/atomic.h"
@@ -259,10 +260,13 @@ static int lock_text(el_buf *out, char *id, size_t idlen, envlock_ctx *ctx, cons
 		po->default_repo = 1;
 		po->on_warning = w->opts->on_warning;
 		po->warning_data = w->opts->warning_data;
+		so.redact = w->opts->redact;
 		/* saved as `envlock save` would, but into the archive rather than a file */
 		rc = envlock_save(&lock, NULL, ctx, &so);
 		el_strvec_release(&configs);
 	}
+	if (rc == 0 && w->opts->lock_path && w->opts->redact)
+		envlock_lock_redact(lock);
 	if (rc == 0) {
 		el_lock_settle(lock);
 		snprintf(id, idlen, "%s", envlock_lock_id(lock));

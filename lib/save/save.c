@@ -1,11 +1,13 @@
 /* envlock_save: probe, refuse what lacks a request, record checks (and verify), write. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "envlock/check.h"
 #include "envlock/save.h"
 #include "lock/model.h"
+#include "redact/redact.h"
 #include "util/error.h"
 
 /* Tell each request error; the context keeps the first (and how many more). */
@@ -36,12 +38,29 @@ static int record_verify(envlock_verify **out, envlock_ctx *ctx, envlock_lock *l
 	return envlock_lock_record_verify(lock, ctx, *out);
 }
 
+typedef struct {
+	void (*fn)(const char *message, void *data);
+	void *data;
+} warning_to;
+
+/* A warning quotes what it refuses (an index URL with a token in its query): told without the secret. */
+static void masked_warning(const char *message, void *data)
+{
+	const warning_to *to = data;
+	char *masked = el_redact_message(message);
+
+	to->fn(masked ? masked : message, to->data);
+	free(masked);
+}
+
 int envlock_save(envlock_lock **out, envlock_verify **verified, envlock_ctx *ctx,
 		 const envlock_save_opts *opts)
 {
 	envlock_lock *lock = NULL;
 	envlock_rules *rules = NULL;
 	envlock_verify *v = NULL;
+	envlock_probe_opts probe = opts->probe;
+	warning_to to = { opts->probe.on_warning, opts->probe.warning_data };
 	int rc;
 
 	*out = NULL;
@@ -50,7 +69,11 @@ int envlock_save(envlock_lock **out, envlock_verify **verified, envlock_ctx *ctx
 	if (opts->verify && opts->probe.root)
 		return el_error_set(ctx, ENVLOCK_EINVAL,
 				    "verify runs programs on this machine; it cannot be combined with a root");
-	if ((rc = envlock_lock_probe(&lock, ctx, &opts->probe)) != 0)
+	if (probe.on_warning) {
+		probe.on_warning = masked_warning;
+		probe.warning_data = &to;
+	}
+	if ((rc = envlock_lock_probe(&lock, ctx, &probe)) != 0)
 		return rc;
 	/* what was asked for is not all there: write nothing rather than a partial lock */
 	if (envlock_lock_error_count(lock) > 0) {
@@ -63,6 +86,12 @@ int envlock_save(envlock_lock **out, envlock_verify **verified, envlock_ctx *ctx
 		goto done;
 	if (opts->verify && (rc = record_verify(&v, ctx, lock, opts)) != 0)
 		goto done;
+	/* secrets never reach a lock; with redact, nothing that names a person or a machine either */
+	if (opts->redact)
+		el_redact_all(lock->doc);
+	else
+		el_redact_secrets(lock->doc);
+	el_lock_touch(lock);
 	if (opts->path && (rc = envlock_lock_write(lock, ctx, opts->path)) != 0)
 		goto done;
 	*out = lock;

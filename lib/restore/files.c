@@ -65,7 +65,12 @@ void el_plan_configs(envlock_restore *r, el_step *s)
 		el_sha256_buf(text, strlen(text), hex);
 		if (strcmp(hex, sha) != 0) {
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "config %s: the recorded text does not match its digest", path);
-			el_item_note(it, "the lock was edited after it was saved; not written");
+			/* lib/redact's mask: the digest is of the file as it was, secrets included */
+			if (strstr(text, "<secret>"))
+				el_item_note(it, "save masked a secret in it (<secret>), so the text is not the file; not written: "
+					     "take the file from its repository and put the secret back");
+			else
+				el_item_note(it, "the lock was edited after it was saved; not written");
 			continue;
 		}
 		if (!(in = el_restore_dest_path(r, path))) {

@@ -140,6 +140,9 @@ https://conda.anaconda.org/mychan/linux-64 https://conda.anaconda.org/mychan/lin
 check_grep "the config's text keeps its shape, the value masked" \
 	"init_kwargs=dict(project='mmdet', api_key='<secret>')" plain.json
 check_eq "the plain lock is valid" valid "$(schema_errors plain.json)"
+mkdir -p restored
+"$ENVLOCK" restore plain.json --only configs --dry-run --dest restored >restore.out 2>&1
+check_grep "restore says a masked config is not the file, and why" "save masked a secret in it (<secret>)" restore.out
 
 # ---- save --redact: neither secrets nor who or where
 save --redact -o red.json 2>red.err

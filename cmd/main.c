@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "lock/untrusted.h"
 #include "lock/view.h"
+#include "util/text.h"
 #include "util/vec.h"
 
 /* cmd_save.c makes its own context until its save policy moves into the library */
@@ -53,11 +54,17 @@ void cmd_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("envlock: ", stderr);
+	char *msg = NULL;
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
+	/* messages name files and values from locks, configs and trees: never raw to the terminal */
+	fputs("envlock: ", stderr);
+	el_term_put(stderr, msg ? msg : fmt);
 	fputc('\n', stderr);
+	free(msg);
 }
 
 int cmd_bad_option(const char *cmd, char **argv, void (*usage)(FILE *))
@@ -94,7 +101,9 @@ unsigned cmd_print_flags(void)
 void cmd_warning(const char *msg, void *data)
 {
 	(void)data;
-	fprintf(stderr, "envlock: warning: %s\n", msg);
+	fputs("envlock: warning: ", stderr);
+	el_term_put(stderr, msg);
+	fputc('\n', stderr);
 }
 
 void cmd_push_arg(const char ***list, size_t *n, const char *arg)

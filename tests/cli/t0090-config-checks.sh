@@ -219,6 +219,10 @@ print(x[0]["a"], x[0]["b"])' diff.json 2>&1)"
 "$ENVLOCK" check --config "$scratch/nope.py" >bad1.out 2>bad1.err
 check_status "a config that does not exist" 2 $?
 check_eq "one line naming it" "envlock: check: 'nope.py': no such file" "$(cat bad1.err)"
+esc=$(printf '\033')
+"$ENVLOCK" check --config "nope${esc}[31m.py" >bad1e.out 2>bad1e.err
+check_eq "a name with an escape is shown escaped, never raw to the terminal" \
+	"envlock: check: 'nope\\x1b[31m.py': no such file" "$(cat bad1e.err)"
 "$ENVLOCK" check --cfg-options a=1 >bad2.out 2>bad2.err
 check_status "--cfg-options without --config" 2 $?
 check_eq "says so" "envlock: check: --cfg-options needs --config" "$(cat bad2.err)"

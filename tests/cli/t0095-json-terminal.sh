@@ -121,6 +121,16 @@ check_status "ldd --json of a program whose name holds the hostile text" 0 $?
 check_eq "ldd --json: nothing raw reaches the terminal" clean "$(strict ldd.json)"
 check_grep "ldd --json: the file, escaped" "prog$esc" ldd.json
 
+# --- verify --json: the lock's versions beside this machine's (it compiles with nvcc: skipped without)
+timeout 300 "$ENVLOCK" verify hostile.lock.json --cpu-only --json >verify.json 2>err
+st=$?
+if [ "$(has verify.json 'len(d["stages"])' 2>/dev/null)" != "" ] && grep -q '"a": "1.2.0' verify.json; then
+	check_eq "verify --json (status $st): nothing raw reaches the terminal" clean "$(strict verify.json)"
+	check_grep "verify --json: mmcv's version in the lock, escaped" "\"a\": \"1.2.0$esc\"" verify.json
+else
+	skip "verify --json of the hostile lock" "verify compared no lock here (status $st: $(tail -n 1 err))"
+fi
+
 # --- restore --json: the hostile lock is refused, on one clean line
 "$ENVLOCK" restore hostile.lock.json --dry-run --json >plan.json 2>err
 check_status "restore --dry-run --json refuses the hostile lock" 2 $?

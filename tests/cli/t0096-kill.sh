@@ -193,6 +193,38 @@ keep('k.key.pem', 'k.pub.pem')
 sweep('keygen --force', [E, 'keygen', '-o', 'out/k', '--force'], 'out', keygen_setup, keygen_judge,
       lambda: [] if pub_of('out/k.key.pem') == read('out/k.pub.pem') is not None else ['the pair does not belong together'])
 
+# --- keygen without --force: the pair appears file by file (never replacing one); a kill between
+# them leaves the private key alone, and the rerun completes the pair from it
+def keygen_new_setup():
+    shutil.rmtree('out'); os.makedirs('out')
+def keygen_new_judge():
+    k, p = read('out/k.key.pem'), read('out/k.pub.pem')
+    if k is None:
+        return [] if p is None else ['a public key without its private key']
+    if pub_of('out/k.key.pem') is None:
+        return ['a private key that is not whole']
+    return [] if p is None or pub_of('out/k.key.pem') == p else ['a private key beside a public key that is not its own']
+sweep('keygen', [E, 'keygen', '-o', 'out/k'], 'out', keygen_new_setup, keygen_new_judge,
+      lambda: [] if read('out/k.pub.pem') is not None and pub_of('out/k.key.pem') == read('out/k.pub.pem')
+      else ['no pair that belongs together'])
+r = None
+keygen_new_setup()
+halves = 0
+for i in range(40):
+    keygen_new_setup()
+    p = subprocess.Popen([E, 'keygen', '-o', 'out/k'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.0008 * i)
+    p.kill(); p.wait()
+    if read('out/k.key.pem') is not None and read('out/k.pub.pem') is None:
+        halves += 1
+        r = run([E, 'keygen', '-o', 'out/k'])
+        break
+if r is None:
+    print('ok - keygen: a private key left alone by a kill is completed by the rerun # SKIP no kill of 40 fell between the two files')
+else:
+    good = r.returncode == 0 and pub_of('out/k.key.pem') == read('out/k.pub.pem') and b'had no public key beside it' in r.stderr
+    print(('ok' if good else 'not ok') + ' - keygen: a private key left alone by a kill is completed by the rerun, saying so')
+
 # --- pack -o FILE.tar.zst: the old file, or a whole kit (it verifies as a bundle)
 def pack_setup():
     shutil.rmtree('out'); os.makedirs('out')

@@ -238,6 +238,9 @@ int cmd_keygen(int argc, char **argv, envlock_ctx *ctx)
 			  rc == ENVLOCK_EEXISTS ? "; --force replaces the key pair" : "");
 		rc = CMD_FAIL;
 	} else {
+		if (res.completed)
+			fprintf(stderr, "envlock: keygen: '%s' had no public key beside it (a keygen cut short): "
+				"wrote its public key, '%s'\n", res.private_path, res.public_path);
 		printf("private key %s (keep it to yourself)\npublic key  %s\nfingerprint %s\n",
 		       res.private_path, res.public_path, res.fingerprint);
 		envlock_keygen_result_release(&res);

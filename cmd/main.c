@@ -50,12 +50,16 @@ int cmd_exit_status(int rc)
 	return rc < 0 ? CMD_USAGE : rc;
 }
 
+/* Whether a command has said what went wrong (cmd_error), so main does not say it twice. */
+static int said_error;
+
 void cmd_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	char *msg = NULL;
 
+	said_error = 1;
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
@@ -194,6 +198,22 @@ static void usage(FILE *out)
 	fputs("\nRun 'envlock <command> --help' for a command's options.\n", out);
 }
 
+/*
+ * Like git: a full disk, a closed pipe or a closed stdout is an error, even
+ * when the command itself had nothing else to report (restore --dry-run's
+ * "there is work to do", 1, and --version included): one line, status 2,
+ * unless the command has already said what failed.
+ */
+static int finish(int rc)
+{
+	int failed = fflush(stdout) != 0 || ferror(stdout);
+
+	if (!failed || (said_error && rc != CMD_OK))
+		return rc;
+	cmd_error("write error on stdout: %s", cmd_strerror(errno ? errno : EIO));
+	return CMD_USAGE;
+}
+
 int main(int argc, char **argv)
 {
 	const cmd_entry *c;
@@ -207,14 +227,14 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return CMD_OK;
+		return finish(CMD_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("envlock %s\n", envlock_version());
 #ifdef ENVLOCK_BUILD_INFO
 		puts(ENVLOCK_BUILD_INFO);
 #endif
-		return CMD_OK;
+		return finish(CMD_OK);
 	}
 	for (c = commands; c->name; c++)
 		if (strcmp(c->name, argv[1]) == 0)
@@ -235,10 +255,5 @@ int main(int argc, char **argv)
 		cmd_error("%s: %s", c->name, ctx ? envlock_error_last(ctx) : "failed");
 	rc = cmd_exit_status(rc);
 	envlock_ctx_free(ctx);
-	/* like git: a full disk or a closed pipe on stdout is an error */
-	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == CMD_OK) {
-		cmd_error("write error on stdout: %s", cmd_strerror(errno));
-		return CMD_USAGE;
-	}
-	return rc;
+	return finish(rc);
 }

@@ -45,12 +45,16 @@ typedef struct {
 	char *private_path;  /**< "<prefix>.key.pem", mode 0600 (malloc'd) */
 	char *public_path;   /**< "<prefix>.pub.pem" (malloc'd) */
 	char fingerprint[ENVLOCK_SIGN_ID_SIZE]; /**< "sha256:<hex>" of the raw public key */
+	int completed;       /**< 1: the private key was there alone (a keygen cut short) and only its public key was written */
 } envlock_keygen_result;
 
 /**
  * Make an Ed25519 key pair and write it to "<prefix>.key.pem" (created
  * with mode 0600 from the start) and "<prefix>.pub.pem". Existing files
- * are kept unless force is set (ENVLOCK_EEXISTS, naming the file). Free
+ * are kept unless force is set (ENVLOCK_EEXISTS, naming the file), but
+ * for an Ed25519 private key alone, with no public key file: that is a
+ * keygen killed between its two files, and the pair is completed (its
+ * public key written, out->completed set). Free
  * *out's strings with envlock_keygen_result_release().
  */
 ENVLOCK_EXTERN(int) envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx,

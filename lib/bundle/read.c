@@ -9,6 +9,7 @@
 #include "lock/model.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* The next entry, which must be the regular file name, read whole (capped). */
@@ -57,11 +58,6 @@ static int open_bundle(el_bstream **s, el_buf *lock, cJSON **manifest, envlock_c
 	}
 	el_buf_release(&m);
 	return rc;
-}
-
-static const char *str_or_dash(const char *s)
-{
-	return s ? s : "-";
 }
 
 static void problem(FILE *out, envlock_bundle_report *rep, const char *path, const char *what)
@@ -229,6 +225,17 @@ done:
 	return rc;
 }
 
+/* s as the terminal should see it (el_term_text), in b; "-" when there is none. */
+static const char *shown(el_buf *b, const char *s)
+{
+	el_buf_reset(b);
+	if (!s)
+		return "-";
+	if (el_term_text(b, s) != 0)
+		return "?";
+	return el_buf_cstr(b);
+}
+
 int envlock_bundle_list(envlock_ctx *ctx, const char *archive, FILE *out, int json)
 {
 	el_buf lockbuf = EL_BUF_INIT(EL_BUNDLE_MAX_META);
@@ -240,23 +247,33 @@ int envlock_bundle_list(envlock_ctx *ctx, const char *archive, FILE *out, int js
 		if (json) {
 			el_buf b = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 
-			el_json_write(manifest, &b, 2);
+			el_json_write_term(manifest, &b, 2);
 			fputs(el_buf_cstr(&b), out);
 			el_buf_release(&b);
 		} else {
-			fprintf(out, "lock %s\n", str_or_dash(el_jget_str(manifest, "lock_id")));
+			/* the manifest is the archive's, untrusted: its text reaches the terminal escaped */
+			el_buf t1 = EL_BUF_INIT(EL_BUNDLE_MAX_META), t2 = EL_BUF_INIT(EL_BUNDLE_MAX_META);
+
+			fprintf(out, "lock %s\n", shown(&t1, el_jget_str(manifest, "lock_id")));
 			cJSON_ArrayForEach(f, el_jget(manifest, "files")) {
 				const char *type = el_jget_str(f, "type"), *sha = el_jget_str(f, "sha256");
 
 				if (type && strcmp(type, "file") == 0)
-					fprintf(out, "%-7s %12lld  %.12s  %s\n", el_jget_bool(f, "stored", true) ? "file" : "digest",
-						el_jget_int(f, "size", 0), sha ? sha : "?", str_or_dash(el_jget_str(f, "path")));
+					fprintf(out, "%-7s %12lld  %.12s  ", el_jget_bool(f, "stored", true) ? "file" : "digest",
+						el_jget_int(f, "size", 0), sha && el_term_safe(sha) ? sha : "?");
 				else if (type && strcmp(type, "symlink") == 0)
-					fprintf(out, "%-7s %12s  %-12s  %s -> %s\n", "symlink", "", "", str_or_dash(el_jget_str(f, "path")),
-						str_or_dash(el_jget_str(f, "target")));
+					fprintf(out, "%-7s %12s  %-12s  ", "symlink", "", "");
 				else
-					fprintf(out, "%-7s %12s  %-12s  %s/\n", "dir", "", "", str_or_dash(el_jget_str(f, "path")));
+					fprintf(out, "%-7s %12s  %-12s  ", "dir", "", "");
+				fputs(shown(&t1, el_jget_str(f, "path")), out);
+				if (type && strcmp(type, "symlink") == 0)
+					fprintf(out, " -> %s", shown(&t2, el_jget_str(f, "target")));
+				else if (!type || strcmp(type, "file") != 0)
+					fputc('/', out);
+				fputc('\n', out);
 			}
+			el_buf_release(&t1);
+			el_buf_release(&t2);
 		}
 	}
 	el_bstream_close(s);

@@ -1230,6 +1230,24 @@ done:
 	return rc;
 }
 
+/*
+ * A failed write of the archive (a full disk) says which file: "writing
+ * the archive: <why>" becomes "'<out_path>': write failed: <why>".
+ */
+static int name_output(envlock_ctx *ctx, int rc, const char *out_path)
+{
+	static const char pre[] = "writing the archive: ";
+	const char *m = rc && ctx ? envlock_error_last(ctx) : NULL;
+	char *why;
+
+	if (!m || strncmp(m, pre, sizeof(pre) - 1) != 0)
+		return rc;
+	why = el_xstrdup(m + sizeof(pre) - 1);
+	rc = el_error_set(ctx, rc, "'%s': write failed: %s", out_path, why);
+	free(why);
+	return rc;
+}
+
 int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *out_path,
 			  const envlock_bundle_opts *opts)
 {
@@ -1261,7 +1279,7 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 	/* write next to the output, fsync, then rename: a failed bundle leaves nothing behind */
 	if ((rc = el_tmpfile_open(&out, ctx, out_path)) != 0)
 		goto done;
-	rc = write_archive(ctx, &w, out.fd, out.tmp, el_path_base(top), &lock, id, NULL);
+	rc = name_output(ctx, write_archive(ctx, &w, out.fd, out.tmp, el_path_base(top), &lock, id, NULL), out_path);
 	/* on disk before it takes the name: a crash never leaves a short bundle under it */
 	if (rc == 0)
 		rc = el_tmpfile_commit(&out, 0644);
@@ -1436,7 +1454,7 @@ int el_bundle_create_plan(envlock_ctx *ctx, const el_bundle_plan *plan, const ch
 		return el_error_set(ctx, ENVLOCK_EINVAL, "a bundle plan needs a lock, a top folder and its late file's maker");
 	if ((rc = plan_walk(&w, ctx, plan)) == 0 && (rc = lock_text(&lock, id, sizeof(id), ctx, &w)) == 0 &&
 	    (rc = el_tmpfile_open(&out, ctx, out_path)) == 0) {
-		rc = write_archive(ctx, &w, out.fd, out.tmp, plan->name, &lock, id, plan);
+		rc = name_output(ctx, write_archive(ctx, &w, out.fd, out.tmp, plan->name, &lock, id, plan), out_path);
 		if (rc == 0)
 			rc = el_tmpfile_commit(&out, 0644);
 	}

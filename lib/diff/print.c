@@ -198,7 +198,7 @@ int envlock_diff_print(const envlock_diff *d, envlock_ctx *ctx, FILE *out, unsig
 static int write_json(envlock_ctx *ctx, FILE *out, cJSON *doc)
 {
 	el_buf b = EL_BUF_INIT((size_t)1 << 30);
-	int rc = el_json_write(doc, &b, 2);
+	int rc = el_json_write_term(doc, &b, 2);
 
 	cJSON_Delete(doc);
 	if (rc != 0) {

@@ -186,7 +186,7 @@ int envlock_ldd_print_json(const envlock_ldd *l, envlock_ctx *ctx, FILE *out)
 		el_jpush_str(nf, *n);
 	if (t->truncated)
 		el_jset_bool(doc, "truncated", true);
-	if (el_json_write(doc, &b, 2) != 0)
+	if (el_json_write_term(doc, &b, 2) != 0)
 		rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the answer is larger than %u MiB", 256u);
 	else if (fwrite(b.data, 1, b.len, out) != b.len || ferror(out))
 		rc = el_error_set(ctx, ENVLOCK_EIO, "write error: %s", el_strerror(errno));

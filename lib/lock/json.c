@@ -178,9 +178,32 @@ static const unsigned char plain[256] = {
 	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7f] = 1, /* 0x22 '"', 0x5c '\\' */
 };
 
-static int write_string(el_buf *out, const char *s)
+/* the same for a terminal: DEL is escaped too */
+static const unsigned char plain_term[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
+
+/*
+ * Whether the code point of the n-byte UTF-8 sequence at p is one a
+ * terminal acts on rather than shows: a C1 control (U+0080-U+009F) or a
+ * bidi control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069).
+ */
+static bool terminal_unsafe(const unsigned char *p, int n, unsigned *cp)
+{
+	if (n == 2)
+		*cp = ((p[0] & 0x1fu) << 6) | (p[1] & 0x3fu);
+	else if (n == 3)
+		*cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
+	else
+		return false;
+	return (*cp >= 0x80 && *cp <= 0x9f) || *cp == 0x061c || *cp == 0x200e || *cp == 0x200f ||
+	       (*cp >= 0x202a && *cp <= 0x202e) || (*cp >= 0x2066 && *cp <= 0x2069);
+}
+
+static int write_string(el_buf *out, const char *s, bool safe)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	const unsigned char *keep = safe ? plain_term : plain;
 	int rc = put1(out, '"');
 
 	while (rc == 0 && p < end) {
@@ -189,7 +212,7 @@ static int write_string(el_buf *out, const char *s)
 		int n;
 
 		/* copy the longest run that needs no escaping in one go */
-		while (plain[*p])
+		while (keep[*p])
 			p++;
 		if (p > run && (rc = el_buf_put(out, run, (size_t)(p - run))) != 0)
 			break;
@@ -227,7 +250,7 @@ static int write_string(el_buf *out, const char *s)
 			p++;
 			continue;
 		}
-		if (c < 0x20) {
+		if (c < 0x20 || (safe && c == 0x7f)) {
 			rc = el_buf_printf(out, "\\u%04x", c);
 			p++;
 			continue;
@@ -236,6 +259,9 @@ static int write_string(el_buf *out, const char *s)
 		if (n == 0) {
 			rc = el_buf_puts(out, "\\ufffd");
 			p++;
+		} else if (safe && terminal_unsafe(p, n, &c)) {
+			rc = el_buf_printf(out, "\\u%04x", c);
+			p += n;
 		} else {
 			rc = el_buf_put(out, p, (size_t)n);
 			p += n;
@@ -268,12 +294,12 @@ static int newline(el_buf *out, int indent, int depth)
 	return rc;
 }
 
-static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
+static int write_value(const cJSON *item, el_buf *out, int indent, int depth, bool safe)
 {
 	int rc = 0;
 
 	if (cJSON_IsString(item))
-		return write_string(out, item->valuestring);
+		return write_string(out, item->valuestring, safe);
 	if (cJSON_IsNumber(item)) {
 		double d = item->valuedouble;
 
@@ -315,7 +341,7 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 		for (c = item->child; rc == 0 && c; c = c->next) {
 			rc = newline(out, indent, depth + 1);
 			if (rc == 0)
-				rc = write_value(c, out, indent, depth + 1);
+				rc = write_value(c, out, indent, depth + 1, safe);
 			if (rc == 0 && c->next)
 				rc = put1(out, ',');
 		}
@@ -346,11 +372,11 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 		for (i = 0; rc == 0 && i < n; i++) {
 			rc = newline(out, indent, depth + 1);
 			if (rc == 0)
-				rc = write_string(out, keys[i]->string);
+				rc = write_string(out, keys[i]->string, safe);
 			if (rc == 0)
 				rc = indent ? el_buf_put(out, ": ", 2) : put1(out, ':');
 			if (rc == 0)
-				rc = write_value(keys[i], out, indent, depth + 1);
+				rc = write_value(keys[i], out, indent, depth + 1, safe);
 			if (rc == 0 && i + 1 < n)
 				rc = put1(out, ',');
 		}
@@ -365,7 +391,16 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth)
 
 int el_json_write(const cJSON *item, el_buf *out, int indent)
 {
-	int rc = write_value(item, out, indent, 0);
+	int rc = write_value(item, out, indent, 0, false);
+
+	if (rc == 0 && indent)
+		rc = el_buf_putc(out, '\n');
+	return rc;
+}
+
+int el_json_write_term(const cJSON *item, el_buf *out, int indent)
+{
+	int rc = write_value(item, out, indent, 0, true);
 
 	if (rc == 0 && indent)
 		rc = el_buf_putc(out, '\n');

@@ -67,6 +67,17 @@ long long el_jint(const cJSON *v, long long fallback);
  */
 int el_json_write(const cJSON *item, el_buf *out, int indent);
 
+/*
+ * el_json_write for a command's --json output, which is often read on a
+ * terminal: DEL, C1 controls (U+0080-U+009F) and bidi controls (U+061C,
+ * U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) are written as \uXXXX,
+ * so a hostile lock cannot move the cursor, retitle the window or reorder
+ * what a reader sees. The string values are the same once parsed. The
+ * lockfile and the canonical form the id is computed on keep raw UTF-8
+ * (el_json_write), so ids do not change.
+ */
+int el_json_write_term(const cJSON *item, el_buf *out, int indent);
+
 /* The canonical form's size cap: a lock's document is at most this large. */
 #define EL_LOCK_CANONICAL_MAX ((size_t)1 << 30)
 

@@ -59,7 +59,7 @@ static void put_filtered(el_out *o, const char *s, special_fn special, const cha
 		const char *start = s;
 		long cp = el_utf8_next(&s, end);
 
-		if (cp >= 0x2000 && el_is_control_cp(cp)) {
+		if (cp >= 0x100 && el_is_control_cp(cp)) {
 			el_out_puts(o, backslash);
 			el_out_printf(o, "u%04lx", cp);
 		} else if (cp < 0 || el_is_control_cp(cp)) {

@@ -62,7 +62,7 @@ void el_report_json(const el_report *r, el_out *o)
 		if (r->diff)
 			differences(r, doc);
 	}
-	if (el_json_write(doc, &b, 2) != 0)
+	if (el_json_write_term(doc, &b, 2) != 0)
 		o->overflow = true;
 	else
 		el_out_put(o, b.data, b.len);

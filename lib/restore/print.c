@@ -105,7 +105,7 @@ int envlock_restore_print_json(const envlock_restore *r, envlock_ctx *ctx, FILE 
 		}
 	}
 	el_buf_init(&b, 1u << 30);
-	if (el_json_write(doc, &b, 2) != 0 || fwrite(b.data, 1, b.len, out) != b.len)
+	if (el_json_write_term(doc, &b, 2) != 0 || fwrite(b.data, 1, b.len, out) != b.len)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "writing the plan: %s", el_strerror(errno));
 	el_buf_release(&b);
 	cJSON_Delete(doc);

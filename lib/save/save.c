@@ -122,7 +122,7 @@ int envlock_save_print_json(const envlock_lock *lock, envlock_ctx *ctx, const ch
 	el_jset_int(hashed, "files", (long long)st.files);
 	el_jset_int(hashed, "cached", (long long)st.cached);
 	el_jset_int(hashed, "bytes_read", (long long)st.bytes_read);
-	rc = el_json_write(doc, &b, 2);
+	rc = el_json_write_term(doc, &b, 2);
 	cJSON_Delete(doc);
 	if (rc != 0)
 		rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the summary of '%s' is larger than 1 MiB", path);

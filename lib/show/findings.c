@@ -61,7 +61,7 @@ int envlock_show_findings_json(const envlock_findings *f, envlock_ctx *ctx, FILE
 		el_finding_json(arr, envlock_findings_get(f, i), 0);
 	el_jset_str(doc, "worst", n ? envlock_severity_name(envlock_findings_worst(f)) : "none");
 	/* the lock writer: sorted keys, and bytes that are not UTF-8 written as U+FFFD, so always valid JSON */
-	if (el_json_write(doc, &b, 2) != 0)
+	if (el_json_write_term(doc, &b, 2) != 0)
 		rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the findings are larger than 1 GiB of JSON");
 	else if (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0)
 		rc = el_error_set(ctx, ENVLOCK_EIO, "write error: %s", el_strerror(errno));

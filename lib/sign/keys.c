@@ -158,15 +158,24 @@ int envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx, const char *pre
 	char *priv = NULL, *pub = NULL;
 	size_t priv_len = 0, pub_len = 0;
 	struct stat st;
-	int rc = 0;
+	int rc = 0, complete;
 
 	memset(out, 0, sizeof(*out));
 	if (!prefix || !*prefix)
 		return el_error_set(ctx, ENVLOCK_EINVAL, "an empty prefix for the key files");
 	out->private_path = el_xasprintf("%s.key.pem", prefix);
 	out->public_path = el_xasprintf("%s.pub.pem", prefix);
+	/*
+	 * A private key with no public key beside it is what a keygen killed
+	 * between its two files leaves: the rerun completes the pair from it
+	 * (the public key is derived, nothing secret is made or replaced)
+	 */
+	complete = !force && lstat(out->private_path, &st) == 0 && S_ISREG(st.st_mode) &&
+		   lstat(out->public_path, &st) != 0 && errno == ENOENT;
+	if (complete && el_key_read(&pkey, ctx, out->private_path, 1) != 0)
+		complete = 0; /* not a key of envlock's: refused as any file there */
 	/* refuse before writing either file, so a refusal leaves no half pair */
-	if (!force && (lstat(out->private_path, &st) == 0 || lstat(out->public_path, &st) == 0)) {
+	if (!force && !complete && (lstat(out->private_path, &st) == 0 || lstat(out->public_path, &st) == 0)) {
 		rc = el_error_set(ctx, ENVLOCK_EEXISTS, "'%s' already exists",
 				  lstat(out->private_path, &st) == 0 ? out->private_path : out->public_path);
 		goto done;
@@ -181,8 +190,8 @@ int envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx, const char *pre
 	if (rc)
 		goto done;
 	ERR_clear_error();
-	kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
-	if (!kctx || EVP_PKEY_keygen_init(kctx) != 1 || EVP_PKEY_keygen(kctx, &pkey) != 1) {
+	if (!complete && (!(kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL)) || EVP_PKEY_keygen_init(kctx) != 1 ||
+			  EVP_PKEY_keygen(kctx, &pkey) != 1)) {
 		rc = el_error_set(ctx, ENVLOCK_ERROR, "making an Ed25519 key: %s", el_ssl_reason());
 		goto done;
 	}
@@ -195,7 +204,10 @@ int envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx, const char *pre
 	if ((rc = el_key_fingerprint(out->fingerprint, ctx, pkey)) != 0)
 		goto done;
 	/* both files or neither: a failure must never leave a private key beside another's public key */
-	if (!force) {
+	if (complete) {
+		rc = el_write_atomic_new(ctx, out->public_path, pub, pub_len, 0644);
+		out->completed = rc == 0;
+	} else if (!force) {
 		rc = el_write_atomic_new(ctx, out->private_path, priv, priv_len, 0600);
 		if (rc == 0 && (rc = el_write_atomic_new(ctx, out->public_path, pub, pub_len, 0644)) != 0)
 			unlink(out->private_path); /* created just now: nobody else's */

@@ -390,7 +390,8 @@ long el_utf8_next(const char **p, const char *end)
 
 bool el_is_control_cp(long cp)
 {
-	return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) ||
+	return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || cp == 0x061C ||
+	       cp == 0x200E || cp == 0x200F ||
 	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
@@ -431,7 +432,7 @@ static void term_walk(term_sink *k, const char *s)
 		if (cp >= 0 && !el_is_control_cp(cp))
 			continue;
 		sink_put(k, run, (size_t)(start - run));
-		if (cp >= 0x2000) {
+		if (cp >= 0x100) {
 			sink_put(k, esc, (size_t)snprintf(esc, sizeof(esc), "\\u%04lx", cp));
 		} else {
 			for (const char *b = start; b < s; b++)
@@ -484,7 +485,7 @@ size_t el_term_width(const char *s)
 		const char *start = s;
 		long cp = el_utf8_next(&s, end);
 
-		if (cp >= 0x2000 && el_is_control_cp(cp))
+		if (cp >= 0x100 && el_is_control_cp(cp))
 			w += 6;                           /* \uNNNN */
 		else if (cp < 0 || el_is_control_cp(cp))
 			w += 4 * (size_t)(s - start);     /* \xNN per byte */

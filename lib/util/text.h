@@ -78,9 +78,9 @@ long el_utf8_next(const char **p, const char *end);
 
 /*
  * Is cp a character no output should carry as it is: a C0 or C1
- * control, DEL, or one of the bidirectional embeddings, overrides and
- * isolates that reorder what a reader sees (U+202A-U+202E,
- * U+2066-U+2069; CVE-2021-42574, "Trojan Source")?
+ * control, DEL, or one of the bidirectional embeddings, overrides,
+ * isolates and marks that reorder what a reader sees (U+202A-U+202E,
+ * U+2066-U+2069, U+200E, U+200F, U+061C; CVE-2021-42574, "Trojan Source")?
  */
 bool el_is_control_cp(long cp);
 
@@ -88,7 +88,7 @@ bool el_is_control_cp(long cp);
  * Text from a lockfile (untrusted) as a terminal should get it: a
  * control character or a byte that is not valid UTF-8 is written as
  * \xNN for each of its bytes (ESC as \x1b, the C1 CSI U+009B as
- * \xc2\x9b), a bidi control as \uNNNN; everything else, '\' included,
+ * \xc2\x9b), a bidi control (U+061C and up) as \uNNNN; everything else, '\' included,
  * is copied. So no escape sequence, bell, title change or reordering
  * reaches the terminal. el_term_text appends to b (ENVLOCK_ELIMIT past
  * its cap); el_term_put writes to out (errors show in ferror(out)).

@@ -54,7 +54,7 @@ int envlock_verify_print_json(const envlock_verify *v, envlock_ctx *ctx, FILE *o
 {
 	el_buf b = EL_BUF_INIT((size_t)64 << 20);
 	cJSON *doc = to_json(v);
-	int rc = el_json_write(doc, &b, 2);
+	int rc = el_json_write_term(doc, &b, 2);
 
 	cJSON_Delete(doc);
 	if (rc == 0 && (fwrite(b.data, 1, b.len, out) != b.len || fflush(out) != 0))

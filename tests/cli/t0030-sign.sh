@@ -27,6 +27,17 @@ ln -s nowhere bob.pub.pem
 "$ENVLOCK" keygen -o bob >out 2>err
 check_status "keygen onto a dangling symlink" 1 $?
 check_eq "no private key is left behind when the public name is taken" "no" "$(test -e bob.key.pem && echo yes || echo no)"
+# a private key alone, what a keygen killed between its two files leaves: the rerun completes the pair
+"$ENVLOCK" keygen -o carol >/dev/null 2>&1 && cp carol.key.pem carol-before.pem && rm carol.pub.pem
+"$ENVLOCK" keygen -o carol >out 2>err
+check_status "keygen where only the private key is completes the pair" 0 $?
+check_eq "saying so" "envlock: keygen: 'carol.key.pem' had no public key beside it (a keygen cut short): wrote its public key, 'carol.pub.pem'" "$(cat err)"
+check_eq "the public key is the private key's" "$(openssl pkey -in carol.key.pem -pubout)" "$(cat carol.pub.pem)"
+if cmp -s carol-before.pem carol.key.pem; then ok "the private key is untouched"; else not_ok "the private key is untouched"; fi
+printf 'not a key\n' >dave.key.pem
+"$ENVLOCK" keygen -o dave >out 2>err
+check_status "a file there that is not a private key is refused as before" 1 $?
+check_eq "no public key is made for it" "no" "$(test -e dave.pub.pem && echo yes || echo no)"
 "$ENVLOCK" keygen -o alice --force >/dev/null 2>&1
 check_status "keygen --force" 0 $?
 if cmp -s before.pem alice.key.pem; then not_ok "--force made a new key"; else ok "--force made a new key"; fi

@@ -132,6 +132,35 @@ static void json_writer_sorts_and_escapes(void **state)
 	cJSON_Delete(o);
 }
 
+/*
+ * --json output (el_json_write_term) writes C1 and bidi controls as
+ * \uXXXX, which parse back to the same string; the lock writer keeps them raw.
+ */
+static void json_for_a_terminal_escapes_c1_and_bidi(void **state)
+{
+	static const char raw[] = "a\x7f\xC2\x9B" "2J\xC2\x80\xE2\x80\xAEz\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C"
+				  "\xE2\x81\xA6\xE2\x81\xA9\xE2\x80\xAA\xC2\xA0\xE2\x80\xA6\xE2\x80\xAF\xE2\x81\xAA\xF0\x9F\x98\x80";
+	el_buf b = EL_BUF_INIT(1 << 20);
+	cJSON *o = el_jnew_obj(), *back;
+
+	(void)state;
+	el_jset_str(o, raw, raw); /* keys too */
+	assert_int_equal(el_json_write_term(o, &b, 0), 0);
+	assert_string_equal(el_buf_cstr(&b),
+			    "{\"a\\u007f\\u009b2J\\u0080\\u202ez\\u200e\\u200f\\u061c\\u2066\\u2069\\u202a\xC2\xA0\xE2\x80\xA6\xE2\x80\xAF\xE2\x81\xAA\xF0\x9F\x98\x80\":"
+			    "\"a\\u007f\\u009b2J\\u0080\\u202ez\\u200e\\u200f\\u061c\\u2066\\u2069\\u202a\xC2\xA0\xE2\x80\xA6\xE2\x80\xAF\xE2\x81\xAA\xF0\x9F\x98\x80\"}");
+	back = cJSON_Parse(el_buf_cstr(&b));
+	assert_non_null(back);
+	assert_string_equal(el_jget_str(back, raw), raw);
+	cJSON_Delete(back);
+	el_buf_reset(&b);
+	assert_int_equal(el_json_write(o, &b, 0), 0);
+	assert_int_equal(b.len, 2 * strlen(raw) + 7); /* {"raw":"raw"}, raw as it is */
+	assert_non_null(strstr(el_buf_cstr(&b), raw));
+	el_buf_release(&b);
+	cJSON_Delete(o);
+}
+
 static void lock_id_ignores_created_and_id(void **state)
 {
 	envlock_lock a = { 0 }, b = { 0 };
@@ -540,6 +569,8 @@ static void term_text_escapes_what_drives_a_terminal(void **state)
 		{ "\xC2\x80\xC2\x9f\xC2\xA0", "\\xc2\\x80\\xc2\\x9f\xC2\xA0" }, /* U+0080, U+009F; NBSP kept */
 		{ "\xE2\x80\xAEgnp.exe", "\\u202egnp.exe" },            /* RIGHT-TO-LEFT OVERRIDE */
 		{ "\xE2\x80\xAA\xE2\x80\xAD\xE2\x81\xA6\xE2\x81\xA9", "\\u202a\\u202d\\u2066\\u2069" },
+		{ "\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C", "\\u200e\\u200f\\u061c" }, /* LRM, RLM, ARABIC LETTER MARK */
+		{ "\xE2\x80\x8D\xD8\x9B", "\xE2\x80\x8D\xD8\x9B" },  /* ZWJ, U+061B: not controls */
 		{ "\xE2\x80\xA9\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA",   /* U+2029, U+202F, U+2065, U+206A: not controls */
 		  "\xE2\x80\xA9\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA" },
 		{ "a\xffz", "a\\xffz" },
@@ -802,6 +833,7 @@ int main(void)
 		cmocka_unit_test(spawn_timeout_ends_the_whole_group),
 		cmocka_unit_test(hashcache_hits_and_survives_corruption),
 		cmocka_unit_test(term_text_escapes_what_drives_a_terminal),
+		cmocka_unit_test(json_for_a_terminal_escapes_c1_and_bidi),
 		cmocka_unit_test(term_text_is_safe_for_every_short_string),
 		cmocka_unit_test(term_text_respects_the_cap),
 		cmocka_unit_test(jget_int_rejects_what_does_not_fit),

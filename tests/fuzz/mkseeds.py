@@ -127,6 +127,14 @@ def main():
             parts = [read(site + "/torch/version.py"), read(site + "/mmcv/version.py"), read(site + "/mmdet/__init__.py")]
             if any(parts):
                 add("frameworks", join(*parts))
+    # the fixtures' ELF files are all of one generator's shape: real ones of this Debian
+    # besides, with symbol versions needed and defined, PT_INTERP and notes
+    for f in ["/lib/x86_64-linux-gnu/libdl.so.2", "/lib/x86_64-linux-gnu/librt.so.1",
+              "/lib/x86_64-linux-gnu/libBrokenLocale.so.1", "/lib/x86_64-linux-gnu/libnss_dns.so.2",
+              "/usr/bin/true"]:
+        add("elf", read(f))
+        add("cudnn", join(b"CUDA Version 11.3.109\n", b"#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 2\n#define CUDNN_PATCHLEVEL 0\n",
+                          read(f)))
     for d in each("tests/fixtures/configs", "**/*.py"):
         add("config", read(d))
 

@@ -58,8 +58,8 @@ fuzz-build:
 	  EXTRA_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" fuzz-bins
 
 fuzz: fuzz-build
-	@mkdir -p build/fuzz/crashes
-	@for t in $(FUZZ_TARGETS); do \
+	@mkdir -p build/fuzz/crashes && : >build/fuzz/summary.tsv
+	@failed=; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build/fuzz/corpus/$$t; \
 	  dict=; [ -f tests/fuzz/dict/$$t.dict ] && dict=-dict=tests/fuzz/dict/$$t.dict; \
 	  echo "  FUZZ    $$t ($(FUZZ_SECONDS) s)"; \
@@ -67,9 +67,13 @@ fuzz: fuzz-build
 	    -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
 	    -artifact_prefix=build/fuzz/crashes/$$t- build/fuzz/corpus/$$t \
 	    $$(for d in tests/fuzz/corpus/$$t tests/fuzz/crashes/$$t; do [ -d $$d ] && echo $$d; done) \
-	    >build/fuzz/$$t.log 2>&1 || { tail -n 40 build/fuzz/$$t.log; echo "make fuzz: $$t crashed (build/fuzz/$$t.log)"; exit 1; }; \
-	  grep -E '^stat::(number_of_executed_units|average_exec_per_sec)|cov: ' build/fuzz/$$t.log | tail -n 3; \
-	done
+	    >build/fuzz/$$t.log 2>&1 || { tail -n 40 build/fuzz/$$t.log; echo "make fuzz: $$t crashed (build/fuzz/$$t.log)"; failed="$$failed $$t"; }; \
+	  printf '%s\t%s\t%s\t%s\n' $$t \
+	    "$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$t.log)" \
+	    "$$(sed -n 's/^stat::average_exec_per_sec: *//p' build/fuzz/$$t.log)" \
+	    "$$(grep -o 'cov: [0-9]* ft: [0-9]*' build/fuzz/$$t.log | tail -n 1)" | tee -a build/fuzz/summary.tsv; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make fuzz: crashes in$$failed: reproducers in build/fuzz/crashes"; exit 1; fi
 
 # the replay binaries land in $(BUILD)/fuzz-replay/ whatever library they were linked with
 fuzz-replay:

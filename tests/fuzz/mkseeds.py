@@ -82,7 +82,9 @@ def main():
         subprocess.run([sys.executable, "tests/bundle/mkhostile.py", hostile],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for f in each(hostile, "*.tar.zst"):
-            add("bundle", read(f))
+            # the 1 GiB bomb takes 1.5 s a run (verify and list hash all of it): tests/cli covers it
+            if not f.endswith("/bomb.tar.zst"):
+                add("bundle", read(f))
 
     for n in names:
         root = os.path.join(roots, n)

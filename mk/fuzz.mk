@@ -1,6 +1,8 @@
 # Fuzzing (issue 17): one libFuzzer harness per parser of outside data in
 # tests/fuzz/fuzz_<target>.c, each with its seed corpus in
-# tests/fuzz/corpus/<target>/, its reproducers of past crashes in
+# tests/fuzz/corpus/<target>/ (tests/fuzz/mkseeds.py, from the fixtures),
+# what campaigns found that adds coverage in tests/fuzz/found/<target>/
+# (libFuzzer -merge=1), its reproducers of past crashes in
 # tests/fuzz/crashes/<target>/ and, where one helps, tests/fuzz/dict/<target>.dict.
 #
 #   make fuzz FUZZ_SECONDS=N   builds them with clang's libFuzzer, ASan and
@@ -66,7 +68,7 @@ fuzz: fuzz-build
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp nice -n 10 build/fuzz/fuzz/bin/fuzz_$$t \
 	    -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
 	    -artifact_prefix=build/fuzz/crashes/$$t- build/fuzz/corpus/$$t \
-	    $$(for d in tests/fuzz/corpus/$$t tests/fuzz/crashes/$$t; do [ -d $$d ] && echo $$d; done) \
+	    $$(for d in tests/fuzz/corpus/$$t tests/fuzz/found/$$t tests/fuzz/crashes/$$t; do [ -d $$d ] && echo $$d; done) \
 	    >build/fuzz/$$t.log 2>&1 || { tail -n 40 build/fuzz/$$t.log; echo "make fuzz: $$t crashed (build/fuzz/$$t.log)"; failed="$$failed $$t"; }; \
 	  printf '%s\t%s\t%s\t%s\n' $$t \
 	    "$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$t.log)" \

@@ -5,7 +5,8 @@ PKGS    := libcjson libcrypto libgit2 libarchive libzstd
 DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
            libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema \
            libacl1-dev liblz4-dev python3-torch zstd python3-venv \
-           python3-pip python3-setuptools python3-wheel
+           python3-pip python3-setuptools python3-wheel \
+           clang-14 libclang-rt-14-dev
 # For the report tests only (tests/cli/t004*): pdflatex with booktabs, pdftotext,
 # headless Chromium and GitHub's Markdown renderer. Large (~450 MB), so a failed
 # install is reported and those tests skip, saying why.
@@ -123,7 +124,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: all header-test $(UNIT_BIN) fixtures
+check: all header-test $(UNIT_BIN) fixtures fuzz-replay
 	@ENVLOCK=$(BUILD)/envlock BUILD=$(BUILD) sh tests/run.sh $(UNIT_BIN)
 
 asan: deps

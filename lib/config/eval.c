@@ -1352,6 +1352,7 @@ static void skip_block(parser *p, const char *kw)
 static void read_base_block(parser *p)
 {
 	int col = tok(p)->col;
+	size_t start;
 
 	skip_header(p);
 	for (;;) {
@@ -1359,7 +1360,14 @@ static void read_base_block(parser *p)
 			p->pos++;
 		if (tok(p)->kind == TK_EOF || tok(p)->col <= col || p->r->fatal)
 			break;
+		if (at_op(p, ";")) { /* from .a import *; from .b import * */
+			p->pos++;
+			continue;
+		}
+		start = p->pos;
 		read_base_line(p);
+		if (p->pos == start) /* a line it cannot read stops where it is: step past it */
+			p->pos++;
 	}
 }
 

@@ -189,7 +189,7 @@ int el_cfg_lex(el_cfg_run *r, const char *path, const char *s, size_t len, el_to
 
 			while (j < len && j - i < 2 && strchr("rRbBuUfF", s[j]) && s[j])
 				j++;
-			if (j < len && (s[j] == '\'' || s[j] == '"') && (j == i || !is_word((unsigned char)s[i - 1]) || i == 0)) {
+			if (j < len && (s[j] == '\'' || s[j] == '"') && (j == i || i == 0 || !is_word((unsigned char)s[i - 1]))) {
 				char q = s[j];
 				bool triple = j + 2 < len && s[j + 1] == q && s[j + 2] == q;
 				int start_line = line;

@@ -407,6 +407,23 @@ static void read_base_imports(void **state)
 	cJSON_Delete(out);
 }
 
+/* what tests/fuzz found: a string prefix as the text's first byte, and ';' between read_base() imports */
+static void fuzz_findings(void **state)
+{
+	cJSON *out;
+
+	(void)state;
+	out = eval_text("f'{x}'\nx = 1\n");
+	check_effective(out, "{\"x\":1}");
+	cJSON_Delete(out);
+	unit_write(dir, "cfg/_base_/a.py", "a = 1\n", -1);
+	unit_write(dir, "cfg/_base_/b.py", "b = 2\n", -1);
+	unit_write(dir, "cfg/semi.py", "with read_base():\n    from ._base_.a import *; from ._base_.b import *\n", -1);
+	out = eval_opts("cfg/semi.py", NULL, 0, 0);
+	check_effective(out, "{\"a\":1,\"b\":2}");
+	cJSON_Delete(out);
+}
+
 static void cfg_options(void **state)
 {
 	static const char *const opts[] = { "a=1", "b=1.5", "c=True", "d=false", "e=None", "f=abc", "g=[1,2,(3,x)]",
@@ -871,6 +888,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(base_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(base_references, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_base_imports, setup, teardown),
+		cmocka_unit_test_setup_teardown(fuzz_findings, setup, teardown),
 		cmocka_unit_test_setup_teardown(cfg_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile, setup, teardown),
 		cmocka_unit_test(mmdet_faster_rcnn),

@@ -28,28 +28,74 @@ static el_diff_row *push(envlock_diff *d, int section, envlock_diff_change chang
 }
 
 /*
- * The conda package of that name in a view, or NULL: a binary search, as
- * save writes them sorted by name, then a scan for a lock that is not.
+ * A view's conda packages by name: save writes them sorted, so the view's
+ * own array is used as it is; a lock that is not sorted (edited, made by
+ * another tool) gets a sorted index, built once per diff, so that a lookup
+ * stays a binary search (a scan per changed package was quadratic).
  */
-static const el_conda_package *conda_package(const el_view *v, const char *name)
+typedef struct {
+	const el_conda_package *const *by_name; /* NULL: the view's array is sorted */
+	const el_conda_package *packages;
+	size_t n;
+} conda_index;
+
+static int conda_by_name(const void *x, const void *y)
 {
-	size_t lo = 0, hi = v->conda.npackages;
+	const el_conda_package *a = *(const el_conda_package *const *)x, *b = *(const el_conda_package *const *)y;
+
+	int c = !a->name || !b->name ? !a->name - !b->name : strcmp(a->name, b->name);
+
+	/* the same name twice: the first in the lock's order, as a scan would find it */
+	return c ? c : (a > b) - (a < b);
+}
+
+static void conda_index_init(conda_index *ix, const el_view *v)
+{
+	const el_conda_package **by_name;
+	size_t i;
+
+	ix->by_name = NULL;
+	ix->packages = v->conda.packages;
+	ix->n = v->conda.npackages;
+	for (i = 1; i < ix->n; i++)
+		if (!ix->packages[i - 1].name || !ix->packages[i].name ||
+		    strcmp(ix->packages[i - 1].name, ix->packages[i].name) > 0)
+			break;
+	if (i >= ix->n)
+		return;
+	by_name = el_xcalloc(ix->n, sizeof(*by_name));
+	for (i = 0; i < ix->n; i++)
+		by_name[i] = &ix->packages[i];
+	qsort(by_name, ix->n, sizeof(*by_name), conda_by_name);
+	ix->by_name = by_name;
+}
+
+static void conda_index_release(conda_index *ix)
+{
+	free((void *)ix->by_name);
+}
+
+/* The conda package of that name, or NULL (the first of that name, if a lock has two). */
+static const el_conda_package *conda_package(const conda_index *ix, const char *name)
+{
+	size_t lo = 0, hi = ix->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const char *n = v->conda.packages[mid].name;
-		int c = n ? strcmp(n, name) : -1;
+		const el_conda_package *p = ix->by_name ? ix->by_name[mid] : &ix->packages[mid];
+		int c = p->name ? strcmp(p->name, name) : -1;
 
-		if (c == 0)
-			return &v->conda.packages[mid];
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = 0; i < v->conda.npackages; i++)
-		if (v->conda.packages[i].name && strcmp(v->conda.packages[i].name, name) == 0)
-			return &v->conda.packages[i];
+	if (lo < ix->n) {
+		const el_conda_package *p = ix->by_name ? ix->by_name[lo] : &ix->packages[lo];
+
+		if (p->name && strcmp(p->name, name) == 0)
+			return p;
+	}
 	return NULL;
 }
 
@@ -60,9 +106,9 @@ static const el_conda_package *conda_package(const el_view *v, const char *name)
  * offline kit (`envlock restore --kit`, a file:// URL) or a mirror folder
  * is the one the lock names, though conda records the folder as its channel.
  */
-static bool same_conda_archive(const el_view *va, const el_view *vb, const char *name)
+static bool same_conda_archive(const conda_index *ia, const conda_index *ib, const char *name)
 {
-	const el_conda_package *a = conda_package(va, name), *b = conda_package(vb, name);
+	const el_conda_package *a = conda_package(ia, name), *b = conda_package(ib, name);
 
 	if (!a || !b || !a->version || !b->version || strcmp(a->version, b->version) != 0 ||
 	    strcmp(a->build ? a->build : "", b->build ? b->build : "") != 0)
@@ -75,6 +121,8 @@ static bool same_conda_archive(const el_view *va, const el_view *vb, const char 
 static void compare_items(envlock_diff *d, const el_view *va, const el_view *vb, int all)
 {
 	el_strpool *pool = &d->tab.pool;
+	conda_index ia, ib;
+	bool indexed = false;
 
 	for (size_t i = 0; i < d->tab.n; i++) {
 		const el_item *it = &d->tab.items[i];
@@ -84,9 +132,15 @@ static void compare_items(envlock_diff *d, const el_view *va, const el_view *vb,
 		char *reason = NULL;
 		el_diff_row *x;
 
-		if (change == ENVLOCK_DIFF_CHANGED && it->section == EL_SEC_CONDA &&
-		    same_conda_archive(va, vb, el_strpool_get(pool, it->key)))
-			change = ENVLOCK_DIFF_SAME;
+		if (change == ENVLOCK_DIFF_CHANGED && it->section == EL_SEC_CONDA) {
+			if (!indexed) {
+				conda_index_init(&ia, va);
+				conda_index_init(&ib, vb);
+				indexed = true;
+			}
+			if (same_conda_archive(&ia, &ib, el_strpool_get(pool, it->key)))
+				change = ENVLOCK_DIFF_SAME;
+		}
 
 		if (change == ENVLOCK_DIFF_SAME && !all)
 			continue;
@@ -99,6 +153,10 @@ static void compare_items(envlock_diff *d, const el_view *va, const el_view *vb,
 			x->e.reason = el_strpool_str(pool, reason);
 			free(reason);
 		}
+	}
+	if (indexed) {
+		conda_index_release(&ia);
+		conda_index_release(&ib);
 	}
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "model.h"
 #include "schema.h"
 #include "util/atomic.h"
@@ -46,6 +47,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	const char *end = NULL;
 	char hex[EL_SHA256_HEX];
 	envlock_lock *lock;
+	el_arena *arena = NULL;
 	cJSON *doc, *ver;
 	bool canonical;
 	int rc;
@@ -55,7 +57,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 		el_buf_release(&b);
 		return rc;
 	}
-	doc = cJSON_ParseWithLengthOpts(b.data, b.len, &end, 0);
+	doc = el_arena_parse(&arena, b.data, b.len, &end);
 	if (!doc) {
 		size_t line = 1, depth = 0, deepest = 0;
 		int in_string = 0;
@@ -90,13 +92,13 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	el_buf_release(&b);
 	ver = el_jget(doc, "envlock");
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
-		cJSON_Delete(doc);
+		el_arena_delete(arena, doc);
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock lockfile (no \"envlock\" version)", path);
 	}
 	if (ver->valuedouble != ENVLOCK_FORMAT_VERSION) {
 		double v = ver->valuedouble;
 
-		cJSON_Delete(doc);
+		el_arena_delete(arena, doc);
 		return el_error_set(ctx, ENVLOCK_EVERSION,
 				    "'%s': lockfile format %g is not supported (this envlock reads %d)",
 				    path, v, ENVLOCK_FORMAT_VERSION);
@@ -106,11 +108,12 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 
 		/* the schema is the contract: every command refuses what it does not allow */
 		if (el_schema_check_lock(doc, why, sizeof(why)) != 0) {
-			cJSON_Delete(doc);
+			el_arena_delete(arena, doc);
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not a valid lockfile: %s", path, why);
 		}
 	}
 	lock = el_xcalloc(1, sizeof(*lock));
+	lock->arena = arena;
 	lock->doc = doc;	/* else its id is computed when someone asks (envlock_lock_id) */
 	if (canonical) {
 		snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);
@@ -189,7 +192,7 @@ void envlock_lock_free(envlock_lock *lock)
 		return;
 	/* the view's few large blocks first: freed after the document's many small nodes, glibc consolidates them all */
 	el_view_free(lock->view);
-	cJSON_Delete(lock->doc);
+	el_arena_delete(lock->arena, lock->doc);
 	cJSON_Delete(lock->errors);
 	free(lock->untrusted_why);
 	free(lock);

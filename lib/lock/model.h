@@ -14,6 +14,7 @@
 
 struct envlock_lock {
 	cJSON *doc;
+	struct el_arena *arena;     /* where a loaded lock's document lives (arena.h), or NULL: malloc */
 	char id[8 + EL_SHA256_HEX]; /* "sha256:" + hex, once computed */
 	int id_ready;               /* id is computed lazily: loading a lock does not need it */
 	int doc_id_stale;           /* the document changed since its "id" was set (a probe, checks) */

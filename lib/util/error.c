@@ -10,6 +10,7 @@
 #include <openssl/crypto.h>
 
 #include "error.h"
+#include "lock/arena.h"
 #include "xalloc.h"
 
 static void (*oom_handler)(void);
@@ -20,12 +21,10 @@ void envlock_set_oom_handler(void (*handler)(void))
 	oom_handler = handler;
 }
 
-/* cJSON's allocations follow envlock's policy: a parse that ran out of memory is not "invalid JSON" */
+/* cJSON allocates through lib/lock/arena.c: out of memory ends the program, a loaded lock lives in an arena */
 static void cjson_hook(void)
 {
-	cJSON_Hooks hooks = { el_xmalloc, free };
-
-	cJSON_InitHooks(&hooks);
+	el_cjson_hooks_install();
 }
 
 int envlock_ctx_new(envlock_ctx **out)

@@ -789,12 +789,34 @@ static void drift_printers(void **state)
 	envlock_drift_free(d);
 }
 
+/* An unsorted conda list (not as save writes it) still matches by name: the kit's copy is the same archive */
+static void unsorted_conda_list_matches_the_same_archive(void **state)
+{
+#define NUMPY_FROM(channel, md5) "{\"name\": \"numpy\", \"version\": \"1.21.6\", \"build\": \"py37h976b520_0\", " \
+	"\"channel\": \"" channel "\", \"subdir\": \"linux-64\", \"md5\": \"" md5 "\"}"
+	spec a = { .conda = PKG_PY_CONDA ", " NUMPY_FROM("https://conda.anaconda.org/conda-forge/linux-64",
+							   "9b03acfb4d70500b99e306198f330922") };
+	spec kit = { .conda = PKG_PY_CONDA ", " NUMPY_FROM("file:///kit/conda", "9b03acfb4d70500b99e306198f330922") };
+	spec other = { .conda = PKG_PY_CONDA ", " NUMPY_FROM("file:///kit/conda", "0b03acfb4d70500b99e306198f330922") };
+	envlock_diff *d;
+
+	(void)state;
+	d = diff_specs(&a, &kit);
+	assert_null(find(d, "conda", "numpy"));
+	envlock_diff_free(d);
+	d = diff_specs(&a, &other);
+	assert_non_null(find(d, "conda", "numpy"));
+	envlock_diff_free(d);
+#undef NUMPY_FROM
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flatten_gives_readable_items),
 		cmocka_unit_test(identical_locks_have_no_entries),
 		cmocka_unit_test(packages_match_by_name_conda_and_pip_apart),
+		cmocka_unit_test(unsorted_conda_list_matches_the_same_archive),
 		cmocka_unit_test(core_items_are_risky_when_what_matters_changes),
 		cmocka_unit_test(core_item_appearing_is_risky),
 		cmocka_unit_test(entries_sorted_most_severe_first),

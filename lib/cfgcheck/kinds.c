@@ -479,24 +479,30 @@ static void config_cudnn_benchmark_fixed(envlock_findings *f, const cJSON *rule,
 
 /* --- the files it names ------------------------------------------------- */
 
-static void checkpoint_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
-			   const el_config *c, const el_cfg_facts *x)
+/* Each file of role that the saving machine did not have (URLs are fetched at start, not judged). */
+static void missing_uses(envlock_findings *f, const cJSON *rule, const el_config *c, const char *role)
 {
 	char subject[512];
 
-	(void)table;
-	(void)v;
-	(void)x;
 	for (size_t i = 0; i < c->nuses; i++) {
 		const el_config_use *u = &c->uses[i];
 
-		if (!u->role || strcmp(u->role, "checkpoint") || u->url || u->exists != EL_NO)
+		if (!u->role || strcmp(u->role, role) || u->url || u->exists != EL_NO)
 			continue;
 		snprintf(subject, sizeof(subject), "%s: %s", c->path, u->key);
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
 			"config", c->path, "key", u->key, "path", u->path,
 			"resolved", u->resolved ? u->resolved : u->path, NULL });
 	}
+}
+
+static void checkpoint_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			   const el_config *c, const el_cfg_facts *x)
+{
+	(void)table;
+	(void)v;
+	(void)x;
+	missing_uses(f, rule, c, "checkpoint");
 }
 
 static void config_checkpoint_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
@@ -507,21 +513,10 @@ static void config_checkpoint_missing(envlock_findings *f, const cJSON *rule, co
 static void annotations_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
 			    const el_config *c, const el_cfg_facts *x)
 {
-	char subject[512];
-
 	(void)table;
 	(void)v;
 	(void)x;
-	for (size_t i = 0; i < c->nuses; i++) {
-		const el_config_use *u = &c->uses[i];
-
-		if (!u->role || strcmp(u->role, "annotations") || u->url || u->exists != EL_NO)
-			continue;
-		snprintf(subject, sizeof(subject), "%s: %s", c->path, u->key);
-		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"config", c->path, "key", u->key, "path", u->path,
-			"resolved", u->resolved ? u->resolved : u->path, NULL });
-	}
+	missing_uses(f, rule, c, "annotations");
 }
 
 static void config_annotations_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)

@@ -36,16 +36,17 @@ typedef struct {
 	size_t count[C_COUNT];
 } redactor;
 
+/* cJSON's own strings go back through cJSON_free: a loaded lock's live in its arena (lib/lock/arena.h) */
 static void set_string(cJSON *item, char *val)
 {
-	free(item->valuestring);
+	cJSON_free(item->valuestring);
 	item->valuestring = val;
 }
 
 static void set_key(cJSON *item, char *key)
 {
 	if (!(item->type & cJSON_StringIsConst))
-		free(item->string);
+		cJSON_free(item->string);
 	item->type &= ~cJSON_StringIsConst;
 	item->string = key;
 }

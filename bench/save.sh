@@ -1,6 +1,7 @@
 #!/bin/sh
 # Benchmark `envlock save` against `python3 -m pip freeze` (which records far
-# less: only name==version of one environment), in one run, medians of N.
+# less: only name==version of one environment) and PyTorch's collect_env.py
+# (the environment report its bug template asks for), in one run, medians of N.
 # Writes the table to bench/out/save.tsv; bench/RESULTS.md quotes it.
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,6 +29,7 @@ cd "$away"
 /usr/bin/python3 "$here/bench/median.py" "$N" \
 	"envlock save -o /dev/null (this machine, digest cache warm)" -- "$ENVLOCK_ABS" save -q -o /dev/null --- \
 	"python3 -m pip freeze" -- python3 -m pip freeze --- \
+	"python3 -m torch.utils.collect_env (PyTorch's, in Debian's python3-torch)" -- /usr/bin/python3 -m torch.utils.collect_env --- \
 	"envlock save --root bench-800 -o /dev/null (500 conda + 300 pip)" -- "$ENVLOCK_ABS" save -q --root "$bench_root_abs" -o /dev/null \
 	>"$here/$out/save.tsv"
 cd "$here"

@@ -19,13 +19,13 @@ mkdir wd && printf 'weights\n' >wd/w.pth && head -c 200000 /dev/urandom >wd/big.
 
 # --- stdout on /dev/full and closed: main's final check, as git does, and the commands' own
 # out_fails LABEL WHY COMMAND...: with its stdout on fd 3 (closed when shut=1), fails (non-zero) with exactly one
-# line on stderr, matching WHY
+# line on stderr, matching WHY (an extended regular expression)
 out_fails() {
 	_label=$1 _why=$2
 	shift 2
 	if [ "$shut" = 1 ]; then "$@" >&- 2>err; else "$@" >&3 2>err; fi
 	_rc=$?
-	if [ "$_rc" -ne 0 ] && [ "$(wc -l <err | tr -d ' ')" = 1 ] && grep -q -- "$_why" err; then
+	if [ "$_rc" -ne 0 ] && [ "$(wc -l <err | tr -d ' ')" = 1 ] && grep -Eq -- "$_why" err; then
 		ok "$_label"
 	else
 		not_ok "$_label"
@@ -46,13 +46,15 @@ for shape in full closed; do
 	out_fails "$shape stdout: report" "^envlock: report: stdout: $why\$" "$ENVLOCK" report "$good"
 	out_fails "$shape stdout: export" "^envlock: export: stdout: $why\$" "$ENVLOCK" export "$good" --format requirements
 	out_fails "$shape stdout: sign -o -" "^envlock: sign: stdout: $why\$" "$ENVLOCK" sign "$good" --key k.key.pem -o -
-	out_fails "$shape stdout: ldd --json" "^envlock: write error on stdout: $why\$" "$ENVLOCK" ldd --json /bin/true
+	# an output longer than stdio's buffer (musl's is 1 KiB, glibc's 4 KiB) meets the error in the
+	# command's own writes, which say it; a shorter one at main's final check
+	out_fails "$shape stdout: ldd --json" "^envlock: (ldd: write error|write error on stdout): $why\$" "$ENVLOCK" ldd --json /bin/true
 	# restore --dry-run exits 1 when there is work to do: a lost plan is an error all the same
 	out_fails "$shape stdout: restore --dry-run (status 1 when it works) says so" "^envlock: write error on stdout: $why\$" \
 		"$ENVLOCK" restore "$good" --dry-run
 	if [ "$shut" = 1 ]; then "$ENVLOCK" restore "$good" --dry-run >&- 2>/dev/null; else "$ENVLOCK" restore "$good" --dry-run >&3 2>/dev/null; fi
 	check_status "$shape stdout: restore --dry-run exits 2, not its 'work to do'" 2 $?
-	out_fails "$shape stdout: restore --dry-run --json" "^envlock: write error on stdout: $why\$" \
+	out_fails "$shape stdout: restore --dry-run --json" "^envlock: (restore: writing the plan|write error on stdout): $why\$" \
 		"$ENVLOCK" restore "$good" --dry-run --json
 	out_fails "$shape stdout: --version" "^envlock: write error on stdout: $why\$" "$ENVLOCK" --version
 	out_fails "$shape stdout: --help" "^envlock: write error on stdout: $why\$" "$ENVLOCK" --help
@@ -118,7 +120,7 @@ for shape in full ro; do
 	fails_here "$shape: export -o" "^envlock: export: '$mnt/old.txt': .*$why\$" \
 		"$ENVLOCK" export "$good" --format requirements -o "$mnt/old.txt"
 	fails_here "$shape: sign -o" "^envlock: sign: '$mnt/old.sig': .*$why\$" "$ENVLOCK" sign "$good" --key k.key.pem -o "$mnt/old.sig"
-	fails_here "$shape: keygen --force over a key pair" "^envlock: keygen: '$mnt/oldk\.\(key\|pub\)\.pem\(\.new\)\{0,1\}': .*$why\$" \
+	fails_here "$shape: keygen --force over a key pair" "^envlock: keygen: '$mnt/oldk\.(key|pub)\.pem(\.new)?': .*$why\$" \
 		"$ENVLOCK" keygen -o "$mnt/oldk" --force
 	fails_here "$shape: bundle -o" "^envlock: bundle: '$mnt/old.tar.zst': .*$why\$" "$ENVLOCK" bundle wd -o "$mnt/old.tar.zst" --lock "$good"
 	# the kit is staged in a folder beside it, kit.tar.zst.tmp-XXXXXX, which the error may name

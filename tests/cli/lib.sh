@@ -137,7 +137,8 @@ validate() {
 }
 
 # clean FILE: "clean" when FILE is UTF-8 with no control character but
-# newline, no C1 control, no bidi control; else what it found
+# newline, no DEL or C1 control, no bidi control (the embeddings, overrides
+# and isolates, LRM, RLM and ALM); else the code points it holds raw
 clean() {
 	"$PYTHON" - "$1" <<'PY'
 import sys
@@ -147,7 +148,7 @@ try:
 except UnicodeDecodeError as e:
     sys.exit(print('not UTF-8: %s' % e))
 bad = sorted({'U+%04X' % ord(c) for c in s if (ord(c) < 0x20 and c != '\n') or 0x7f <= ord(c) < 0xa0
-              or 0x202a <= ord(c) <= 0x202e or 0x2066 <= ord(c) <= 0x2069})
+              or ord(c) in (0x61c, 0x200e, 0x200f) or 0x202a <= ord(c) <= 0x202e or 0x2066 <= ord(c) <= 0x2069})
 print('clean' if not bad else ' '.join(bad))
 PY
 }

@@ -29,37 +29,35 @@ static char *project_root(const char *config_path)
 	return hit && config_path[0] == '/' ? el_xstrndup(config_path, (size_t)(hit - config_path)) : NULL;
 }
 
-/* Where path is on this machine: itself when absolute, else the first of cwd/path, root/path that exists. */
+/* Where path is on this machine: itself when absolute, else the first of cwd/path, root/path that exists
+ * (the first of them when neither does). */
 static char *resolve(const char *path, const char *cwd, const char *root, struct stat *st, bool *exists)
 {
-	char *cand[2] = { NULL, NULL };
-	char *out = NULL;
+	const char *base[2] = { cwd, root };
+	char *first = NULL;
 
+	*exists = false;
 	if (path[0] == '/') {
 		*exists = stat(path, st) == 0;
 		return el_xstrdup(path);
 	}
-	if (cwd)
-		cand[0] = el_path_join(cwd, path);
-	if (root)
-		cand[1] = el_path_join(root, path);
-	*exists = false;
-	for (int i = 0; i < 2 && !out; i++)
-		if (cand[i] && stat(cand[i], st) == 0) {
-			out = cand[i];
-			cand[i] = NULL;
+	for (int i = 0; i < 2; i++) {
+		char *cand;
+
+		if (!base[i])
+			continue;
+		cand = el_path_join(base[i], path);
+		if (stat(cand, st) == 0) {
+			free(first);
 			*exists = true;
+			return cand;
 		}
-	if (!out) {
-		out = cand[0] ? cand[0] : cand[1];
-		if (out == cand[0])
-			cand[0] = NULL;
+		if (first)
+			free(cand);
 		else
-			cand[1] = NULL;
+			first = cand;
 	}
-	free(cand[0]);
-	free(cand[1]);
-	return out;
+	return first;
 }
 
 static cJSON *entry(cJSON *files, const char *role, const char *key, const char *path)

@@ -122,24 +122,16 @@ out:
 }
 
 /* The banner from .rodata alone, into b; false when the file has no such section. */
-static bool read_rodata(el_probe *p, const char *real, el_buf *b)
+static bool read_rodata(int fd, el_buf *b)
 {
-	char *host = el_root_host(&p->root, real);
-	int fd = host ? open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 	uint64_t off, len;
-	bool ok = false;
 
-	free(host);
-	if (fd < 0)
+	if (fd < 0 || !rodata_range(fd, &off, &len) || el_buf_reserve(b, (size_t)len) != 0 ||
+	    !pread_all(fd, b->data, (size_t)len, off))
 		return false;
-	if (rodata_range(fd, &off, &len) && el_buf_reserve(b, (size_t)len) == 0 &&
-	    pread_all(fd, b->data, (size_t)len, off)) {
-		b->len = (size_t)len;
-		b->data[len] = '\0';
-		ok = true;
-	}
-	close(fd);
-	return ok;
+	b->len = (size_t)len;
+	b->data[len] = '\0';
+	return true;
 }
 
 void el_probe_glibc(el_probe *p)
@@ -148,8 +140,11 @@ void el_probe_glibc(el_probe *p)
 	cJSON *g = el_jset_obj(system, "glibc");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_LIBC);
 	const char *const *path;
-	char *real = NULL;
+	char *real = NULL, *host;
+	const char *hit = NULL;
+	el_elf_info elf;
 	bool got;
+	int fd;
 
 	for (path = libc_paths; *path; path++)
 		if (el_root_realpath(&p->root, *path, &real, NULL) == 0)
@@ -160,14 +155,18 @@ void el_probe_glibc(el_probe *p)
 	}
 	el_jset_str(g, "path", *path);
 	el_jset_str(g, "file", real);
+	/* one descriptor for the section table, .rodata and the ELF machine (all read with pread) */
+	host = el_root_host(&p->root, real);
+	fd = host ? open(host, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	free(host);
 	/* .rodata alone when the section headers say where and it holds the banner; else the whole file */
-	got = read_rodata(p, real, &b) && memmem(b.data, b.len, "GNU C Library", 13);
+	got = read_rodata(fd, &b) && (hit = memmem(b.data, b.len, "GNU C Library", 13)) != NULL;
 	if (!got) {
 		el_buf_reset(&b);
 		got = el_probe_read(p, real, &b) == 0;
+		hit = got ? memmem(b.data, b.len, "GNU C Library", 13) : NULL;
 	}
 	if (got) {
-		const char *hit = memmem(b.data, b.len, "GNU C Library", 13);
 		char *version = NULL;
 
 		if (hit) {
@@ -190,19 +189,12 @@ void el_probe_glibc(el_probe *p)
 	} else {
 		el_jset_str(g, "status", "unknown");
 	}
-	{
-		char *host = el_root_host(&p->root, real);
-		int fd = open(host, O_RDONLY | O_CLOEXEC);
-		el_elf_info elf;
-
-		if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
-			el_jset_str(system, "arch", el_elf_machine_name(elf.machine, elf.bits, elf.big_endian));
-			el_elf_info_release(&elf);
-		}
-		if (fd >= 0)
-			close(fd);
-		free(host);
+	if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
+		el_jset_str(system, "arch", el_elf_machine_name(elf.machine, elf.bits, elf.big_endian));
+		el_elf_info_release(&elf);
 	}
+	if (fd >= 0)
+		close(fd);
 	free(real);
 	el_buf_release(&b);
 }

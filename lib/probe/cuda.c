@@ -404,18 +404,74 @@ static char *nvcc_in_path(el_probe *p)
 	return NULL;
 }
 
+#define EL_NVCC_WRAPPER_MAX 4096 /* a wrapper script is a few lines */
+#define EL_NVCC_WRAPPER_HOPS 4
+
+/*
+ * The program a small wrapper script in PATH hands over to, as
+ * /usr/local/bin/nvcc's `exec /usr/local/cuda-13.0/bin/nvcc "$@"` does
+ * (malloc'd, absolute), or NULL: not a script, or no `exec /path` line.
+ */
+static char *wrapper_target(el_probe *p, const char *real)
+{
+	el_buf text = EL_BUF_INIT(EL_NVCC_WRAPPER_MAX);
+	struct stat st;
+	char *target = NULL;
+
+	if (el_root_stat(&p->root, real, &st) != 0 || st.st_size > EL_NVCC_WRAPPER_MAX ||
+	    el_root_read(&p->root, real, &text, NULL) != 0 || text.len < 2 || memcmp(text.data, "#!", 2) != 0) {
+		el_buf_release(&text);
+		return NULL;
+	}
+	for (const char *line = text.data, *eol; line && !target; line = eol ? eol + 1 : NULL) {
+		const char *s = line + strspn(line, " \t");
+		size_t n;
+
+		eol = strchr(line, '\n');
+
+		if (strncmp(s, "exec", 4) != 0 || (s[4] != ' ' && s[4] != '\t'))
+			continue;
+		s += 4 + strspn(s + 4, " \t");
+		if (*s == '"' || *s == '\'')
+			s++;
+		n = strcspn(s, " \t\n\"'");
+		if (s[0] == '/' && n > 1)
+			target = el_xstrndup(s, n);
+	}
+	el_buf_release(&text);
+	return target;
+}
+
 /*
  * The toolkit home an nvcc belongs to (resolved, malloc'd): Debian's for
- * its wrapper or binary, else the folder above <home>/bin/nvcc; NULL when
- * it resolves nowhere. *debian says which.
+ * its wrapper or binary, else the folder above <home>/bin/nvcc, after
+ * the wrapper scripts it execs through; NULL when it, or the program a
+ * wrapper execs, resolves nowhere.
+ * *debian says which.
  */
 static char *nvcc_home(el_probe *p, const char *nvcc, bool *debian)
 {
-	char *real = NULL, *bin, *home;
+	char *real = NULL, *bin, *home, *target;
 
 	*debian = false;
 	if (!nvcc || el_root_realpath(&p->root, nvcc, &real, NULL) != 0)
 		return NULL;
+	for (int hop = 0; hop < EL_NVCC_WRAPPER_HOPS && strcmp(real, DEB_TK_WRAPPER) != 0 &&
+			  (target = wrapper_target(p, real)) != NULL; hop++) {
+		char *next = NULL;
+		struct stat st;
+
+		if (el_root_realpath(&p->root, target, &next, NULL) != 0 || el_root_stat(&p->root, next, &st) != 0 ||
+		    !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+			free(next); /* it execs nothing there: no toolkit */
+			free(target);
+			free(real);
+			return NULL;
+		}
+		free(target);
+		free(real);
+		real = next;
+	}
 	if (strcmp(real, DEB_TK_WRAPPER) == 0 || strcmp(real, DEB_TK_NVCC) == 0) {
 		free(real);
 		*debian = true;

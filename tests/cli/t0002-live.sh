@@ -66,6 +66,12 @@ if command -v gcc >/dev/null 2>&1; then
 		strace -f -qq -e trace=execve -o "$scratch/execve.txt" "$ENVLOCK" save -q -o /dev/null
 		check_eq "live save runs no program whose answer the files give (gcc, nvcc)" "" \
 			"$(grep -v "\"$ENVLOCK\"" "$scratch/execve.txt" | grep -E 'gcc|nvcc')"
+		# with the toolkit's bin out of PATH, the nvcc found may be a wrapper script
+		# (/usr/local/bin/nvcc execs the toolkit's): its target answers, unrun
+		nocuda=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '^/usr/local/cuda' | paste -sd: -)
+		PATH=$nocuda strace -f -qq -e trace=execve -o "$scratch/execve2.txt" "$ENVLOCK" save -q -o /dev/null
+		check_eq "... nor with the toolkit's bin out of PATH (a wrapper script first)" "" \
+			"$(grep -v "\"$ENVLOCK\"" "$scratch/execve2.txt" | grep -E 'gcc|nvcc')"
 	else
 		skip "live save runs no gcc or nvcc" "no strace, or gcc on PATH is not /usr/bin/gcc"
 	fi

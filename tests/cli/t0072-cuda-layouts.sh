@@ -107,6 +107,22 @@ printf 'PATH=/usr/local/cuda/bin:/usr/bin:/bin\n' >"$tree/etc/environment"
 save "$tree" path.lock
 check_eq "with /usr/local/cuda/bin first in PATH, 13.0 is the default" "/usr/local/cuda-13.0 PATH" \
 	"$(j path.lock 'd["cuda"]["default"] + " " + d["cuda"]["default_by"]')"
+# a wrapper script first in PATH, as /usr/local/bin/nvcc on this kind of machine:
+# `exec /usr/local/cuda-13.0/bin/nvcc "$@"` names the toolkit; /usr/local is none
+mkdir -p "$tree/usr/local/bin"
+printf '#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc "$@"\n' >"$tree/usr/local/bin/nvcc"
+chmod +x "$tree/usr/local/bin/nvcc"
+printf 'PATH=/usr/local/bin:/usr/bin:/bin\n' >"$tree/etc/environment"
+save "$tree" wrapper.lock
+check_eq "a wrapper in PATH execing the vendor nvcc chooses 13.0" "/usr/local/bin/nvcc->/usr/local/cuda-13.0 /usr/local/cuda-13.0 PATH" \
+	"$(j wrapper.lock '[l["value"] + "->" + l.get("toolkit", "-") for l in d["cuda"]["lookups"] if l["rule"] == "PATH"][0] + " " + d["cuda"]["default"] + " " + d["cuda"]["default_by"]')"
+check_eq "the wrapper's folder above bin is not taken for a toolkit" "/usr/lib/nvidia-cuda-toolkit /usr/local/cuda-13.0" \
+	"$(j wrapper.lock '" ".join(t["home"] for t in d["cuda"]["toolkits"])')"
+printf '#!/bin/sh\nexec /opt/nowhere/bin/nvcc "$@"\n' >"$tree/usr/local/bin/nvcc"
+save "$tree" dangling.lock
+check_eq "a wrapper execing a missing nvcc names no toolkit by PATH" "/usr/local/bin/nvcc->- /usr/local/cuda-13.0 /usr/local/cuda" \
+	"$(j dangling.lock '[l["value"] + "->" + l.get("toolkit", "-") for l in d["cuda"]["lookups"] if l["rule"] == "PATH"][0] + " " + d["cuda"]["default"] + " " + d["cuda"]["default_by"]')"
+rm -rf "$tree/usr/local/bin"
 rm -rf "$tree/proc" "$tree/etc/environment"
 
 # the kernel module against the user-space: NVML's "Driver/library version mismatch"

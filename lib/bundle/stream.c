@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,12 @@
 #define EL_BSTREAM_SLOTS 4
 #define EL_BSTREAM_SLOT EL_BUNDLE_CHUNK
 #define EL_BSTREAM_IN (1u << 20)   /* compressed bytes read at a time */
+/*
+ * An archive no larger than one read is decoded on the caller's thread,
+ * into one slot: a thread and four slots cost more than such a file's
+ * decoding, and on a busy machine the hand-offs wait for a core.
+ */
+#define EL_BSTREAM_INLINE EL_BSTREAM_IN
 
 typedef struct {
 	char *data;
@@ -52,7 +59,8 @@ struct el_bstream {
 	int ended;                     /* the tar reader was given the end (1) or an error (-1) */
 	unsigned long long given;
 	int stop;
-	int started;
+	int started;                   /* the decoder thread runs; else each read decodes slot[0] inline */
+	size_t in_cap;
 	char err[256];
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -63,7 +71,7 @@ static ssize_t read_in(el_bstream *s)
 {
 	ssize_t n;
 
-	while ((n = read(s->fd, s->in, EL_BSTREAM_IN)) < 0 && errno == EINTR)
+	while ((n = read(s->fd, s->in, s->in_cap)) < 0 && errno == EINTR)
 		;
 	if (n < 0) {
 		snprintf(s->err, sizeof(s->err), "%s", el_strerror(errno));
@@ -168,10 +176,9 @@ static void *decode_run(void *data)
 	return NULL;
 }
 
-/* libarchive's read callback: give back the last buffer, hand out the next. */
-static la_ssize_t bstream_read(struct archive *a, void *data, const void **buf)
+/* The next filled slot from the decoder thread, after giving back the last; NULL after the end. */
+static bslot *next_threaded(el_bstream *s)
 {
-	el_bstream *s = data;
 	bslot *b;
 
 	pthread_mutex_lock(&s->mu);
@@ -186,6 +193,27 @@ static la_ssize_t bstream_read(struct archive *a, void *data, const void **buf)
 	if (b)
 		s->holding = 1;
 	pthread_mutex_unlock(&s->mu);
+	return b;
+}
+
+/* slot[0] decoded here, on the caller's thread; NULL after the end. */
+static bslot *next_inline(el_bstream *s)
+{
+	bslot *b = &s->slot[0];
+
+	if (s->ended)
+		return NULL;
+	b->end = s->dctx ? fill_zstd(s, b) : fill_raw(s, b);
+	b->compressed = s->consumed;
+	return b;
+}
+
+/* libarchive's read callback: give back the last buffer, hand out the next. */
+static la_ssize_t bstream_read(struct archive *a, void *data, const void **buf)
+{
+	el_bstream *s = data;
+	bslot *b = s->started ? next_threaded(s) : next_inline(s);
+
 	if (b) {
 		s->given = b->compressed;
 		s->ended = b->end;
@@ -222,6 +250,7 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 {
 	el_bstream *s = el_xcalloc(1, sizeof(*s));
 	struct stat st;
+	bool inline_;
 	int e;
 
 	*out = NULL;
@@ -236,16 +265,21 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 	if (fstat(s->fd, &st) != 0 || S_ISDIR(st.st_mode))
 		return open_fail(ctx, s, ENVLOCK_EIO, "is a directory, not an archive");
 	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	s->in = el_xmalloc_io(EL_BSTREAM_IN);
-	for (int i = 0; i < EL_BSTREAM_SLOTS; i++)
+	inline_ = st.st_size <= EL_BSTREAM_INLINE;
+	/* a small file's read buffer is its size (a page at least): one read, and one more that says the end */
+	s->in_cap = inline_ ? ((size_t)st.st_size + 4096) & ~(size_t)4095 : EL_BSTREAM_IN;
+	s->in = el_xmalloc_io(s->in_cap);
+	for (int i = 0; i < (inline_ ? 1 : EL_BSTREAM_SLOTS); i++)
 		s->slot[i].data = el_xmalloc_io(EL_BSTREAM_SLOT);
 	if (read_in(s) < 0)
 		return open_fail(ctx, s, ENVLOCK_EIO, s->err);
 	if (zstd_magic((const unsigned char *)s->in, s->in_len) && !(s->dctx = ZSTD_createDCtx()))
 		el_oom();
-	if ((e = pthread_create(&s->thread, NULL, decode_run, s)) != 0)
-		return open_fail(ctx, s, ENVLOCK_EIO, el_strerror(e));
-	s->started = 1;
+	if (!inline_) {
+		if ((e = pthread_create(&s->thread, NULL, decode_run, s)) != 0)
+			return open_fail(ctx, s, ENVLOCK_EIO, el_strerror(e));
+		s->started = 1;
+	}
 	s->a = archive_read_new();
 	if (!s->a)
 		el_oom();

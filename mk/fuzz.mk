@@ -9,6 +9,8 @@
 #                              UBSan (build/fuzz) and runs each for N seconds,
 #                              one at a time, at nice 10; new inputs go to
 #                              build/fuzz/corpus/<target>, crashes to build/fuzz/crashes
+#        FUZZ_RUNS=M           ends each target after M inputs instead, if
+#                              that comes before the N seconds
 #   make fuzz-replay           the same harnesses with a plain main (replay.c)
 #                              under gcc's ASan and UBSan: what `make check`
 #                              runs over the corpus and the crashes (t0095)
@@ -16,6 +18,7 @@
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?= -1
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_HDR     := tests/fuzz/fuzz.h $(wildcard lib/*/*.h include/envlock/*.h)
@@ -66,7 +69,7 @@ fuzz: fuzz-build
 	  dict=; [ -f tests/fuzz/dict/$$t.dict ] && dict=-dict=tests/fuzz/dict/$$t.dict; \
 	  echo "  FUZZ    $$t ($(FUZZ_SECONDS) s)"; \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp nice -n 10 build/fuzz/fuzz/bin/fuzz_$$t \
-	    -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
+	    -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
 	    -artifact_prefix=build/fuzz/crashes/$$t- build/fuzz/corpus/$$t \
 	    $$(for d in tests/fuzz/corpus/$$t tests/fuzz/found/$$t tests/fuzz/crashes/$$t; do [ -d $$d ] && echo $$d; done) \
 	    >build/fuzz/$$t.log 2>&1 || { tail -n 40 build/fuzz/$$t.log; echo "make fuzz: $$t crashed (build/fuzz/$$t.log)"; failed="$$failed $$t"; }; \

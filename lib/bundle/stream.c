@@ -36,6 +36,7 @@
  * decoding, and on a busy machine the hand-offs wait for a core.
  */
 #define EL_BSTREAM_INLINE EL_BSTREAM_IN
+#define EL_BSTREAM_INLINE_SLOT (64u << 10) /* what the tar reader is handed at a time there */
 
 typedef struct {
 	char *data;
@@ -60,7 +61,7 @@ struct el_bstream {
 	unsigned long long given;
 	int stop;
 	int started;                   /* the decoder thread runs; else each read decodes slot[0] inline */
-	size_t in_cap;
+	size_t in_cap, slot_cap;
 	char err[256];
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -86,7 +87,7 @@ static ssize_t read_in(el_bstream *s)
 static int fill_raw(el_bstream *s, bslot *b)
 {
 	b->len = 0;
-	while (b->len < EL_BSTREAM_SLOT) {
+	while (b->len < s->slot_cap) {
 		size_t n;
 
 		if (s->in_pos == s->in_len) {
@@ -95,7 +96,7 @@ static int fill_raw(el_bstream *s, bslot *b)
 			if (r <= 0)
 				return r < 0 ? -1 : 1;
 		}
-		n = s->in_len - s->in_pos < EL_BSTREAM_SLOT - b->len ? s->in_len - s->in_pos : EL_BSTREAM_SLOT - b->len;
+		n = s->in_len - s->in_pos < s->slot_cap - b->len ? s->in_len - s->in_pos : s->slot_cap - b->len;
 		memcpy(b->data + b->len, s->in + s->in_pos, n);
 		s->in_pos += n;
 		s->consumed += n;
@@ -107,7 +108,7 @@ static int fill_raw(el_bstream *s, bslot *b)
 /* Fill b with decoded bytes; at the end of the file, a frame left open is a truncated archive. */
 static int fill_zstd(el_bstream *s, bslot *b)
 {
-	ZSTD_outBuffer out = { b->data, EL_BSTREAM_SLOT, 0 };
+	ZSTD_outBuffer out = { b->data, s->slot_cap, 0 };
 	int rc = 0;
 
 	while (out.pos < out.size) {
@@ -268,9 +269,10 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 	inline_ = st.st_size <= EL_BSTREAM_INLINE;
 	/* a small file's read buffer is its size (a page at least): one read, and one more that says the end */
 	s->in_cap = inline_ ? ((size_t)st.st_size + 4096) & ~(size_t)4095 : EL_BSTREAM_IN;
+	s->slot_cap = inline_ ? EL_BSTREAM_INLINE_SLOT : EL_BSTREAM_SLOT;
 	s->in = el_xmalloc_io(s->in_cap);
 	for (int i = 0; i < (inline_ ? 1 : EL_BSTREAM_SLOTS); i++)
-		s->slot[i].data = el_xmalloc_io(EL_BSTREAM_SLOT);
+		s->slot[i].data = el_xmalloc_io(s->slot_cap);
 	if (read_in(s) < 0)
 		return open_fail(ctx, s, ENVLOCK_EIO, s->err);
 	if (zstd_magic((const unsigned char *)s->in, s->in_len) && !(s->dctx = ZSTD_createDCtx()))

@@ -10,14 +10,16 @@
 
 #include "lock/model.h"
 #include "probe.h"
+#include "util/pool.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
 typedef struct {
-	cJSON *obj;		/* detached, until added to "packages" */
+	cJSON *obj;		/* detached, until added to "packages"; NULL: not a record */
 	const char *name;	/* borrowed from obj */
 	const char *version;
 	char *file;
+	char *warning;		/* why it was not used, said in order after the reads */
 } conda_pkg;
 
 static bool has_conda_meta(el_probe *p, const char *dir)
@@ -279,9 +281,13 @@ static const char *jstr(const cJSON *item)
 	return cJSON_IsString(item) ? item->valuestring : NULL;
 }
 
-/* Read and check one record; NULL (warned about) when it cannot be used. */
+/*
+ * Read and check one record; NULL when it cannot be used, with *warning
+ * set (malloc'd) when that is worth saying. Runs on the pool's threads:
+ * it touches only its own arguments.
+ */
 static cJSON *read_record(el_probe *p, const char *meta, const char *name,
-			  const char *path, el_buf *b)
+			  const char *path, el_buf *b, char **warning)
 {
 	int e = 0, rc = el_root_read_at(&p->root, meta, name, b, &e);
 	cJSON *items[RECORD_NKEYS], *out = NULL;
@@ -289,24 +295,25 @@ static cJSON *read_record(el_probe *p, const char *meta, const char *name,
 	bool is_object;
 	const char *missing = NULL;
 
+	*warning = NULL;
 	if (rc == ENVLOCK_ENOTFOUND && e != ENOTDIR)
 		return NULL;	/* removed meanwhile, or a dangling link */
 	if (rc == ENVLOCK_EINVAL)
 		return NULL;	/* not a regular file: not a record */
 	if (rc == ENVLOCK_ELIMIT && e != ELOOP) {
-		el_probe_warn(p, "'%s': larger than %zu bytes, not read", path, b->limit);
+		*warning = el_xasprintf("'%s': larger than %zu bytes, not read", path, b->limit);
 		return NULL;
 	}
 	if (rc) {
-		el_probe_warn(p, "'%s': %s", path, el_root_reason(rc, e));
+		*warning = el_xasprintf("'%s': %s", path, el_root_reason(rc, e));
 		return NULL;
 	}
 	if (!scan_record(&rs, b->data, b->len, &is_object)) {
-		el_probe_warn(p, "'%s': not valid JSON", path);
+		*warning = el_xasprintf("'%s': not valid JSON", path);
 		return NULL;
 	}
 	if (!is_object) {
-		el_probe_warn(p, "'%s': not a JSON object", path);
+		*warning = el_xasprintf("'%s': not a JSON object", path);
 		return NULL;
 	}
 	for (int k = 0; k < RECORD_NKEYS; k++)
@@ -316,7 +323,7 @@ static cJSON *read_record(el_probe *p, const char *meta, const char *name,
 	else if (!jstr(items[R_VERSION]) || !*jstr(items[R_VERSION]))
 		missing = "version";
 	if (missing) {
-		el_probe_warn(p, "'%s': no \"%s\" string", path, missing);
+		*warning = el_xasprintf("'%s': no \"%s\" string", path, missing);
 		goto done;
 	}
 
@@ -352,38 +359,68 @@ static int pkg_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->file, y->file);
 }
 
-/* The records of prefix/conda-meta into arr, sorted; returns how many. */
+/* One batch of a conda-meta folder's records, read on the pool's threads. */
+typedef struct {
+	el_probe *p;
+	const char *meta;
+	conda_pkg *pkgs; /* one per .json name, file set */
+} read_batch;
+
+#define EL_CONDA_BATCH 64 /* records a job reads: a job per record costs more than a small one's read */
+
+static void read_job(size_t job, void *data)
+{
+	read_batch *rb = data;
+	el_buf b = EL_BUF_INIT(EL_LIMIT_RECORD);
+
+	for (size_t i = job * EL_CONDA_BATCH; i < (job + 1) * EL_CONDA_BATCH && rb->pkgs[i].file; i++) {
+		conda_pkg *k = &rb->pkgs[i];
+
+		k->obj = read_record(rb->p, rb->meta, el_path_base(k->file), k->file, &b, &k->warning);
+		if (k->obj) {
+			k->name = el_jget_str(k->obj, "name");
+			k->version = el_jget_str(k->obj, "version");
+		}
+	}
+	el_buf_release(&b);
+}
+
+/*
+ * The records of prefix/conda-meta into arr, sorted; returns how many.
+ * An environment holds thousands (16 KB each in a big one): they are
+ * read and checked on every core, and what each says is kept in the
+ * folder's order, so the lock and the warnings do not depend on it.
+ */
 static int add_packages(el_probe *p, const char *prefix, cJSON *arr, bool *has_conda)
 {
 	char *meta = NULL, **names = NULL;
-	el_buf b = EL_BUF_INIT(EL_LIMIT_RECORD);
 	conda_pkg *pkgs = NULL;
-	size_t count = 0, n = 0;
+	size_t count = 0, n = 0, m = 0;
 
 	*has_conda = false;
 	if (el_root_realpath_at(&p->root, prefix, "conda-meta", &meta, NULL) == 0 &&
-	    el_root_list(&p->root, meta, &names, &count) == 0) {
-		pkgs = el_xcalloc(count ? count : 1, sizeof(*pkgs));
-	}
-	for (size_t i = 0; i < count; i++) {
-		char *path;
-		cJSON *obj;
+	    el_root_list(&p->root, meta, &names, &count) == 0)
+		pkgs = el_xcalloc(count + 1, sizeof(*pkgs)); /* ends with a NULL file */
+	for (size_t i = 0; i < count; i++)
+		if (el_ends_with(names[i], ".json"))
+			pkgs[m++].file = el_path_join(meta, names[i]);
+	if (m) {
+		read_batch rb = { p, meta, pkgs };
+		size_t jobs = (m + EL_CONDA_BATCH - 1) / EL_CONDA_BATCH;
 
-		if (!el_ends_with(names[i], ".json"))
-			continue;
-		path = el_path_join(meta, names[i]);
-		obj = read_record(p, meta, names[i], path, &b);
-		if (!obj) {
-			free(path);
+		el_pool_run(jobs, el_pool_default_threads(), read_job, &rb);
+	}
+	for (size_t i = 0; i < m; i++) {
+		if (pkgs[i].warning)
+			el_probe_warn(p, "%s", pkgs[i].warning);
+		free(pkgs[i].warning);
+		if (!pkgs[i].obj) {
+			free(pkgs[i].file);
 			continue;
 		}
-		pkgs[n].obj = obj;
-		pkgs[n].name = el_jget_str(obj, "name");
-		pkgs[n].version = el_jget_str(obj, "version");
-		pkgs[n].file = path;
-		if (strcmp(pkgs[n].name, "conda") == 0)
+		if (strcmp(pkgs[i].name, "conda") == 0)
 			*has_conda = true;
-		n++;
+		pkgs[n++] = pkgs[i];
 	}
 	if (n)
 		qsort(pkgs, n, sizeof(*pkgs), pkg_cmp);
@@ -394,7 +431,6 @@ static int add_packages(el_probe *p, const char *prefix, cJSON *arr, bool *has_c
 	}
 	free(pkgs);
 	el_strv_free(names);
-	el_buf_release(&b);
 	free(meta);
 	return (int)n;
 }

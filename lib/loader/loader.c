@@ -641,6 +641,7 @@ static el_ld_obj *new_obj(resolver *r, const char *path, ld_file *f, el_ld_how h
 	o->how = how;
 	o->elf = &f->elf;
 	o->parent = parent;
+	o->tree = r->t;
 	EL_GROW(r->t->objs, r->t->nobjs + 1, r->objs_cap);
 	r->t->objs[r->t->nobjs++] = o;
 	/* _dl_name_match_p: the path it was opened by, its DT_SONAME */
@@ -741,10 +742,7 @@ static void mark_expand(const el_ld_tree *t, el_ld_obj *obj, strmap *seen)
 
 int el_ld_tree_owns(const el_ld_tree *t, const el_ld_obj *obj)
 {
-	for (size_t i = 0; t && i < t->nobjs; i++)
-		if (t->objs[i] == obj)
-			return 1;
-	return 0;
+	return t && obj && obj->tree == t;
 }
 
 /*

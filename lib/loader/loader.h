@@ -59,6 +59,7 @@ struct el_ld_obj {
 	el_ld_need *needed;
 	size_t nneeded;
 	const el_ld_obj *parent; /* the object whose need loaded it (ld.so's l_loader); NULL for the file */
+	const struct el_ld_tree *tree; /* the tree that loaded it (el_ld_tree_owns) */
 };
 
 /* A DT_VERNEED version the library it names does not define. */
@@ -69,7 +70,7 @@ typedef struct {
 	char *library_path;    /* the path that library resolved to */
 } el_ld_missing;
 
-typedef struct {
+typedef struct el_ld_tree {
 	el_ld_obj *main;
 	el_ld_obj *interp;     /* NULL when the root has none */
 	el_ld_obj **objs;      /* everything loaded, in load order: the file first */

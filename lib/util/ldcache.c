@@ -29,6 +29,7 @@ typedef struct {
 struct el_ldcache {
 	ld_entry *entries;
 	size_t count;
+	uint32_t *by_name;     /* entry indexes sorted by soname, then index: a lookup's first match first */
 	int format_old;
 };
 
@@ -38,6 +39,17 @@ static uint32_t u32(const unsigned char *p)
 
 	memcpy(&v, p, 4); /* the cache is written in the host's byte order */
 	return v;
+}
+
+/* the cache by_name_cmp sorts (qsort takes no context; a parse runs on one thread) */
+static _Thread_local const struct el_ldcache *sorting;
+
+static int by_name_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(sorting->entries[x].soname, sorting->entries[y].soname);
+
+	return c ? c : (x > y) - (x < y);
 }
 
 /* NUL-terminated string at offset off of [base, end), or NULL. */
@@ -92,17 +104,39 @@ int el_ldcache_parse(el_ldcache **out, const char *data, size_t len)
 		c->entries[c->count].hwcap = (uint64_t)u32(e + 16) | (uint64_t)u32(e + 20) << 32;
 		c->count++;
 	}
+	c->by_name = el_xcalloc(c->count ? c->count : 1, sizeof(*c->by_name));
+	for (uint32_t i = 0; i < c->count; i++)
+		c->by_name[i] = i;
+	sorting = c;
+	qsort(c->by_name, c->count, sizeof(*c->by_name), by_name_cmp);
+	sorting = NULL;
 	*out = c;
 	return 0;
+}
+
+/* The first place in by_name whose soname is soname, or c->count. */
+static size_t first_named(const el_ldcache *c, const char *soname)
+{
+	size_t lo = 0, hi = c->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(c->entries[c->by_name[mid]].soname, soname) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 const char *el_ldcache_lookup(const el_ldcache *c, const char *soname)
 {
 	/* first match wins, as in the loader (entries for other ABIs come later) */
-	for (size_t i = 0; c && i < c->count; i++)
-		if (strcmp(c->entries[i].soname, soname) == 0)
-			return c->entries[i].path;
-	return NULL;
+	size_t at = c ? first_named(c, soname) : 0;
+
+	return c && at < c->count && strcmp(c->entries[c->by_name[at]].soname, soname) == 0
+		       ? c->entries[c->by_name[at]].path : NULL;
 }
 
 /*
@@ -113,11 +147,12 @@ const char *el_ldcache_lookup(const el_ldcache *c, const char *soname)
  */
 const char *el_ldcache_lookup_abi(const el_ldcache *c, const char *soname, uint32_t flags, int alt_elf)
 {
-	for (size_t i = 0; c && i < c->count; i++) {
-		const ld_entry *e = &c->entries[i];
+	for (size_t i = c ? first_named(c, soname) : 0; c && i < c->count; i++) {
+		const ld_entry *e = &c->entries[c->by_name[i]];
 
-		if (e->hwcap == 0 && (e->flags == flags || (alt_elf && e->flags == EL_LDCACHE_FLAG_ELF)) &&
-		    strcmp(e->soname, soname) == 0)
+		if (strcmp(e->soname, soname) != 0)
+			break;
+		if (e->hwcap == 0 && (e->flags == flags || (alt_elf && e->flags == EL_LDCACHE_FLAG_ELF)))
 			return e->path;
 	}
 	return NULL;
@@ -148,5 +183,6 @@ void el_ldcache_free(el_ldcache *c)
 		free(c->entries[i].path);
 	}
 	free(c->entries);
+	free(c->by_name);
 	free(c);
 }

@@ -574,6 +574,9 @@ done:
 	}
 	free(held);
 	el_strvec_release(&p.warnings);
+	/* the staging folder is envlock's: a failure in it is said of the kit the user named */
+	if (rc != 0 && rc != PK_AGAIN)
+		el_error_restate_staged(ctx, rc, tmp, out);
 	if (rc != 0 || archive)
 		remove_tree(tmp);
 	entries_release(&p.items);

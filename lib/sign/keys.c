@@ -215,7 +215,9 @@ int envlock_keygen(envlock_keygen_result *out, envlock_ctx *ctx, const char *pre
 		/* the new public key waits beside the old one until the private key is in place */
 		char *staged = el_xasprintf("%s.new", out->public_path);
 
-		rc = el_write_atomic(ctx, staged, pub, pub_len, 0644);
+		/* a failure is said of the public key file, the one the user named */
+		if ((rc = el_write_atomic(ctx, staged, pub, pub_len, 0644)) != 0)
+			el_error_restate_staged(ctx, rc, staged, out->public_path);
 		if (rc == 0 && (rc = el_write_atomic(ctx, out->private_path, priv, priv_len, 0600)) != 0)
 			unlink(staged);
 		else if (rc == 0 && rename(staged, out->public_path) != 0)

@@ -1,5 +1,6 @@
 /* The library context and its last-error message. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,4 +93,29 @@ void el_oom(void)
 		handler();
 	fputs("envlock: fatal: out of memory\n", stderr);
 	exit(2);
+}
+
+int el_error_restate_staged(envlock_ctx *ctx, int code, const char *staged, const char *out)
+{
+	size_t n = strlen(staged);
+	char *was, *path, *rest;
+	bool itself;
+
+	/* the message starts with the quoted staged path, or a path inside it */
+	if (ctx->message[0] != '\'' || strncmp(ctx->message + 1, staged, n) != 0)
+		return code;
+	was = el_xstrdup(ctx->message);
+	path = was + 1 + n; /* "': ..." or "/inner': ..." */
+	rest = strstr(path, "': ");
+	itself = path[0] == '\'';
+	if (rest && (itself || path[0] == '/')) {
+		*rest = '\0';
+		rest += 3;
+		if (itself)
+			el_error_set(ctx, code, "'%s': %s", out, rest);
+		else
+			el_error_set(ctx, code, "'%s': staging %s: %s", out, path + 1, rest);
+	}
+	free(was);
+	return code;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "util/atomic.h"
+#include "util/error.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
@@ -815,6 +816,31 @@ static void py_mmcv_range_on_odd_input(void **state)
 	el_buf_release(&b);
 }
 
+/* a failure in a staging place is said of the output the user named; any other message stays */
+static void staged_errors_name_the_output(void **state)
+{
+	envlock_ctx *ctx;
+
+	(void)state;
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	el_error_set(ctx, ENVLOCK_EIO, "'/d/kit.tar.zst.tmp-Ab12Cd/kit/envlock.lock': write failed: no space left on device");
+	assert_int_equal(el_error_restate_staged(ctx, ENVLOCK_EIO, "/d/kit.tar.zst.tmp-Ab12Cd", "/d/kit.tar.zst"),
+			 ENVLOCK_EIO);
+	assert_string_equal(envlock_error_last(ctx),
+			    "'/d/kit.tar.zst': staging kit/envlock.lock: write failed: no space left on device");
+	el_error_set(ctx, ENVLOCK_EIO, "'/d/k.pub.pem.new': write failed: read-only file system");
+	el_error_restate_staged(ctx, ENVLOCK_EIO, "/d/k.pub.pem.new", "/d/k.pub.pem");
+	assert_string_equal(envlock_error_last(ctx), "'/d/k.pub.pem': write failed: read-only file system");
+	/* a longer name that starts the same is another file; an input's error is the input's */
+	el_error_set(ctx, ENVLOCK_EIO, "'/d/k.pub.pem.newer': gone");
+	el_error_restate_staged(ctx, ENVLOCK_EIO, "/d/k.pub.pem.new", "/d/k.pub.pem");
+	assert_string_equal(envlock_error_last(ctx), "'/d/k.pub.pem.newer': gone");
+	el_error_set(ctx, ENVLOCK_EIO, "'wd/big.bin': permission denied");
+	el_error_restate_staged(ctx, ENVLOCK_EIO, "/d/kit.tmp-x", "/d/kit");
+	assert_string_equal(envlock_error_last(ctx), "'wd/big.bin': permission denied");
+	envlock_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -837,6 +863,7 @@ int main(void)
 		cmocka_unit_test(term_text_is_safe_for_every_short_string),
 		cmocka_unit_test(term_text_respects_the_cap),
 		cmocka_unit_test(jget_int_rejects_what_does_not_fit),
+		cmocka_unit_test(staged_errors_name_the_output),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

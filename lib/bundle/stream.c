@@ -23,6 +23,7 @@
 #include <zstd.h>
 
 #include "bundle.h"
+#include "util/ctype.h"
 #include "util/error.h"
 #include "util/xalloc.h"
 
@@ -61,6 +62,7 @@ struct el_bstream {
 	unsigned long long given;
 	int stop;
 	int started;                   /* the decoder thread runs; else each read decodes slot[0] inline */
+	locale_t ctype_was;            /* the opening thread's LC_CTYPE, back at close (util/ctype.h) */
 	size_t in_cap, slot_cap;
 	char err[256];
 	pthread_t thread;
@@ -256,6 +258,8 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 
 	*out = NULL;
 	s->path = path;
+	/* while it is open, names outside ASCII read back as the UTF-8 they were written as */
+	s->ctype_was = el_utf8_ctype_enter();
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -330,5 +334,6 @@ void el_bstream_close(el_bstream *s)
 	el_free_io(s->in);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	el_utf8_ctype_leave(s->ctype_was);
 	free(s);
 }

@@ -45,6 +45,7 @@
 #include "envlock/save.h"
 #include "lock/model.h"
 #include "util/atomic.h"
+#include "util/ctype.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
@@ -1121,8 +1122,8 @@ static int spill_body(const el_buf *manifest_tar, uint64_t stored)
 }
 
 /* Runs A, C and B into fd (the temporary output at tmp), reading every file once. */
-static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, const char *name, const el_buf *lock,
-			 const char *lock_id, const el_bundle_plan *plan)
+static int write_parts(envlock_ctx *ctx, walk *w, int fd, const char *tmp, const char *name, const el_buf *lock,
+		       const char *lock_id, const el_bundle_plan *plan)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	const int level = w->opts->level > 0 ? w->opts->level : 3;
@@ -1227,6 +1228,17 @@ done:
 	zout_close(&z);
 	el_buf_release(&mtar);
 	free(warning);
+	return rc;
+}
+
+/* write_parts with a UTF-8 LC_CTYPE, so that libarchive stores names outside ASCII (util/ctype.h) */
+static int write_archive(envlock_ctx *ctx, walk *w, int fd, const char *tmp, const char *name, const el_buf *lock,
+			 const char *lock_id, const el_bundle_plan *plan)
+{
+	locale_t was = el_utf8_ctype_enter();
+	int rc = write_parts(ctx, w, fd, tmp, name, lock, lock_id, plan);
+
+	el_utf8_ctype_leave(was);
 	return rc;
 }
 

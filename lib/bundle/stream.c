@@ -234,6 +234,49 @@ static la_ssize_t bstream_read(struct archive *a, void *data, const void **buf)
 	return 0;
 }
 
+/*
+ * One decompression context kept per thread between streams, as zstd
+ * advises: its window buffer (up to the frame's window, 2 MiB and more)
+ * is allocated once, not at every open. verify then extract, or a kit
+ * that restore reads twice, reuse it.
+ */
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_free(void *d)
+{
+	ZSTD_freeDCtx(d);
+}
+
+static void spare_init(void)
+{
+	if (pthread_key_create(&spare_key, spare_free) != 0)
+		el_oom();
+}
+
+static ZSTD_DCtx *dctx_take(void)
+{
+	ZSTD_DCtx *d;
+
+	pthread_once(&spare_once, spare_init);
+	if ((d = pthread_getspecific(spare_key)) != NULL) {
+		pthread_setspecific(spare_key, NULL);
+		ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+		return d;
+	}
+	if (!(d = ZSTD_createDCtx()))
+		el_oom();
+	return d;
+}
+
+static void dctx_give_back(ZSTD_DCtx *d)
+{
+	if (!d)
+		return;
+	if (pthread_getspecific(spare_key) || pthread_setspecific(spare_key, d) != 0)
+		ZSTD_freeDCtx(d);
+}
+
 /* Is this the start of a zstd frame or a skippable frame (RFC 8878, 3.1.1 and 3.1.2)? */
 static int zstd_magic(const unsigned char *p, size_t n)
 {
@@ -279,8 +322,8 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 		s->slot[i].data = el_xmalloc_io(s->slot_cap);
 	if (read_in(s) < 0)
 		return open_fail(ctx, s, ENVLOCK_EIO, s->err);
-	if (zstd_magic((const unsigned char *)s->in, s->in_len) && !(s->dctx = ZSTD_createDCtx()))
-		el_oom();
+	if (zstd_magic((const unsigned char *)s->in, s->in_len))
+		s->dctx = dctx_take();
 	if (!inline_) {
 		if ((e = pthread_create(&s->thread, NULL, decode_run, s)) != 0)
 			return open_fail(ctx, s, ENVLOCK_EIO, el_strerror(e));
@@ -328,7 +371,7 @@ void el_bstream_close(el_bstream *s)
 	}
 	if (s->fd >= 0)
 		close(s->fd);
-	ZSTD_freeDCtx(s->dctx);
+	dctx_give_back(s->dctx);
 	for (int i = 0; i < EL_BSTREAM_SLOTS; i++)
 		el_free_io(s->slot[i].data);
 	el_free_io(s->in);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lock/arena.h"
 #include "lock/model.h"
 #include "rules.h"
 #include "util/error.h"
@@ -45,18 +46,20 @@ static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
 
 static int load_text(envlock_rules **out, envlock_ctx *ctx, const char *name, const char *text, size_t len)
 {
-	cJSON *doc = cJSON_ParseWithLength(text, len);
+	el_arena *arena = NULL;
+	cJSON *doc = text ? el_arena_parse(&arena, text, len, NULL) : NULL;
 	int rc;
 
 	*out = NULL;
 	if (!doc)
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not valid JSON", name);
 	if ((rc = validate(ctx, name, doc)) != 0) {
-		cJSON_Delete(doc);
+		el_arena_delete(arena, doc);
 		return rc;
 	}
 	*out = el_xcalloc(1, sizeof(**out));
 	(*out)->doc = doc;
+	(*out)->arena = arena;
 	return 0;
 }
 
@@ -82,7 +85,7 @@ void envlock_rules_free(envlock_rules *rules)
 {
 	if (!rules)
 		return;
-	cJSON_Delete(rules->doc);
+	el_arena_delete(rules->arena, rules->doc);
 	free(rules);
 }
 

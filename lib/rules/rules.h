@@ -9,6 +9,7 @@
 
 struct envlock_rules {
 	cJSON *doc;    /* {"envlock_rules": 1, "rules": [...], "tables": {...}} */
+	struct el_arena *arena; /* where doc was parsed (lock/arena.h): every check and save loads the 100 KB of rules */
 };
 
 struct envlock_findings {

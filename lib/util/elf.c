@@ -15,46 +15,15 @@
 #define EL_ELF_MAX_NEEDED 1024
 #define EL_ELF_MAX_STRING 4096   /* a name or a search path */
 #define EL_ELF_MAX_VERSIONS 4096 /* Verneed/Vernaux or Verdef entries in all */
-/*
- * The reads go through one window of the file: the names and version
- * entries lie together in .dynstr and .gnu.version_r, and reading them
- * one pread each was 14,000 system calls of a live save (the loads
- * probe's 300 libraries), most of its time.
- */
-#define EL_ELF_WINDOW (64u << 10)
 
 typedef struct {
 	int fd;
 	int big;
 	int bits;
 	uint64_t size;
-	unsigned char *win; /* EL_ELF_WINDOW bytes, allocated at the first read */
-	uint64_t win_off;
-	size_t win_len;
 } elf_file;
 
-/* The file's bytes [off, off + n), n <= EL_ELF_WINDOW, from the window (read again around off when outside it), or NULL. */
-static const unsigned char *span(elf_file *f, uint64_t off, size_t n)
-{
-	uint64_t start;
-	ssize_t got;
-
-	if (n > EL_ELF_WINDOW || off > f->size || n > f->size - off)
-		return NULL;
-	if (f->win && off >= f->win_off && off - f->win_off + n <= f->win_len)
-		return f->win + (off - f->win_off);
-	start = off & ~(uint64_t)4095;
-	if (off - start + n > EL_ELF_WINDOW)
-		start = off;
-	if (!f->win)
-		f->win = el_xmalloc(EL_ELF_WINDOW);
-	got = pread(f->fd, f->win, EL_ELF_WINDOW, (off_t)start);
-	f->win_off = start;
-	f->win_len = got > 0 ? (size_t)got : 0;
-	return off - start + n <= f->win_len ? f->win + (off - start) : NULL;
-}
-
-static uint64_t get(elf_file *f, const unsigned char *p, int n)
+static uint64_t get(const elf_file *f, const unsigned char *p, int n)
 {
 	uint64_t v = 0;
 
@@ -65,25 +34,18 @@ static uint64_t get(elf_file *f, const unsigned char *p, int n)
 	return v;
 }
 
-static int read_at(elf_file *f, void *buf, size_t n, uint64_t off)
+static int read_at(const elf_file *f, void *buf, size_t n, uint64_t off)
 {
-	const unsigned char *p;
-
 	if (off > f->size || n > f->size - off)
 		return ENVLOCK_EPARSE;
-	if (n > EL_ELF_WINDOW)
-		return pread(f->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : ENVLOCK_EPARSE;
-	if (!(p = span(f, off, n)))
-		return ENVLOCK_EPARSE;
-	memcpy(buf, p, n);
-	return 0;
+	return pread(f->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : ENVLOCK_EPARSE;
 }
 
 typedef struct {
 	uint64_t type, offset, vaddr, filesz;
 } phdr;
 
-static void read_phdr(elf_file *f, const unsigned char *p, phdr *ph)
+static void read_phdr(const elf_file *f, const unsigned char *p, phdr *ph)
 {
 	ph->type = get(f, p, 4);
 	if (f->bits == 64) {
@@ -113,25 +75,24 @@ static int vaddr_to_off(const phdr *ph, int n, uint64_t vaddr, uint64_t *off)
  * The NUL-terminated string at strtab file offset base + off (at most
  * EL_ELF_MAX_STRING - 1 bytes, empty only when allowed), or NULL.
  */
-static char *dyn_string_at(elf_file *f, uint64_t base, uint64_t off, int empty_ok)
+static char *dyn_string_at(const elf_file *f, uint64_t base, uint64_t off, int empty_ok)
 {
-	const char *name;
-	uint64_t left;
-	size_t n, len;
+	char name[EL_ELF_MAX_STRING];
+	ssize_t n;
+	size_t len;
 
 	if (base > f->size || off >= f->size - base)
 		return NULL;
-	left = f->size - base - off;
-	n = left < EL_ELF_MAX_STRING - 1 ? (size_t)left : EL_ELF_MAX_STRING - 1;
-	if (!(name = (const char *)span(f, base + off, n)))
+	n = pread(f->fd, name, sizeof(name) - 1, (off_t)(base + off));
+	if (n <= 0)
 		return NULL;
-	len = strnlen(name, n);
-	if ((len == 0 && !empty_ok) || len == n)
+	len = strnlen(name, (size_t)n);
+	if ((len == 0 && !empty_ok) || len == (size_t)n)
 		return NULL;
 	return el_xstrndup(name, len);
 }
 
-static char *dyn_string(elf_file *f, uint64_t base, uint64_t off)
+static char *dyn_string(const elf_file *f, uint64_t base, uint64_t off)
 {
 	return dyn_string_at(f, base, off, 0);
 }
@@ -146,7 +107,7 @@ typedef struct {
 
 #define DYN_NONE UINT64_MAX
 
-static int read_dynamic(elf_file *f, const phdr *dynph, dyn_tags *t, el_elf_info *out)
+static int read_dynamic(const elf_file *f, const phdr *dynph, dyn_tags *t, el_elf_info *out)
 {
 	size_t entsz = f->bits == 64 ? 16 : 8;
 	uint64_t dsz = dynph->filesz;
@@ -190,7 +151,7 @@ static int read_dynamic(elf_file *f, const phdr *dynph, dyn_tags *t, el_elf_info
  * vn_next: 16 bytes in both classes), each with a chain of Elf_Vernaux
  * (vna_hash, vna_flags, vna_other, vna_name, vna_next: 16 bytes).
  */
-static int read_verneed(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
+static int read_verneed(const elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
 			el_elf_info *out)
 {
 	uint64_t off, total = 0;
@@ -241,7 +202,7 @@ static int read_verneed(elf_file *f, const phdr *ph, int nph, const dyn_tags *t,
  * first Elf_Verdaux's (vda_name, vda_next). The VER_FLG_BASE entry names
  * the file itself and is not a version.
  */
-static int read_verdef(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
+static int read_verdef(const elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
 		       el_elf_info *out)
 {
 	el_strvec names = EL_STRVEC_INIT;
@@ -271,7 +232,7 @@ static int read_verdef(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, 
 }
 
 /* What the dynamic segment names: its strings, then the version tables. */
-static int read_names(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, el_elf_info *out)
+static int read_names(const elf_file *f, const phdr *ph, int nph, const dyn_tags *t, el_elf_info *out)
 {
 	uint64_t base;
 
@@ -299,7 +260,7 @@ static int read_names(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, e
 }
 
 /* PT_INTERP: the path of the program interpreter, NUL-terminated inside the segment. */
-static char *read_interp(elf_file *f, const phdr *ip)
+static char *read_interp(const elf_file *f, const phdr *ip)
 {
 	char buf[EL_ELF_MAX_STRING];
 	size_t n = ip->filesz < sizeof(buf) ? (size_t)ip->filesz : sizeof(buf);
@@ -316,7 +277,7 @@ static char *read_interp(elf_file *f, const phdr *ip)
 int el_elf_read(int fd, el_elf_info *out)
 {
 	unsigned char eh[64], *pbuf = NULL;
-	elf_file f = { fd, 0, 0, 0, NULL, 0, 0 };
+	elf_file f = { fd, 0, 0, 0 };
 	phdr ph[EL_ELF_MAX_PHDRS];
 	uint64_t phoff, phentsize, phnum;
 	int rc = ENVLOCK_EPARSE;
@@ -329,13 +290,13 @@ int el_elf_read(int fd, el_elf_info *out)
 		return ENVLOCK_EIO;
 	f.size = (uint64_t)st.st_size;
 	if (read_at(&f, eh, 52, 0) != 0 || memcmp(eh, ELFMAG, SELFMAG) != 0)
-		goto done;
+		return ENVLOCK_EPARSE;
 	if (eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64)
-		goto done;
+		return ENVLOCK_EPARSE;
 	f.bits = eh[EI_CLASS] == ELFCLASS64 ? 64 : 32;
 	f.big = eh[EI_DATA] == ELFDATA2MSB;
 	if (f.bits == 64 && read_at(&f, eh, 64, 0) != 0)
-		goto done;
+		return ENVLOCK_EPARSE;
 	out->bits = f.bits;
 	out->big_endian = f.big;
 	out->type = (int)get(&f, eh + 16, 2);
@@ -349,12 +310,10 @@ int el_elf_read(int fd, el_elf_info *out)
 		phentsize = get(&f, eh + 42, 2);
 		phnum = get(&f, eh + 44, 2);
 	}
-	if (phnum == 0) {
-		rc = 0;	/* no program headers: an object without a soname */
-		goto done;
-	}
+	if (phnum == 0)
+		return 0;	/* no program headers: an object without a soname */
 	if (phnum > EL_ELF_MAX_PHDRS || phentsize < (f.bits == 64 ? 56u : 32u))
-		goto done;
+		return ENVLOCK_EPARSE;
 	pbuf = el_xmalloc(phnum * phentsize);
 	if (read_at(&f, pbuf, phnum * phentsize, phoff) != 0)
 		goto done;
@@ -380,7 +339,6 @@ done:
 		el_elf_info_release(out);
 	free(t);
 	free(pbuf);
-	free(f.win);
 	return rc;
 }
 

@@ -33,6 +33,14 @@ const char *el_bundle_check_target(const char *path, const char *target);
 const char *el_archive_reason(struct archive *a);
 
 /*
+ * An entry's name and symlink target as the archive holds them: the UTF-8
+ * of a pax header, else the locale's form (the bytes of a ustar name).
+ */
+struct archive_entry;
+const char *el_archive_pathname(struct archive_entry *e);
+const char *el_archive_symlink(struct archive_entry *e);
+
+/*
  * A bundle opened for reading. Its zstd frames are decoded by libzstd on
  * a second thread into a few fixed buffers, which libarchive's tar
  * reader (tar only: no other format or decompressor sees the input)

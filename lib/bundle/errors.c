@@ -1,5 +1,6 @@
 /* libarchive's error messages, converted once into envlock's style. */
 #include <archive.h>
+#include <archive_entry.h>
 #include <stdio.h>
 #include <errno.h>
 #include <string.h>
@@ -22,4 +23,18 @@ const char *el_archive_reason(struct archive *a)
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
 		buf[0] = (char)(buf[0] - 'A' + 'a');
 	return buf;
+}
+
+const char *el_archive_pathname(struct archive_entry *e)
+{
+	const char *u = archive_entry_pathname_utf8(e);
+
+	return u ? u : archive_entry_pathname(e);
+}
+
+const char *el_archive_symlink(struct archive_entry *e)
+{
+	const char *u = archive_entry_symlink_utf8(e);
+
+	return u ? u : archive_entry_symlink(e);
 }

@@ -551,20 +551,18 @@ static int check_entry(extractor *x, struct archive_entry *e, const char *path, 
 /* One entry after the lockfile and the manifest. */
 static int extract_entry(extractor *x, struct archive_entry *e)
 {
-	const char *raw = archive_entry_pathname_utf8(e), *why, *target = NULL;
+	/* a name that is not valid in the locale is still the bytes the archive holds */
+	const char *raw = el_archive_pathname(e), *why, *target = NULL;
 	char path[PATH_MAX];
 	mode_t type = archive_entry_filetype(e);
 	int kind = type == AE_IFREG ? EL_MADE_FILE : type == AE_IFDIR ? EL_MADE_DIR : type == AE_IFLNK ? EL_MADE_LINK : EL_MADE_NONE;
 	el_bnode *nd = NULL;
 	int rc;
 
-	/* a name that is not valid in the locale is still the bytes the archive holds */
-	if (!raw)
-		raw = archive_entry_pathname(e);
 	if ((why = el_bundle_check_name(raw, path, sizeof(path))) != NULL)
 		return entry_error(x, ENVLOCK_EINVAL, raw ? raw : "", "%s, refused", why);
-	if (kind == EL_MADE_LINK && !(target = archive_entry_symlink_utf8(e)))
-		target = archive_entry_symlink(e);
+	if (kind == EL_MADE_LINK)
+		target = el_archive_symlink(e);
 	if ((rc = check_entry(x, e, path, kind, target, &nd)) != 0)
 		return rc;
 	if (kind == EL_MADE_FILE)
@@ -745,10 +743,8 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 		goto done;
 
 	while ((st = archive_read_next_header(x.a, &e)) == ARCHIVE_OK || st == ARCHIVE_WARN) {
-		const char *name = archive_entry_pathname_utf8(e);
+		const char *name = el_archive_pathname(e);
 
-		if (!name)
-			name = archive_entry_pathname(e);
 		if (++x.entries > x.max_entries) {
 			char shown_name[320];
 

@@ -123,8 +123,7 @@ static int hash_entry(struct archive *a, char hex[EL_SHA256_HEX], long long *siz
 static int verify_entry(envlock_bundle_report *rep, envlock_ctx *ctx, struct archive *a, struct archive_entry *e,
 			const char *archive, el_bindex *idx, FILE *stream)
 {
-	/* a pax name is UTF-8, which libarchive gives as it is only this way in the C locale */
-	const char *raw = archive_entry_pathname_utf8(e) ? archive_entry_pathname_utf8(e) : archive_entry_pathname(e), *type;
+	const char *raw = el_archive_pathname(e), *type;
 	char path[4096];
 	el_bnode *nd;
 	const cJSON *want;
@@ -161,8 +160,7 @@ static int verify_entry(envlock_bundle_report *rep, envlock_ctx *ctx, struct arc
 			 strcmp(hex, el_jget_str(want, "sha256")) != 0)
 			problem(stream, rep, path, "content does not match its sha256 in the manifest");
 	} else if (ft == AE_IFLNK && type && strcmp(type, "symlink") == 0) {
-		const char *t = archive_entry_symlink_utf8(e) ? archive_entry_symlink_utf8(e) : archive_entry_symlink(e),
-			   *wt = el_jget_str(want, "target");
+		const char *t = el_archive_symlink(e), *wt = el_jget_str(want, "target");
 
 		if (!t || !wt || strcmp(t, wt) != 0)
 			problem(stream, rep, path, "symlink target does not match the manifest");

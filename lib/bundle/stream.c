@@ -296,7 +296,7 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 {
 	el_bstream *s = el_xcalloc(1, sizeof(*s));
 	struct stat st;
-	bool inline_;
+	bool small;
 	int e;
 
 	*out = NULL;
@@ -313,18 +313,19 @@ int el_bstream_open(el_bstream **out, envlock_ctx *ctx, const char *path)
 	if (fstat(s->fd, &st) != 0 || S_ISDIR(st.st_mode))
 		return open_fail(ctx, s, ENVLOCK_EIO, "is a directory, not an archive");
 	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	inline_ = st.st_size <= EL_BSTREAM_INLINE;
+	/* a pipe's size says nothing: it is read as a large file is */
+	small = S_ISREG(st.st_mode) && st.st_size <= EL_BSTREAM_INLINE;
 	/* a small file's read buffer is its size (a page at least): one read, and one more that says the end */
-	s->in_cap = inline_ ? ((size_t)st.st_size + 4096) & ~(size_t)4095 : EL_BSTREAM_IN;
-	s->slot_cap = inline_ ? EL_BSTREAM_INLINE_SLOT : EL_BSTREAM_SLOT;
+	s->in_cap = small ? ((size_t)st.st_size + 4096) & ~(size_t)4095 : EL_BSTREAM_IN;
+	s->slot_cap = small ? EL_BSTREAM_INLINE_SLOT : EL_BSTREAM_SLOT;
 	s->in = el_xmalloc_io(s->in_cap);
-	for (int i = 0; i < (inline_ ? 1 : EL_BSTREAM_SLOTS); i++)
+	for (int i = 0; i < (small ? 1 : EL_BSTREAM_SLOTS); i++)
 		s->slot[i].data = el_xmalloc_io(s->slot_cap);
 	if (read_in(s) < 0)
 		return open_fail(ctx, s, ENVLOCK_EIO, s->err);
 	if (zstd_magic((const unsigned char *)s->in, s->in_len))
 		s->dctx = dctx_take();
-	if (!inline_) {
+	if (!small) {
 		if ((e = pthread_create(&s->thread, NULL, decode_run, s)) != 0)
 			return open_fail(ctx, s, ENVLOCK_EIO, el_strerror(e));
 		s->started = 1;

@@ -29,7 +29,7 @@ typedef struct {
 struct el_ldcache {
 	ld_entry *entries;
 	size_t count;
-	uint32_t *by_name;     /* entry indexes sorted by soname, then index: a lookup's first match first */
+	const ld_entry **by_name; /* the entries sorted by soname, then place: a lookup's first match first */
 	int format_old;
 };
 
@@ -41,13 +41,11 @@ static uint32_t u32(const unsigned char *p)
 	return v;
 }
 
-/* the cache by_name_cmp sorts (qsort takes no context; a parse runs on one thread) */
-static _Thread_local const struct el_ldcache *sorting;
-
+/* by soname, then by place in the cache (one array: the addresses are in its order) */
 static int by_name_cmp(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = strcmp(sorting->entries[x].soname, sorting->entries[y].soname);
+	const ld_entry *x = *(const ld_entry *const *)a, *y = *(const ld_entry *const *)b;
+	int c = strcmp(x->soname, y->soname);
 
 	return c ? c : (x > y) - (x < y);
 }
@@ -105,11 +103,9 @@ int el_ldcache_parse(el_ldcache **out, const char *data, size_t len)
 		c->count++;
 	}
 	c->by_name = el_xcalloc(c->count ? c->count : 1, sizeof(*c->by_name));
-	for (uint32_t i = 0; i < c->count; i++)
-		c->by_name[i] = i;
-	sorting = c;
+	for (size_t i = 0; i < c->count; i++)
+		c->by_name[i] = &c->entries[i];
 	qsort(c->by_name, c->count, sizeof(*c->by_name), by_name_cmp);
-	sorting = NULL;
 	*out = c;
 	return 0;
 }
@@ -122,7 +118,7 @@ static size_t first_named(const el_ldcache *c, const char *soname)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (strcmp(c->entries[c->by_name[mid]].soname, soname) < 0)
+		if (strcmp(c->by_name[mid]->soname, soname) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -135,8 +131,7 @@ const char *el_ldcache_lookup(const el_ldcache *c, const char *soname)
 	/* first match wins, as in the loader (entries for other ABIs come later) */
 	size_t at = c ? first_named(c, soname) : 0;
 
-	return c && at < c->count && strcmp(c->entries[c->by_name[at]].soname, soname) == 0
-		       ? c->entries[c->by_name[at]].path : NULL;
+	return c && at < c->count && strcmp(c->by_name[at]->soname, soname) == 0 ? c->by_name[at]->path : NULL;
 }
 
 /*
@@ -148,7 +143,7 @@ const char *el_ldcache_lookup(const el_ldcache *c, const char *soname)
 const char *el_ldcache_lookup_abi(const el_ldcache *c, const char *soname, uint32_t flags, int alt_elf)
 {
 	for (size_t i = c ? first_named(c, soname) : 0; c && i < c->count; i++) {
-		const ld_entry *e = &c->entries[c->by_name[i]];
+		const ld_entry *e = c->by_name[i];
 
 		if (strcmp(e->soname, soname) != 0)
 			break;
@@ -183,6 +178,6 @@ void el_ldcache_free(el_ldcache *c)
 		free(c->entries[i].path);
 	}
 	free(c->entries);
-	free(c->by_name);
+	free((void *)c->by_name);
 	free(c);
 }

@@ -239,3 +239,7 @@ mkdir -p latin1 && printf 'z' >"latin1/$(printf 'caf\351.log')"
 check_status "a name that is not UTF-8" 1 $?
 check_eq "one line naming it" 1 "$(grep -c "latin1/caf.*\.log'" err)"
 check_eq "no archive left" "" "$(ls -A | grep '^latin1\.tar\.zst')"
+# a bundle read from a pipe (its size says nothing) is read as a large file is
+cat intl.tar.zst | "$ENVLOCK" bundle verify /dev/stdin >out 2>err
+check_status "verify of a bundle from a pipe" 0 $?
+check_grep "every digest checked" "^ok: 4 entries, every digest and the lock id match" out

@@ -41,7 +41,6 @@ __asm__(".section .rodata\n"
 #define EL_PY_OUTPUT (1u << 20)     /* what the libraries print, for the last line of a crash */
 #define EL_PY_REPORT (512u << 10)  /* 256 keys of values up to 1000 bytes */
 #define EL_PY_MAX_LINE 4096
-#define EL_PY_MAX_IMPORTS 16
 
 /* ---- the script's report ---- */
 
@@ -236,45 +235,59 @@ static char *last_output_line(const el_buf *out)
 	return last ? el_xstrndup(last, lastn > 400 ? 400 : lastn) : NULL;
 }
 
-/* Run the script, its report into r; *why says why the report is not complete (malloc'd), else stays NULL. */
-static void run_script(pyenv *p, el_verify_py_report *r, const char *const *imports, size_t nimports, bool mmcv,
-		       char **why)
+/*
+ * What the script's run needs, made on the main thread before the run
+ * starts (so that only el_spawn_ex and a read happen on the python's
+ * thread): the script written into the private folder, and its argv.
+ * On failure *why says why (malloc'd) and nothing is to be run.
+ */
+static void prepare_script(el_verify_run *run, const char *python, const char *const *imports, size_t nimports,
+			   bool mmcv, char **why)
 {
-	el_verify_run *run = p->run;
-	char *src = el_path_join(run->dir, "envcheck.py"), *report = el_path_join(run->dir, "envcheck.out");
-	const char *argv[8 + 2 * EL_PY_MAX_IMPORTS];
+	el_verify_py_run *py = &run->py;
+	char *src = el_path_join(run->dir, "envcheck.py");
+	size_t k = 0;
+
+	py->report = el_path_join(run->dir, "envcheck.out");
+	if (el_write_atomic(run->ctx, src, el_verify_envcheck_py, strlen(el_verify_envcheck_py), 0600) != 0) {
+		*why = el_xstrdup(envlock_error_last(run->ctx));
+		free(src);
+		return;
+	}
+	py->src = src;
+	/* -B: importing the environment writes no .pyc files into it */
+	py->argv[k++] = python;
+	py->argv[k++] = "-B";
+	py->argv[k++] = src;
+	py->argv[k++] = "--out";
+	py->argv[k++] = py->report;
+	if (run->opts->cpu_only)
+		py->argv[k++] = "--cpu-only";
+	if (mmcv)
+		py->argv[k++] = "--mmcv";
+	for (size_t i = 0; i < nimports; i++) {
+		py->argv[k++] = "--import";
+		py->argv[k++] = imports[i]; /* el_frameworks' names: static */
+	}
+	py->argv[k] = NULL;
+}
+
+/* Run the prepared script and read its report back; nothing here touches run->ctx (it may be another thread). */
+static void run_script(el_verify_run *run)
+{
+	el_verify_py_run *py = &run->py;
 	el_buf out = EL_BUF_INIT(EL_PY_OUTPUT), text = EL_BUF_INIT(EL_PY_REPORT);
 	el_spawn_opts so = { run->envp, 1 };
 	el_root live = EL_ROOT_LIVE_INIT;
-	size_t k = 0;
+	el_verify_py_report *r = &py->r;
 	int status = -1, rc, err_no = 0;
 
-	if (el_write_atomic(run->ctx, src, el_verify_envcheck_py, strlen(el_verify_envcheck_py), 0600) != 0) {
-		*why = el_xstrdup(envlock_error_last(run->ctx));
-		goto done;
-	}
-	/* -B: importing the environment writes no .pyc files into it */
-	argv[k++] = p->python;
-	argv[k++] = "-B";
-	argv[k++] = src;
-	argv[k++] = "--out";
-	argv[k++] = report;
-	if (run->opts->cpu_only)
-		argv[k++] = "--cpu-only";
-	if (mmcv)
-		argv[k++] = "--mmcv";
-	for (size_t i = 0; i < nimports; i++) {
-		argv[k++] = "--import";
-		argv[k++] = imports[i];
-	}
-	argv[k] = NULL;
-	el_verify_progress(run, "importing torch and the frameworks with the environment's python");
-	rc = el_spawn_ex(argv, EL_PY_MS, &out, &status, &so);
+	rc = el_spawn_ex(py->argv, EL_PY_MS, &out, &status, &so);
 	if (rc == 0 || rc == ENVLOCK_ETIMEOUT)
-		if (el_root_read(&live, report, &text, &err_no) == 0)
+		if (el_root_read(&live, py->report, &text, &err_no) == 0)
 			el_verify_py_report_parse(r, text.data, text.len);
 	if (rc == ENVLOCK_ENOTFOUND) {
-		*why = el_xasprintf("'%s' could not be started", p->python);
+		py->why = el_xasprintf("'%s' could not be started", py->python);
 	} else if (!r->started || !r->complete) {
 		char *last = last_output_line(&out);
 		char *how = rc == ENVLOCK_ETIMEOUT
@@ -283,17 +296,21 @@ static void run_script(pyenv *p, el_verify_py_report *r, const char *const *impo
 			? el_xasprintf("was killed by signal %d (%s)", status - 128, strsignal(status - 128))
 			: el_xasprintf("stopped with exit status %d", status);
 
-		*why = r->part
-			? el_xasprintf("'%s' %s in the %s part%s%s", p->python, how, r->part, last ? ": " : "", last ? last : "")
-			: el_xasprintf("'%s' %s before it reported%s%s", p->python, how, last ? ": " : "", last ? last : "");
+		py->why = r->part
+			? el_xasprintf("'%s' %s in the %s part%s%s", py->python, how, r->part, last ? ": " : "", last ? last : "")
+			: el_xasprintf("'%s' %s before it reported%s%s", py->python, how, last ? ": " : "", last ? last : "");
 		free(how);
 		free(last);
 	}
-done:
-	free(src);
-	free(report);
+	py->ran = true;
 	el_buf_release(&out);
 	el_buf_release(&text);
+}
+
+static void *script_thread(void *data)
+{
+	run_script(data);
+	return NULL;
 }
 
 /* ---- judging ---- */
@@ -825,34 +842,72 @@ void el_verify_pyenv_judge(el_verify_run *run, const char *python, const el_veri
 	skip_all(&p, "not checked: the environment's python did not report it");
 }
 
-void el_verify_pyenv(el_verify_run *run)
+void el_verify_pyenv_start(el_verify_run *run)
 {
+	el_verify_py_run *py = &run->py;
 	pyenv p;
-	el_verify_py_report r;
 	const char *imports[EL_PY_MAX_IMPORTS], *v;
 	size_t nimports;
 	bool mmcv;
-	char *python, *skip = NULL, *why = NULL;
 
-	memset(&r, 0, sizeof(r));
 	setup(&p, run, imports, &nimports, &mmcv);
-	if (!(python = choose_python(&p, &skip))) {
-		skip_all(&p, skip);
-		goto done;
-	}
-	p.python = python;
-	for (size_t i = 0; i < sizeof(env_stages) / sizeof(env_stages[0]); i++)
-		el_jset_str(stage(&p, env_stages[i])->figures, "python", python);
+	if (!(py->python = choose_python(&p, &py->skip)))
+		return;
 	if (!has_framework(p.exp, "torch", &v)) {
-		skip = el_xasprintf("%s has no torch", p.exp_name);
-		skip_all(&p, skip);
-		goto done;
+		py->skip = el_xasprintf("%s has no torch", p.exp_name);
+		return;
 	}
-	run_script(&p, &r, imports, nimports, mmcv, &why);
-	el_verify_pyenv_judge(run, python, &r, why);
-done:
-	el_verify_py_report_release(&r);
-	free(python);
-	free(skip);
-	free(why);
+	prepare_script(run, py->python, imports, nimports, mmcv, &py->why);
+	if (py->why)
+		return;
+	el_verify_progress(run, "importing torch and the frameworks with the environment's python (beside the compile)");
+	/* without a thread, el_verify_pyenv runs it in place */
+	py->started = pthread_create(&py->thread, NULL, script_thread, run) == 0;
+}
+
+void el_verify_pyenv_join(el_verify_run *run)
+{
+	if (run->py.started) {
+		pthread_join(run->py.thread, NULL);
+		run->py.started = false;
+	}
+}
+
+void el_verify_pyenv(el_verify_run *run)
+{
+	el_verify_py_run *py = &run->py;
+	pyenv p;
+	const char *imports[EL_PY_MAX_IMPORTS];
+	size_t nimports;
+	bool mmcv;
+
+	setup(&p, run, imports, &nimports, &mmcv);
+	if (!py->python) {
+		skip_all(&p, py->skip);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(env_stages) / sizeof(env_stages[0]); i++)
+		el_jset_str(stage(&p, env_stages[i])->figures, "python", py->python);
+	if (py->skip) {
+		skip_all(&p, py->skip);
+		return;
+	}
+	el_verify_pyenv_join(run);
+	if (!py->ran && !py->why)
+		run_script(run);
+	el_verify_pyenv_judge(run, py->python, &py->r, py->why);
+}
+
+void el_verify_pyenv_release(el_verify_run *run)
+{
+	el_verify_py_run *py = &run->py;
+
+	el_verify_pyenv_join(run);
+	el_verify_py_report_release(&py->r);
+	free(py->python);
+	free(py->skip);
+	free(py->why);
+	free(py->src);
+	free(py->report);
+	memset(py, 0, sizeof(*py));
 }

@@ -220,6 +220,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	el_verify_report_init(&run.report, run.steps);
 
 	el_verify_reference_start(&run);
+	el_verify_pyenv_start(&run);
 	el_verify_toolchain(&run);
 	el_verify_cudnn_load(&run);
 	el_verify_runtime(&run);
@@ -232,6 +233,7 @@ int envlock_verify_run(envlock_verify **out, envlock_ctx *ctx, const envlock_ver
 	v = NULL;
 fail:
 	el_verify_reference_join(&run);
+	el_verify_pyenv_release(&run);
 	free(run.cpu.losses);
 	remove_dir(run.dir);
 	free(run.dir);

@@ -155,6 +155,21 @@ void el_verify_py_report_parse(el_verify_py_report *r, const char *text, size_t 
 const char *el_verify_py_get(const el_verify_py_report *r, const char *key);
 void el_verify_py_report_release(el_verify_py_report *r);
 
+#define EL_PY_MAX_IMPORTS 16 /* OpenMMLab codebases the script imports */
+
+/* The environment's python's run, started before the compile and collected by its stages (pyenv.c). */
+typedef struct {
+	pthread_t thread;
+	bool started;       /* a thread runs it */
+	bool ran;           /* it ran: r and why are its outcome */
+	char *python;       /* what runs; NULL: the stages are skipped, skip says why */
+	char *skip;         /* why nothing runs though python is known (no torch) */
+	char *why;          /* why the report is not complete, or that it could not be prepared */
+	char *src, *report; /* the script and its report, in the private folder */
+	const char *argv[8 + 2 * EL_PY_MAX_IMPORTS];
+	el_verify_py_report r;
+} el_verify_py_run;
+
 /*
  * The first executable name in PATH's absolute folders, as an absolute
  * path (malloc'd), or NULL.
@@ -188,6 +203,7 @@ typedef struct {
 		float *losses;      /* run->steps of them */
 		double seconds;
 	} cpu;
+	el_verify_py_run py;        /* the environment's python, run beside the compile */
 } el_verify_run;
 
 /*
@@ -220,6 +236,15 @@ void el_verify_judge_runtime(el_verify_run *run); /* runtime.c: the runtime stag
 void el_verify_training(el_verify_run *run);      /* runtime.c: the CPU reference and the comparison */
 void el_verify_cudnn_op(el_verify_run *run);      /* cudnn.c: the program's cuDNN operation */
 void el_verify_pyenv(el_verify_run *run);         /* pyenv.c: the torch, conv, mmcv and openmmlab stages */
+/*
+ * Choose the python and start the script on a thread of its own, so that
+ * importing torch overlaps nvcc's compile (it writes nothing the other
+ * stages read); el_verify_pyenv collects it, and runs it in place when
+ * no thread could be started. _release joins it and frees what it holds.
+ */
+void el_verify_pyenv_start(el_verify_run *run);
+void el_verify_pyenv_join(el_verify_run *run);
+void el_verify_pyenv_release(el_verify_run *run);
 /*
  * Their judgement from the report python (the path run) wrote; stopped:
  * why the report is not complete (it was killed, it timed out), or NULL.

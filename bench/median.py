@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Time commands: run each N times (after one warm-up) and print the median
-wall time in milliseconds. Output is discarded; a failing run aborts
+wall time in milliseconds. The commands take turns, round by round, so a
+change in the machine's load falls on all of them alike (paired runs). Output is discarded; a failing run aborts
 (MEDIAN_OK="0 1" accepts those exit statuses, for commands like
 `envlock restore --dry-run` whose status 1 means "something to do").
 
@@ -33,16 +34,18 @@ def parse(argv):
 def main():
     runs, jobs = parse(sys.argv[1:])
     ok = {int(x) for x in os.environ.get('MEDIAN_OK', '0').split()}
-    for job in jobs:
-        times = []
-        for i in range(runs + 1):
+    times = {id(job): [] for job in jobs}
+    for i in range(runs + 1):
+        for job in jobs:
             t0 = time.perf_counter()
             rc = subprocess.run(job['cmd'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
             if rc not in ok:
                 sys.exit("median.py: %s exited %d" % (job['label'], rc))
-            if i:  # the first run warms caches
-                times.append((time.perf_counter() - t0) * 1000)
-        print(f"{job['label']}\t{statistics.median(times):.2f}\t{min(times):.2f}\t{max(times):.2f}")
+            if i:  # the first round warms caches
+                times[id(job)].append((time.perf_counter() - t0) * 1000)
+    for job in jobs:
+        t = times[id(job)]
+        print(f"{job['label']}\t{statistics.median(t):.2f}\t{min(t):.2f}\t{max(t):.2f}")
 
 
 if __name__ == '__main__':

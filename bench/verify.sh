@@ -2,7 +2,8 @@
 # What `envlock verify` costs beyond the compile it cannot avoid: medians of
 # N runs of the bare nvcc command that builds the same program (what a
 # person checking a toolkit by hand runs), of `envlock verify`, and of
-# `envlock verify --cpu-only`. On a machine without a GPU, verify exits 3;
+# `envlock verify --cpu-only`, and verify without its Python stages, in
+# turns (bench/median.py). On a machine without a GPU, verify exits 3;
 # that is counted as a normal run. Writes bench/out/verify.tsv and
 # bench/out/verify.json (one verify --json); bench/RESULTS.md quotes them.
 # The GPU figures come from bench/gpu-verify.sh, on a GPU machine.
@@ -37,10 +38,13 @@ PY
 echo "nvcc command: $cmd" >"$out/verify.tsv"
 # verify's own exit status is 3 without a GPU: a normal run here
 ok03='"$0" verify "$@" >/dev/null 2>&1; s=$?; [ $s -eq 0 ] || [ $s -eq 3 ]'
+# and 1 with --python /bin/false, whose torch stage fails
+ok013='"$0" verify "$@" >/dev/null 2>&1; s=$?; [ $s -le 1 ] || [ $s -eq 3 ]'
 /usr/bin/python3 bench/median.py "$N" \
 	"nvcc alone (the same command, by hand)" -- sh -c "$cmd" --- \
 	"envlock verify" -- sh -c "$ok03" "$ENVLOCK" --- \
-	"envlock verify --cpu-only" -- sh -c "$ok03" "$ENVLOCK" --cpu-only \
+	"envlock verify --cpu-only" -- sh -c "$ok03" "$ENVLOCK" --cpu-only --- \
+	"envlock verify --python /bin/false (no Python stages)" -- sh -c "$ok013" "$ENVLOCK" --python /bin/false \
 	>>"$out/verify.tsv"
 rm -rf "$src"
 /usr/bin/python3 - "$out/verify.tsv" "$out/verify.json" <<'PY'

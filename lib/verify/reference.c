@@ -48,23 +48,42 @@ void el_mlp_release(el_mlp *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * The loops run in another order than the CUDA threads do, so that the
+ * innermost one walks a row and vectorises: each output still
+ * accumulates its terms in the kernel's order (bias or 0 first, then the
+ * inner index increasing), so every output is rounded as the GPU rounds
+ * it. On a CPU with FMA the same code is compiled a second time with it
+ * (fb_fma), where fmaf is one instruction instead of a call into libm;
+ * a fused multiply-add is exact-then-rounded either way, so both give
+ * the same bits.
+ */
+#define EL_REF_BODY static inline __attribute__((always_inline))
+#if defined(__GNUC__) && !defined(__clang__)
+/* -O2's "very cheap" model vectorises only loops whose length is known: these rows' lengths are the shape's */
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
+
 /* mlp.cu: k_hidden, one thread per (sample, unit) */
-static void hidden(el_mlp *m, const float *x)
+EL_REF_BODY void hidden(el_mlp *m, const float *x)
 {
 	const el_mlp_shape *s = &m->s;
 
-	for (int b = 0; b < s->batch; b++)
-		for (int h = 0; h < s->hidden; h++) {
-			float acc = m->b1[h];
+	for (int b = 0; b < s->batch; b++) {
+		float *z = m->z1 + b * s->hidden;
 
-			for (int d = 0; d < s->in; d++)
-				acc = fmaf(x[b * s->in + d], m->w1[d * s->hidden + h], acc);
-			m->z1[b * s->hidden + h] = acc;
+		memcpy(z, m->b1, (size_t)s->hidden * sizeof(float));
+		for (int d = 0; d < s->in; d++) {
+			const float xv = x[b * s->in + d], *w = m->w1 + d * s->hidden;
+
+			for (int h = 0; h < s->hidden; h++)
+				z[h] = fmaf(xv, w[h], z[h]);
 		}
+	}
 }
 
 /* mlp.cu: k_softmax, one thread per sample: logits, softmax, loss, d loss / d logits */
-static void softmax(el_mlp *m, const int *y)
+EL_REF_BODY void softmax(el_mlp *m, const int *y)
 {
 	const el_mlp_shape *s = &m->s;
 	float (*ex)(float) = m->exp_fn ? m->exp_fn : expf;
@@ -74,15 +93,12 @@ static void softmax(el_mlp *m, const int *y)
 	for (int b = 0; b < s->batch; b++) {
 		float mx, sum = 0.0f;
 
-		for (int c = 0; c < s->classes; c++) {
-			float acc = m->b2[c];
+		memcpy(logit, m->b2, (size_t)s->classes * sizeof(float));
+		for (int h = 0; h < s->hidden; h++) {
+			const float z = m->z1[b * s->hidden + h], a = z > 0.0f ? z : 0.0f, *w = m->w2 + h * s->classes;
 
-			for (int h = 0; h < s->hidden; h++) {
-				float a = m->z1[b * s->hidden + h] > 0.0f ? m->z1[b * s->hidden + h] : 0.0f;
-
-				acc = fmaf(a, m->w2[h * s->classes + c], acc);
-			}
-			logit[c] = acc;
+			for (int c = 0; c < s->classes; c++)
+				logit[c] = fmaf(a, w[c], logit[c]);
 		}
 		mx = logit[0];
 		for (int c = 1; c < s->classes; c++)
@@ -101,7 +117,7 @@ static void softmax(el_mlp *m, const int *y)
 	}
 }
 
-float el_mlp_forward_backward(el_mlp *m, int step)
+EL_REF_BODY float forward_backward(el_mlp *m, int step)
 {
 	const el_mlp_shape *s = &m->s;
 	const float *x = m->x;
@@ -121,51 +137,72 @@ float el_mlp_forward_backward(el_mlp *m, int step)
 	/* k_loss: one thread, samples in order */
 	for (int b = 0; b < s->batch; b++)
 		total += m->lossv[b];
-	/* k_grad_out: one thread per (unit, class), and one per class for the bias */
-	for (int h = 0; h < s->hidden; h++)
-		for (int c = 0; c < s->classes; c++) {
-			float acc = 0.0f;
+	/* k_grad_out: one thread per (unit, class), and one per class for the bias; samples in order */
+	memset(m->gw2, 0, (size_t)(s->hidden * s->classes) * sizeof(float));
+	memset(m->gb2, 0, (size_t)s->classes * sizeof(float));
+	for (int b = 0; b < s->batch; b++) {
+		const float *dl = m->dl + b * s->classes;
 
-			for (int b = 0; b < s->batch; b++) {
-				float a = m->z1[b * s->hidden + h] > 0.0f ? m->z1[b * s->hidden + h] : 0.0f;
-
-				acc = fmaf(a, m->dl[b * s->classes + c], acc);
-			}
-			m->gw2[h * s->classes + c] = acc;
-		}
-	for (int c = 0; c < s->classes; c++) {
-		float acc = 0.0f;
-
-		for (int b = 0; b < s->batch; b++)
-			acc += m->dl[b * s->classes + c];
-		m->gb2[c] = acc;
-	}
-	/* k_grad_hidden: one thread per (sample, unit), through the ReLU */
-	for (int b = 0; b < s->batch; b++)
 		for (int h = 0; h < s->hidden; h++) {
-			float acc = 0.0f;
+			const float z = m->z1[b * s->hidden + h], a = z > 0.0f ? z : 0.0f;
+			float *g = m->gw2 + h * s->classes;
 
 			for (int c = 0; c < s->classes; c++)
-				acc = fmaf(m->dl[b * s->classes + c], m->w2[h * s->classes + c], acc);
-			m->dz1[b * s->hidden + h] = m->z1[b * s->hidden + h] > 0.0f ? acc : 0.0f;
+				g[c] = fmaf(a, dl[c], g[c]);
 		}
-	/* k_grad_in: one thread per (input, unit), and one per unit for the bias */
-	for (int d = 0; d < s->in; d++)
-		for (int h = 0; h < s->hidden; h++) {
-			float acc = 0.0f;
+		for (int c = 0; c < s->classes; c++)
+			m->gb2[c] += dl[c];
+	}
+	/* k_grad_hidden: one thread per (sample, unit), through the ReLU; classes in order */
+	for (int b = 0; b < s->batch; b++) {
+		float *dz = m->dz1 + b * s->hidden;
+		const float *z = m->z1 + b * s->hidden;
 
-			for (int b = 0; b < s->batch; b++)
-				acc = fmaf(x[b * s->in + d], m->dz1[b * s->hidden + h], acc);
-			m->gw1[d * s->hidden + h] = acc;
+		memset(dz, 0, (size_t)s->hidden * sizeof(float));
+		for (int c = 0; c < s->classes; c++) {
+			const float dv = m->dl[b * s->classes + c], *w = m->w2 + c;
+
+			for (int h = 0; h < s->hidden; h++)
+				dz[h] = fmaf(dv, w[h * s->classes], dz[h]);
 		}
-	for (int h = 0; h < s->hidden; h++) {
-		float acc = 0.0f;
+		for (int h = 0; h < s->hidden; h++)
+			dz[h] = z[h] > 0.0f ? dz[h] : 0.0f;
+	}
+	/* k_grad_in: one thread per (input, unit), and one per unit for the bias; samples in order */
+	memset(m->gw1, 0, (size_t)(s->in * s->hidden) * sizeof(float));
+	memset(m->gb1, 0, (size_t)s->hidden * sizeof(float));
+	for (int b = 0; b < s->batch; b++) {
+		const float *dz = m->dz1 + b * s->hidden;
 
-		for (int b = 0; b < s->batch; b++)
-			acc += m->dz1[b * s->hidden + h];
-		m->gb1[h] = acc;
+		for (int d = 0; d < s->in; d++) {
+			const float xv = x[b * s->in + d];
+			float *g = m->gw1 + d * s->hidden;
+
+			for (int h = 0; h < s->hidden; h++)
+				g[h] = fmaf(xv, dz[h], g[h]);
+		}
+		for (int h = 0; h < s->hidden; h++)
+			m->gb1[h] += dz[h];
 	}
 	return total / (float)s->batch;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EL_REF_FMA 1
+__attribute__((target("avx2,fma"))) static float fb_fma(el_mlp *m, int step)
+{
+	return forward_backward(m, step);
+}
+#endif
+
+float el_mlp_forward_backward(el_mlp *m, int step)
+{
+#ifdef EL_REF_FMA
+	__builtin_cpu_init(); /* once; cheap after */
+	if (!m->generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return fb_fma(m, step);
+#endif
+	return forward_backward(m, step);
 }
 
 static void update(float *w, const float *g, int n, float lr)

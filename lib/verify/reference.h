@@ -19,6 +19,8 @@ typedef struct {
 	/* expf and logf (NULL); the tests put the GPU's rounding error in here */
 	float (*exp_fn)(float);
 	float (*log_fn)(float);
+	/* the plain build of the step even on a CPU with FMA (the tests compare the two) */
+	int generic;
 } el_mlp;
 
 /* Set up a model of shape s (at most 256 classes) with its initial weights. */

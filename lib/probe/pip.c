@@ -12,6 +12,8 @@
 
 #include "lock/model.h"
 #include "probe.h"
+#include "util/error.h"
+#include "util/pool.h"
 #include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -472,6 +474,89 @@ static int dist_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->path, y->path);
 }
 
+/*
+ * One job's share of a site dir's entries, read on the pool's threads: a
+ * copy of the probe whose warnings go into the job's own array (said in
+ * order after the reads), and its own list of distributions. The
+ * distributions are sorted afterwards, and the warnings kept in the
+ * folder's order, so neither the lock nor what is said depends on the
+ * threads.
+ */
+typedef struct {
+	el_probe p;
+	envlock_probe_opts opts;
+	dist_list l; /* l.conda borrowed from the whole list */
+} pip_job;
+
+typedef struct {
+	el_probe *p;
+	const dist_list *all;
+	const char *site;
+	char **names;
+	size_t n;
+	pip_job *jobs;
+} pip_batch;
+
+#define EL_PIP_BATCH 32 /* entries a job reads: each is four or five small files */
+
+static void read_entry(el_probe *p, dist_list *l, const char *site, const char *name)
+{
+	if (el_ends_with(name, ".dist-info"))
+		dist_info(p, l, site, name);
+	else if (el_ends_with(name, ".egg-info"))
+		egg_info(p, l, site, name);
+	else if (el_ends_with(name, ".egg-link"))
+		egg_link(p, l, site, name);
+}
+
+static void pip_read_job(size_t job, void *data)
+{
+	pip_batch *pb = data;
+	pip_job *j = &pb->jobs[job];
+
+	j->p = *pb->p;
+	j->opts = *pb->p->opts;
+	j->opts.on_warning = NULL;
+	j->p.opts = &j->opts;
+	j->p.warnings = cJSON_CreateArray();
+	if (!j->p.warnings)
+		el_oom();
+	j->l.conda = pb->all->conda;
+	j->l.site = pb->all->site;
+	for (size_t i = job * EL_PIP_BATCH; i < (job + 1) * EL_PIP_BATCH && i < pb->n; i++)
+		read_entry(&j->p, &j->l, pb->site, pb->names[i]);
+}
+
+/* The entries of one site dir into l: on the pool when there are more than a job's worth. */
+static void read_site(el_probe *p, dist_list *l, const char *site, char **names, size_t n)
+{
+	size_t njobs = (n + EL_PIP_BATCH - 1) / EL_PIP_BATCH;
+	pip_batch pb = { p, l, site, names, n, NULL };
+
+	if (njobs <= 1) {
+		for (size_t i = 0; i < n; i++)
+			read_entry(p, l, site, names[i]);
+		return;
+	}
+	pb.jobs = el_xcalloc(njobs, sizeof(*pb.jobs));
+	el_pool_run(njobs, el_pool_default_threads(), pip_read_job, &pb);
+	for (size_t k = 0; k < njobs; k++) {
+		pip_job *j = &pb.jobs[k];
+		cJSON *w;
+
+		cJSON_ArrayForEach(w, j->p.warnings)
+			el_probe_warn(p, "%s", w->valuestring);
+		cJSON_Delete(j->p.warnings);
+		if (j->l.n) {
+			EL_GROW(l->v, l->n + j->l.n, l->cap);
+			memcpy(l->v + l->n, j->l.v, j->l.n * sizeof(*l->v));
+			l->n += j->l.n;
+		}
+		free(j->l.v);
+	}
+	free(pb.jobs);
+}
+
 void el_probe_pip(el_probe *p)
 {
 	cJSON *sec = el_probe_section(p, "pip"), *sites, *dists, *both;
@@ -488,22 +573,16 @@ void el_probe_pip(el_probe *p)
 	sites = el_jset_arr(sec, "site_packages");
 	for (char **s = p->py.site_dirs; *s; s++, l.site++) {
 		char **names = NULL;
+		size_t count = 0;
 		int rc;
 
 		el_jpush_str(sites, *s);
-		rc = el_root_list(&p->root, *s, &names, NULL);
+		rc = el_root_list(&p->root, *s, &names, &count);
 		if (rc != 0 && rc != ENVLOCK_ENOTFOUND)
 			el_probe_warn(p, "'%s': %s", *s, el_root_reason(rc, errno));
 		if (rc != 0)
 			continue;
-		for (char **n = names; *n; n++) {
-			if (el_ends_with(*n, ".dist-info"))
-				dist_info(p, &l, *s, *n);
-			else if (el_ends_with(*n, ".egg-info"))
-				egg_info(p, &l, *s, *n);
-			else if (el_ends_with(*n, ".egg-link"))
-				egg_link(p, &l, *s, *n);
-		}
+		read_site(p, &l, *s, names, count);
 		el_strv_free(names);
 	}
 	if (l.n)

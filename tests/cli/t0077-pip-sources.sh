@@ -142,3 +142,34 @@ env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_CONFIG_FILE XDG_CONFIG_DIRS="$t2/e
 	PIP_EXTRA_INDEX_URL=file:///srv/env-extra PIP_DISABLE_PIP_VERSION_CHECK=1 \
 	venv/bin/pip install --dry-run --no-deps envlock-no-such-project==1 >pip.out 2>&1
 check_eq "pip, reading the same files, says the same" "$want" "$(grep '^Looking in' pip.out)"
+
+# a site dir of many distributions is read on every core (EL_PIP_BATCH entries
+# a job): what is recorded and what is said keep the folder's order
+t3=$scratch/many
+cp -R "$FIXTURES/ubuntu1604-mmdet" "$t3" || exit 1
+site=$t3/home/alice/miniconda3/envs/mmdet/lib/python3.7/site-packages
+i=0
+while [ $i -lt 120 ]; do
+	d=$site/zzpkg$(printf %03d $i)-1.$i.dist-info
+	mkdir "$d"
+	printf 'Metadata-Version: 2.1\nName: zzpkg%03d\nVersion: 1.%d\n\n' $i $i >"$d/METADATA"
+	echo pip >"$d/INSTALLER"
+	i=$((i + 1))
+done
+rm "$site/zzpkg007-1.7.dist-info/METADATA"
+printf 'Name: zzpkg045\0\nVersion: 1\n\n' >"$site/zzpkg045-1.45.dist-info/METADATA"
+echo '{not json' >"$site/zzpkg090-1.90.dist-info/direct_url.json"
+printf 'pip\0' >"$site/zzpkg119-1.119.dist-info/INSTALLER"
+SOURCE_DATE_EPOCH=0 "$ENVLOCK" save --root "$t3" -o many1.lock >/dev/null 2>many1.err
+SOURCE_DATE_EPOCH=0 "$ENVLOCK" save -q --root "$t3" -o many2.lock 2>/dev/null
+check_eq "120 more distributions: the 118 readable ones are recorded, in name order" \
+	"$(i=0; while [ $i -lt 120 ]; do [ $i = 7 ] || [ $i = 45 ] || printf 'zzpkg%03d\n' $i; i=$((i + 1)); done)" \
+	"$("$PYTHON" -c 'import json,sys; [print(d["name"]) for d in json.load(open(sys.argv[1]))["pip"]["distributions"] if d["name"].startswith("zzpkg")]' many1.lock)"
+w="'$site/zzpkg007-1.7.dist-info': no METADATA file, skipped
+'$site/zzpkg045-1.45.dist-info': METADATA is binary data, skipped
+'$site/zzpkg090-1.90.dist-info/direct_url.json': not a valid JSON object, ignored
+'$site/zzpkg119-1.119.dist-info/INSTALLER': binary data where text was expected, ignored"
+check_eq "their warnings, in the folder's order, in the lock" "$(echo "$w" | sed "s|$t3||g")" \
+	"$("$PYTHON" -c 'import json,sys; [print(w) for w in json.load(open(sys.argv[1]))["warnings"] if "zzpkg" in w]' many1.lock)"
+check_eq "and as save said them" "$(echo "$w" | sed "s|$t3||g")" "$(grep zzpkg many1.err | sed 's/^envlock: warning: //')"
+check_eq "two saves of the tree are the same bytes" "" "$(cmp many1.lock many2.lock 2>&1)"

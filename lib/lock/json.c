@@ -366,8 +366,19 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth, bo
 			keys = el_xmalloc(n * sizeof(*keys));
 		for (i = 0, c = item->child; c; c = c->next)
 			keys[i++] = c;
-		if (!sorted)
+		if (!sorted && n <= sizeof(small) / sizeof(small[0])) {
+			/* an object of a few members (a package's): insertion, without qsort's calls through a pointer */
+			for (i = 1; i < n; i++) {
+				const cJSON *k = keys[i];
+				size_t j = i;
+
+				for (; j > 0 && strcmp(keys[j - 1]->string, k->string) > 0; j--)
+					keys[j] = keys[j - 1];
+				keys[j] = k;
+			}
+		} else if (!sorted) {
 			qsort(keys, n, sizeof(*keys), cmp_keys);
+		}
 		rc = put1(out, '{');
 		for (i = 0; rc == 0 && i < n; i++) {
 			rc = newline(out, indent, depth + 1);
@@ -457,6 +468,49 @@ void el_lock_settle(envlock_lock *lock)
 		el_lock_update_id(lock);
 		lock->doc_id_stale = 0;
 	}
+}
+
+int el_lock_write_settled(envlock_lock *lock, el_buf *out)
+{
+	static const char key[] = "\n  \"id\": \"sha256:";
+	char placeholder[EL_LOCK_DIGEST_SIZE], hex[EL_SHA256_HEX];
+	const char *at;
+	size_t start = out->len, len;
+	char *copy;
+	int rc;
+
+	if (!lock->doc_id_stale)
+		return el_json_write(lock->doc, out, 2);
+	/* an id of the right length, so that the real one can be written over it */
+	memcpy(placeholder, "sha256:", 7);
+	memset(placeholder + 7, '0', EL_SHA256_HEX - 1);
+	placeholder[EL_LOCK_DIGEST_SIZE - 1] = '\0';
+	el_jset_str(lock->doc, "id", placeholder);
+	if ((rc = el_json_write(lock->doc, out, 2)) != 0)
+		return rc;
+	/* the id is the hash of the canonical form, which the written text gives as loading reads it */
+	len = out->len - start;
+	copy = el_xmalloc(len + 1);
+	memcpy(copy, out->data + start, len);
+	copy[len] = '\0';
+	/* the one top-level "id" (members inside are indented deeper, and a string holds no raw newline) */
+	at = memmem(out->data + start, len, key, sizeof(key) - 1);
+	if (at && el_lock_canonical_text(copy, &len) == 0) {
+		el_sha256_buf(copy, len, hex);
+		snprintf(lock->id, sizeof(lock->id), "sha256:%s", hex);
+		lock->id_ready = 1;
+		memcpy((char *)at + sizeof(key) - 1, hex, EL_SHA256_HEX - 1);
+		el_jset_str(lock->doc, "id", lock->id);
+		lock->doc_id_stale = 0;
+		lock->view_stale = 1;
+		free(copy);
+		return 0;
+	}
+	free(copy);
+	/* not the writer's own form (it always is): the id from the document, and the text written again */
+	out->len = start;
+	el_lock_settle(lock);
+	return el_json_write(lock->doc, out, 2);
 }
 
 /*

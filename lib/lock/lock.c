@@ -129,9 +129,7 @@ int envlock_lock_write(const envlock_lock *lock, envlock_ctx *ctx, const char *p
 	int rc;
 
 	/* settling the id caches it; the lock's content does not change */
-	el_lock_settle((envlock_lock *)lock);
-
-	if (el_json_write(lock->doc, &b, 2) != 0) {
+	if (el_lock_write_settled((envlock_lock *)lock, &b) != 0) {
 		el_buf_release(&b);
 		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': lockfile larger than 1 GiB", path);
 	}

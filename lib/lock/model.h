@@ -134,4 +134,13 @@ void el_lock_touch(envlock_lock *lock);
 /* Make the document's "id" current before it is written out. */
 void el_lock_settle(envlock_lock *lock);
 
+/*
+ * Append the lockfile text of lock (el_json_write, indent 2) to out,
+ * settling its id on the way: a lock whose id is stale is written once
+ * and its id hashed from the canonical form of that text (as loading
+ * takes it, el_lock_canonical_text), not from a second, compact
+ * serialisation of the document. ELIMIT as el_json_write.
+ */
+int el_lock_write_settled(envlock_lock *lock, el_buf *out);
+
 #endif

@@ -217,6 +217,79 @@ static int text_and_document(const char *text, char *why, size_t whylen)
 	return rc;
 }
 
+/*
+ * A saved lock is written once, its id hashed from that text
+ * (el_lock_write_settled): the same id as the document's own canonical
+ * form gives, the same text as writing the settled document, and the id
+ * in the text; a document the text path cannot prove (a 16-digit number)
+ * takes the document's path and says the same.
+ */
+static void settled_write_is_the_documents(const char *json)
+{
+	envlock_lock a = { 0 }, b = { 0 };
+	el_buf once = EL_BUF_INIT((size_t)1 << 30), again = EL_BUF_INIT((size_t)1 << 30);
+	char want[EL_LOCK_DIGEST_SIZE];
+
+	a.doc = cJSON_Parse(json);
+	b.doc = cJSON_Parse(json);
+	assert_non_null(a.doc);
+	assert_non_null(b.doc);
+	el_lock_compute_id(&b);
+	memcpy(want, b.id, sizeof(want));
+	el_lock_touch(&a);
+	assert_int_equal(el_lock_write_settled(&a, &once), 0);
+	assert_true(a.id_ready);
+	assert_false(a.doc_id_stale);
+	assert_string_equal(a.id, want);
+	assert_string_equal(el_jget_str(a.doc, "id"), want);
+	assert_int_equal(el_json_write(a.doc, &again, 2), 0);
+	assert_int_equal(once.len, again.len);
+	assert_memory_equal(once.data, again.data, once.len);
+	/* settled, it is written as it is */
+	el_buf_release(&again);
+	assert_int_equal(el_lock_write_settled(&a, &again), 0);
+	assert_int_equal(once.len, again.len);
+	assert_memory_equal(once.data, again.data, once.len);
+	el_buf_release(&once);
+	el_buf_release(&again);
+	cJSON_Delete(a.doc);
+	cJSON_Delete(b.doc);
+}
+
+static void lock_written_once(void **state)
+{
+	const char *docs[] = {
+		"{\"envlock\":1}",
+		"{\"envlock\":1,\"id\":\"sha256:old\",\"created\":\"2020-01-01T00:00:00Z\",\"a\":{\"id\":\"inner\"}}",
+		"{\"z\":[1,-2,true,null,{\"b\":\"q\\\"\\n\",\"a\":\"caf\xc3\xa9\"}],\"verify\":{\"steps\":3},\"envlock\":1}",
+		"{\"envlock\":1,\"n\":1234567890123456}", /* the document's path */
+		"{\"envlock\":1,\"s\":\"\xff\"}",            /* not UTF-8: written as U+FFFD on both paths */
+	};
+	const char *golden[] = { "cuda92-cudnn7", "mmpose-container", "ubuntu1604-mmdet" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		settled_write_is_the_documents(docs[i]);
+	for (size_t i = 0; i < sizeof(golden) / sizeof(golden[0]); i++) {
+		char path[256], *text;
+		FILE *f;
+		long len;
+
+		snprintf(path, sizeof(path), "tests/golden/%s.lock.json", golden[i]);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		rewind(f);
+		text = calloc(1, (size_t)len + 1);
+		assert_non_null(text);
+		assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+		fclose(f);
+		settled_write_is_the_documents(text);
+		free(text);
+	}
+}
+
 static void canonical_text_is_the_writers(void **state)
 {
 	const char *same[] = {
@@ -852,6 +925,7 @@ int main(void)
 		cmocka_unit_test(json_writer_sorts_and_escapes),
 		cmocka_unit_test(lock_id_ignores_created_and_id),
 		cmocka_unit_test(canonical_text_is_the_writers),
+		cmocka_unit_test(lock_written_once),
 		cmocka_unit_test(root_resolves_like_a_chroot),
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),

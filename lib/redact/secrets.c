@@ -372,6 +372,24 @@ static size_t placeholder_at(const char *p)
 	return *e == '>' && e - p <= 16 ? (size_t)(e + 1 - p) : 0;
 }
 
+/*
+ * Whether rewrite_url would give [s, e) back as it is: no user or
+ * password before the host, no query or fragment, no anaconda.org token
+ * path. Most URLs a lock holds (every conda package's) are such, and
+ * are then neither copied nor compared.
+ */
+static bool url_unchanged(const char *s, const char *e)
+{
+	for (const char *a = s; a < e; a++)
+		if (*a == '@' || *a == '?' || *a == '#' || (*a == '/' && e - a >= 3 && a[1] == 't' && a[2] == '/'))
+			return false;
+	return true;
+}
+
+/* the bytes that end a URL in running text (with white space and the end) */
+static const unsigned char url_stop[256] = { ['\''] = 1, ['"'] = 1, ['<'] = 1, ['>'] = 1, ['`'] = 1, [')'] = 1,
+					     [']'] = 1, ['}'] = 1, ['|'] = 1, ['\\'] = 1 };
+
 static char *urls(const char *s, bool all, bool mark, size_t *count)
 {
 	el_buf b = EL_BUF_INIT(EL_REDACT_TEXT_MAX);
@@ -390,8 +408,12 @@ static char *urls(const char *s, bool all, bool mark, size_t *count)
 			p = m + 3;
 			continue;
 		}
-		while (*e && !isspace((unsigned char)*e) && (!strchr("'\"<>`)]}|\\", *e) || placeholder_at(e)))
+		while (*e && !isspace((unsigned char)*e) && (!url_stop[(unsigned char)*e] || placeholder_at(e)))
 			e += placeholder_at(e) ? placeholder_at(e) : 1;
+		if (url_unchanged(m + 3, e)) {
+			p = e;
+			continue;
+		}
 		put(&b, copied, (size_t)(start - copied));
 		k = rewrite_url(&b, start, e, all, mark);
 		n += k;

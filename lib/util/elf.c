@@ -14,6 +14,7 @@
 #define EL_ELF_MAX_DYN (64 * 1024)
 #define EL_ELF_MAX_NEEDED 1024
 #define EL_ELF_MAX_STRING 4096   /* a name or a search path */
+#define EL_ELF_SHORT_STRING 128  /* what most names fit in: "libtorch_cpu.so", "GLIBCXX_3.4.29" */
 #define EL_ELF_MAX_VERSIONS 4096 /* Verneed/Vernaux or Verdef entries in all */
 
 typedef struct {
@@ -83,10 +84,17 @@ static char *dyn_string_at(const elf_file *f, uint64_t base, uint64_t off, int e
 
 	if (base > f->size || off >= f->size - base)
 		return NULL;
-	n = pread(f->fd, name, sizeof(name) - 1, (off_t)(base + off));
+	/* names are short: a small read first, the whole limit only for a long one (each byte read is copied) */
+	n = pread(f->fd, name, EL_ELF_SHORT_STRING, (off_t)(base + off));
 	if (n <= 0)
 		return NULL;
 	len = strnlen(name, (size_t)n);
+	if (len == (size_t)n && n == EL_ELF_SHORT_STRING) {
+		n = pread(f->fd, name, sizeof(name) - 1, (off_t)(base + off));
+		if (n <= 0)
+			return NULL;
+		len = strnlen(name, (size_t)n);
+	}
 	if ((len == 0 && !empty_ok) || len == (size_t)n)
 		return NULL;
 	return el_xstrndup(name, len);

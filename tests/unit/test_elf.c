@@ -88,6 +88,41 @@ static void reads_what_gcc_wrote(void **state)
 	unit_rmtree(dir);
 }
 
+/* A search path of each length around the short first read of a name, and one far past it. */
+static void reads_long_names(void **state)
+{
+	const size_t lens[] = { 127, 128, 129, 255, 1000 };
+	char *dir = unit_tmpdir();
+
+	(void)state;
+	unit_write(dir, "l.c", "int l(void) { return 1; }\n", -1);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char src[4200], out[4200], rpath[1100], opt[1200];
+		const char *argv[] = { "cc", "-shared", "-fPIC", "-o", out, src, opt, NULL };
+		el_elf_info info;
+		int rc;
+
+		snprintf(src, sizeof(src), "%s/l.c", dir);
+		snprintf(out, sizeof(out), "%s/libl%zu.so", dir, lens[i]);
+		rpath[0] = '/';
+		memset(rpath + 1, 'a', lens[i] - 1);
+		rpath[lens[i]] = '\0';
+		snprintf(opt, sizeof(opt), "-Wl,--enable-new-dtags,-rpath,%s", rpath);
+		if (!run(argv)) {
+			print_message("skipped: no working cc to build an ELF library\n");
+			unit_rmtree(dir);
+			skip();
+		}
+		info = read_path(out, &rc);
+		assert_int_equal(rc, 0);
+		assert_non_null(info.runpath);
+		assert_int_equal(strlen(info.runpath), lens[i]);
+		assert_string_equal(info.runpath, rpath);
+		el_elf_info_release(&info);
+	}
+	unit_rmtree(dir);
+}
+
 static void reads_a_program(void **state)
 {
 	el_elf_info info;
@@ -201,6 +236,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reads_what_gcc_wrote),
+		cmocka_unit_test(reads_long_names),
 		cmocka_unit_test(reads_a_program),
 		cmocka_unit_test(hostile_files),
 	};

@@ -43,8 +43,9 @@ static: static-deps
 
 # main.c prints the build info in --version
 $(STATIC_BUILD)/cmd/main.o: $(STATIC_BUILD)/build-info.h
-# rebuilt objects relink (the libraries' new versions do, through build-info.h)
-$(STATIC_BUILD)/envlock: $(STATIC_OBJS)
+# rebuilt objects relink (the libraries' new versions do, through build-info.h), and so does a
+# library rebuilt at the same version (a changed recipe in tools/static-deps.sh)
+$(STATIC_BUILD)/envlock: $(STATIC_OBJS) $(wildcard $(STATIC_PFX)/lib/*.a)
 
 # the CLI suite (the unit tests are in-process and run in make check) against the static binary
 check-static: static fixtures

@@ -10,7 +10,8 @@
 # patches applied, DIR/prefix the result: lib/*.a, include/, and
 # versions.txt, one "package version" line per source package, which
 # `envlock --version` prints. Each package is built once; its stamp in
-# DIR/prefix/.stamps names the version, so a changed version rebuilds it.
+# DIR/prefix/.stamps names the version (and the recipe's revision, where it
+# changed), so a changed version or recipe rebuilds it.
 # Nothing comes from anywhere but the machine's Debian mirror.
 set -eu
 
@@ -97,10 +98,13 @@ build_libzstd() {
 }
 
 build_openssl() {
-	# the options of ../shared/notes/static-build.md; OPENSSLDIR /etc/ssl is where Debian and
-	# Ubuntu keep cert.pem and the hashed certs/ (envlock also sets libgit2's locations itself)
-	(cd "$1" && CC="$CC -isystem $kinc" ./Configure linux-x86_64 no-shared no-module no-afalgeng \
-		no-tests no-engine no-dso no-legacy -static --prefix="$pfx" --libdir=lib --openssldir=/etc/ssl \
+	# the options of ../shared/notes/static-build.md but -static: given to Configure, it also
+	# means no-threads, and envlock hashes on several threads (diff's loads, checkpoints), where
+	# a libcrypto without locks or atomic reference counts crashes or spins; no-shared alone
+	# builds the archives, and envlock's own link is -static. OPENSSLDIR /etc/ssl is where Debian
+	# and Ubuntu keep cert.pem and the hashed certs/ (envlock also sets libgit2's locations itself)
+	(cd "$1" && CC="$CC -isystem $kinc" ./Configure linux-x86_64 no-shared threads no-module no-afalgeng \
+		no-tests no-engine no-dso no-legacy --prefix="$pfx" --libdir=lib --openssldir=/etc/ssl \
 		$DEP_CFLAGS && make -j "$jobs" build_libs && make install_dev) >"$1.build.log" 2>&1
 }
 
@@ -173,7 +177,9 @@ for pkg in zlib libzstd openssl http-parser libgit2 libarchive cjson mimalloc mu
 	ver=$(sed -n 's/^Version: //p' "$dsc" | head -n 1)
 	echo "$pkg $ver" >>"$pfx/versions.txt.new"
 	stamp="$pfx/.stamps/$pkg"
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$ver" ]; then
+	# a recipe change that changes what is built bumps its revision: a cached build is redone
+	case $pkg in openssl) want="$ver r2" ;; *) want=$ver ;; esac
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		continue
 	fi
 	echo "  BUILD   $pkg $ver (musl, static)"
@@ -182,7 +188,7 @@ for pkg in zlib libzstd openssl http-parser libgit2 libarchive cjson mimalloc mu
 	building="$pkg $ver"
 	"build_$(echo "$pkg" | tr - _)" "$tree"
 	building=
-	echo "$ver" >"$stamp"
+	echo "$want" >"$stamp"
 	echo "  DONE    $pkg in $(($(date +%s) - start)) s"
 done
 mv "$pfx/versions.txt.new" "$pfx/versions.txt"

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <openssl/evp.h>
+#include <openssl/opensslconf.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,12 +13,24 @@
 #define EL_HASH_CHUNK (1u << 20)
 
 /*
+ * envlock hashes on several threads at once (checkpoints, diff's loads).
+ * A libcrypto built without threads (OpenSSL's Configure -static implies
+ * no-threads) has no locks and plain reference counts: two EVP_Digest
+ * calls at once crashed or spun the static binary's drift over a fleet
+ * about one run in two. Such a build is refused here, not found later.
+ */
+#ifndef OPENSSL_THREADS
+#error "envlock needs an OpenSSL built with threads (do not give Configure -static; no-shared builds the archives)"
+#endif
+
+/*
  * SHA-256, fetched once for the whole process. OpenSSL 3 builds its
  * table of algorithm names on the first fetch, and two hashing threads
  * doing that first fetch at once (EVP_sha256() fetches implicitly) left
  * both spinning in get_legacy_cipher_names for good, with the static
  * binary, which starts OpenSSL without its config. pthread_once makes
- * one thread fetch while the others wait.
+ * one thread fetch while the others wait (a race the build without
+ * threads, below, made likely; it is a fetch cost either way).
  */
 static EVP_MD *sha256_md;
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;

@@ -3,8 +3,11 @@
 # of algorithm names on the first fetch of a digest, and two threads doing
 # that first fetch at once spun forever, or crashed: 2 runs in 400 of this
 # very save hung or died with the static binary. SHA-256 is now fetched once
-# per process (lib/util/hash.c). The race is rare, so the save runs 500
-# times, each with a fresh process and the digest cache off.
+# per process (lib/util/hash.c), and the static binary's OpenSSL is built
+# with threads (tools/static-deps.sh: Configure's -static meant no-threads,
+# no locks and plain reference counts, and the drift of a big fleet
+# crashed). The race is rare, so the save runs 500 times, each with a
+# fresh process and the digest cache off.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p work_dirs/exp1

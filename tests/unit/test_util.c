@@ -217,6 +217,26 @@ static int text_and_document(const char *text, char *why, size_t whylen)
 	return rc;
 }
 
+/* tests/golden/<name>.lock.json's text, NUL-terminated (free it). */
+static char *golden_text(const char *name, char *path, size_t pathlen)
+{
+	char *text;
+	FILE *f;
+	long len;
+
+	snprintf(path, pathlen, "tests/golden/%s.lock.json", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)len + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	return text;
+}
+
 /*
  * A saved lock is written once, its id hashed from that text
  * (el_lock_write_settled): the same id as the document's own canonical
@@ -271,20 +291,8 @@ static void lock_written_once(void **state)
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
 		settled_write_is_the_documents(docs[i]);
 	for (size_t i = 0; i < sizeof(golden) / sizeof(golden[0]); i++) {
-		char path[256], *text;
-		FILE *f;
-		long len;
+		char path[256], *text = golden_text(golden[i], path, sizeof(path));
 
-		snprintf(path, sizeof(path), "tests/golden/%s.lock.json", golden[i]);
-		f = fopen(path, "rb");
-		assert_non_null(f);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		rewind(f);
-		text = calloc(1, (size_t)len + 1);
-		assert_non_null(text);
-		assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-		fclose(f);
 		settled_write_is_the_documents(text);
 		free(text);
 	}
@@ -341,21 +349,10 @@ static void canonical_text_is_the_writers(void **state)
 	/* every golden lock, and its id as envlock_lock_load gives it */
 	const char *golden[] = { "broken", "cuda92-cudnn7", "mmpose-container", "no-nvidia", "ubuntu1604-mmdet" };
 	for (size_t i = 0; i < sizeof(golden) / sizeof(golden[0]); i++) {
-		char path[256], *text;
+		char path[256], *text = golden_text(golden[i], path, sizeof(path));
 		envlock_ctx *ctx;
 		envlock_lock *lock;
-		FILE *f;
-		long len;
 
-		snprintf(path, sizeof(path), "tests/golden/%s.lock.json", golden[i]);
-		f = fopen(path, "rb");
-		assert_non_null(f);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		rewind(f);
-		text = calloc(1, (size_t)len + 1);
-		assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-		fclose(f);
 		assert_int_equal(text_and_document(text, why, sizeof(why)), 0);
 		if (why[0])
 			fail_msg("%s: %s", path, why);

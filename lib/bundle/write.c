@@ -269,10 +269,11 @@ static int lock_text(el_buf *out, char *id, size_t idlen, envlock_ctx *ctx, cons
 	if (rc == 0 && w->opts->lock_path && w->opts->redact)
 		envlock_lock_redact(lock);
 	if (rc == 0) {
-		el_lock_settle(lock);
-		snprintf(id, idlen, "%s", envlock_lock_id(lock));
-		if (el_json_write(lock->doc, out, 2) != 0)
+		/* written once, the id settled from that text (as envlock_lock_write does) */
+		if (el_lock_write_settled(lock, out) != 0)
 			rc = el_error_set(ctx, ENVLOCK_ELIMIT, "the lockfile is larger than 64 MiB");
+		else
+			snprintf(id, idlen, "%s", envlock_lock_id(lock));
 	}
 	envlock_lock_free(lock);
 	return rc;

@@ -865,7 +865,7 @@ void el_verify_pyenv_start(el_verify_run *run)
 	py->started = pthread_create(&py->thread, NULL, script_thread, run) == 0;
 }
 
-void el_verify_pyenv_join(el_verify_run *run)
+static void join_script(el_verify_run *run)
 {
 	if (run->py.started) {
 		pthread_join(run->py.thread, NULL);
@@ -892,7 +892,7 @@ void el_verify_pyenv(el_verify_run *run)
 		skip_all(&p, py->skip);
 		return;
 	}
-	el_verify_pyenv_join(run);
+	join_script(run);
 	if (!py->ran && !py->why)
 		run_script(run);
 	el_verify_pyenv_judge(run, py->python, &py->r, py->why);
@@ -902,7 +902,7 @@ void el_verify_pyenv_release(el_verify_run *run)
 {
 	el_verify_py_run *py = &run->py;
 
-	el_verify_pyenv_join(run);
+	join_script(run);
 	el_verify_py_report_release(&py->r);
 	free(py->python);
 	free(py->skip);

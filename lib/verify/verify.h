@@ -240,10 +240,9 @@ void el_verify_pyenv(el_verify_run *run);         /* pyenv.c: the torch, conv, m
  * Choose the python and start the script on a thread of its own, so that
  * importing torch overlaps nvcc's compile (it writes nothing the other
  * stages read); el_verify_pyenv collects it, and runs it in place when
- * no thread could be started. _release joins it and frees what it holds.
+ * no thread could be started. _release waits for it and frees what it holds.
  */
 void el_verify_pyenv_start(el_verify_run *run);
-void el_verify_pyenv_join(el_verify_run *run);
 void el_verify_pyenv_release(el_verify_run *run);
 /*
  * Their judgement from the report python (the path run) wrote; stopped:

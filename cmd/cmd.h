@@ -97,6 +97,8 @@ int cmd_check_choices(const char *cmd, const char *flag, const char *const *give
  * unless it has values restore and export refuse: their refusal says it all.
  */
 int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path);
+/* The same, the warning line (malloc'd, or NULL) handed back instead of said: loads on threads say theirs in order. */
+int cmd_lock_load_noting(envlock_lock **out, envlock_ctx *ctx, const char *path, char **warning);
 
 /* Append arg to a growable list of borrowed strings (repeatable options); *list is freed with free(). */
 void cmd_push_arg(const char ***list, size_t *n, const char *arg);

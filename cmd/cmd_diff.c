@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util/xalloc.h"
 
 #define MAX_LOADERS 8 /* lockfiles parsed at once; parsing is most of a diff's time */
 
@@ -33,6 +34,7 @@ typedef struct {
 	char **paths;
 	envlock_lock **locks;
 	envlock_ctx **ctxs;
+	char **warnings;
 	int *rcs;
 	int n, next;
 	pthread_mutex_t mu;
@@ -50,7 +52,7 @@ static void *load_worker(void *arg)
 		pthread_mutex_unlock(&b->mu);
 		if (i >= b->n)
 			return NULL;
-		b->rcs[i] = cmd_lock_load(&b->locks[i], b->ctxs[i], b->paths[i]);
+		b->rcs[i] = cmd_lock_load_noting(&b->locks[i], b->ctxs[i], b->paths[i], &b->warnings[i]);
 	}
 }
 
@@ -58,10 +60,11 @@ static void *load_worker(void *arg)
 static int load_all(char **paths, int n, envlock_lock **locks)
 {
 	envlock_ctx *ctxs[MAX_LOADERS * 2];
+	char *warnings[MAX_LOADERS * 2];
 	int rcs[MAX_LOADERS * 2], nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0, rc = 0;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t threads[MAX_LOADERS];
-	load_batch b = { paths, locks, ctxs, rcs, n, 0, PTHREAD_MUTEX_INITIALIZER };
+	load_batch b = { paths, locks, ctxs, warnings, rcs, n, 0, PTHREAD_MUTEX_INITIALIZER };
 
 	for (int i = 0; i < n; i++) {
 		locks[i] = NULL;
@@ -81,6 +84,9 @@ static int load_all(char **paths, int n, envlock_lock **locks)
 	while (started)
 		pthread_join(threads[--started], NULL);
 	for (int i = 0; i < n; i++) {
+		if (rcs[i] == 0 && warnings[i])
+			fputs(warnings[i], stderr);
+		free(warnings[i]);
 		if (rcs[i] != 0 && rc == 0) {
 			cmd_error("diff: %s", envlock_error_last(ctxs[i]));
 			rc = -1;
@@ -121,43 +127,100 @@ done:
 }
 
 /*
- * A fleet, a batch of files at a time: parsed in parallel, added in
- * order, freed, so memory stays that of a batch whatever the fleet's size.
+ * A fleet: each thread takes the next file, loads it, adds it to the
+ * table and frees it, so the loading of one file overlaps the adding of
+ * another, and memory stays that of a lock a thread whatever the fleet's
+ * size. What the files say (warnings, the first error) is said in the
+ * files' order, after them all.
  */
+typedef struct {
+	char **paths;
+	envlock_drift *d;
+	char **warnings; /* by file */
+	int n, next;
+	int failed;      /* the first file that failed; n while none has */
+	char *why;       /* its error */
+	pthread_mutex_t mu;
+} drift_run;
+
+static void drift_failed(drift_run *r, int i, envlock_ctx *ctx)
+{
+	pthread_mutex_lock(&r->mu);
+	if (i < r->failed) {
+		free(r->why);
+		r->why = el_xstrdup(envlock_error_last(ctx));
+		r->failed = i;
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void *drift_worker(void *arg)
+{
+	drift_run *r = arg;
+	envlock_ctx *ctx;
+
+	if (envlock_ctx_new(&ctx) != 0)
+		return NULL; /* the others do its share */
+	for (;;) {
+		envlock_lock *lock = NULL;
+		int i;
+
+		pthread_mutex_lock(&r->mu);
+		i = r->next < r->failed ? r->next++ : r->n; /* nothing after a failed file is needed */
+		pthread_mutex_unlock(&r->mu);
+		if (i >= r->n)
+			break;
+		if (cmd_lock_load_noting(&lock, ctx, r->paths[i], &r->warnings[i]) != 0 ||
+		    envlock_drift_put(r->d, ctx, lock, (size_t)i) != 0)
+			drift_failed(r, i, ctx);
+		envlock_lock_free(lock);
+	}
+	envlock_ctx_free(ctx);
+	return NULL;
+}
+
 static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts *opts, int json)
 {
-	envlock_lock *batch[MAX_LOADERS * 2];
-	envlock_drift *d = NULL;
-	int rc = CMD_USAGE;
+	drift_run r = { files, NULL, NULL, n, 0, n, NULL, PTHREAD_MUTEX_INITIALIZER };
+	int nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0, rc = CMD_USAGE;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t threads[MAX_LOADERS];
 
-	if (envlock_drift_new(&d, ctx, opts) != 0) {
+	if (envlock_drift_new(&r.d, ctx, opts) != 0 ||
+	    envlock_drift_expect(r.d, ctx, (const char *const *)files, (size_t)n) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
+		envlock_drift_free(r.d);
 		return CMD_USAGE;
 	}
-	for (int i = 0; i < n; i += MAX_LOADERS * 2) {
-		int k = n - i < MAX_LOADERS * 2 ? n - i : MAX_LOADERS * 2, bad = 0;
-
-		if (load_all(files + i, k, batch))
-			goto done;
-		for (int j = 0; j < k; j++) {
-			if (!bad && envlock_drift_add(d, ctx, batch[j], files[i + j]) != 0) {
-				cmd_error("diff: %s", envlock_error_last(ctx));
-				bad = 1;
-			}
-			envlock_lock_free(batch[j]);
-		}
-		if (bad)
-			goto done;
+	r.warnings = el_xcalloc((size_t)n, sizeof(*r.warnings));
+	if (cpus > 0 && nthreads > cpus)
+		nthreads = (int)cpus;
+	/* the calling thread works too; a thread that cannot start just leaves it more to do */
+	while (started < nthreads - 1 && pthread_create(&threads[started], NULL, drift_worker, &r) == 0)
+		started++;
+	drift_worker(&r);
+	while (started)
+		pthread_join(threads[--started], NULL);
+	for (int i = 0; i < n; i++) {
+		if (r.warnings[i] && i < r.failed)
+			fputs(r.warnings[i], stderr);
+		free(r.warnings[i]);
 	}
-	if (envlock_drift_finish(d, ctx) != 0 ||
-	    (json ? envlock_drift_print_json(d, ctx, stdout)
-		  : envlock_drift_print(d, ctx, stdout, cmd_print_flags())) != 0) {
+	free(r.warnings);
+	if (r.failed < n) {
+		cmd_error("diff: %s", r.why);
+		goto done;
+	}
+	if (envlock_drift_finish(r.d, ctx) != 0 ||
+	    (json ? envlock_drift_print_json(r.d, ctx, stdout)
+		  : envlock_drift_print(r.d, ctx, stdout, cmd_print_flags())) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
 		goto done;
 	}
-	rc = envlock_drift_drifting(d) ? CMD_DIFFER : CMD_OK;
+	rc = envlock_drift_drifting(r.d) ? CMD_DIFFER : CMD_OK;
 done:
-	envlock_drift_free(d);
+	free(r.why);
+	envlock_drift_free(r.d);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 #include "lock/view.h"
 #include "util/text.h"
 #include "util/vec.h"
+#include "util/xalloc.h"
 
 /* cmd_save.c makes its own context until its save policy moves into the library */
 static int run_save(int argc, char **argv, envlock_ctx *ctx)
@@ -139,11 +140,12 @@ static bool refused_values(const envlock_lock *lock)
 	return bad;
 }
 
-int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
+int cmd_lock_load_noting(envlock_lock **out, envlock_ctx *ctx, const char *path, char **warning)
 {
 	const char *stored, *id;
 	int rc = envlock_lock_load(out, ctx, path);
 
+	*warning = NULL;
 	if (rc != 0)
 		return rc;
 	/* diff loads in threads: only a CMD_SAYS_ID command (one thread) counts its loads */
@@ -152,9 +154,20 @@ int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 	stored = el_lock_view(*out)->id;
 	id = envlock_lock_id(*out);
 	if (stored && strcmp(stored, id) != 0 && !refused_values(*out))
-		fprintf(stderr, "envlock: warning: '%s': its stored id %s does not match its content (%s): "
-			"it was edited after it was saved\n", path, stored, id);
+		*warning = el_xasprintf("envlock: warning: '%s': its stored id %s does not match its content (%s): "
+					"it was edited after it was saved\n", path, stored, id);
 	return 0;
+}
+
+int cmd_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
+{
+	char *warning;
+	int rc = cmd_lock_load_noting(out, ctx, path, &warning);
+
+	if (warning)
+		fputs(warning, stderr);
+	free(warning);
+	return rc;
 }
 
 int cmd_lock_arg(envlock_lock **out, envlock_ctx *ctx, const char *name, int argc,

@@ -147,7 +147,8 @@ ENVLOCK_EXTERN(void) envlock_diff_free(envlock_diff *d);
  * Drift across many locks. Locks are added one at a time (and can be
  * freed right after), so a fleet of any size needs memory for its items
  * only: envlock_drift_new, envlock_drift_add for each file,
- * envlock_drift_finish, then read or print.
+ * envlock_drift_finish, then read or print. To add from several threads:
+ * envlock_drift_expect names the files, then envlock_drift_put adds each.
  */
 
 /** A file whose value of an item differs from the majority. */
@@ -164,7 +165,7 @@ typedef struct {
 	const char *majority;      /**< most common value (ties: the earliest file's); NULL: most files lack it */
 	size_t majority_count;     /**< files with the majority value */
 	envlock_severity severity; /**< the most severe of the odd values against the majority */
-	const envlock_drift_odd *odd; /**< the files that differ, in the order they were added */
+	const envlock_drift_odd *odd; /**< the files that differ, in the order of the files */
 	size_t odd_count;
 } envlock_drift_item;
 
@@ -180,7 +181,26 @@ ENVLOCK_EXTERN(int) envlock_drift_new(envlock_drift **out, envlock_ctx *ctx,
 ENVLOCK_EXTERN(int) envlock_drift_add(envlock_drift *d, envlock_ctx *ctx,
 				      const envlock_lock *lock, const char *name);
 
-/** Compute majorities and the drift list; call once, after the last add. */
+/**
+ * Name the next n files (copied), to be added by envlock_drift_put in
+ * any order. Not to be called while a put runs.
+ */
+ENVLOCK_EXTERN(int) envlock_drift_expect(envlock_drift *d, envlock_ctx *ctx,
+					 const char *const *files, size_t n);
+
+/**
+ * Add the lock of file number i (counted from the first file, added or
+ * expected). Safe from several threads at once, each with its own ctx
+ * and lock; each file once. Fails as envlock_drift_add does, or with
+ * ENVLOCK_EINVAL for a file not expected or already added.
+ */
+ENVLOCK_EXTERN(int) envlock_drift_put(envlock_drift *d, envlock_ctx *ctx,
+				      const envlock_lock *lock, size_t i);
+
+/**
+ * Compute majorities and the drift list; call once, after the last add.
+ * ENVLOCK_EINVAL while an expected file has not been put.
+ */
 ENVLOCK_EXTERN(int) envlock_drift_finish(envlock_drift *d, envlock_ctx *ctx);
 
 /** Items listed: those that drift (every item with opts.all), sorted by section, then key. */

@@ -6,6 +6,7 @@
 #define EL_DIFF_H
 
 #include <cJSON.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,6 +42,7 @@ typedef struct {
 	size_t nchunks, chunks_cap, chunk_used, chunk_size;
 	struct el_pooled {
 		const char *s;
+		size_t len;
 		uint32_t hash;
 	} *strs;            /* by id; strs[0].s = NULL */
 	size_t n, cap;
@@ -50,6 +52,8 @@ typedef struct {
 
 void el_strpool_init(el_strpool *p);
 uint32_t el_strpool_intern(el_strpool *p, const char *s);
+/* The same for len bytes of s, whose hash (FNV-1a, as el_strpool_intern's) is h. */
+uint32_t el_strpool_intern_n(el_strpool *p, const char *s, size_t len, uint32_t h);
 static inline const char *el_strpool_get(const el_strpool *p, uint32_t id)
 {
 	return p->strs[id].s;
@@ -92,6 +96,24 @@ static inline uint32_t el_item_val(const el_item *it, uint32_t file)
 	return file < it->nvals ? it->vals[file] : 0;
 }
 void el_itab_release(el_itab *t);
+
+/* One file's items, flattened and hashed apart from any table (another thread may fill one). */
+typedef struct {
+	uint32_t mask;    /* sections kept, as the table's */
+	char *text;       /* every key and value, each ending in a NUL */
+	size_t len, text_cap;
+	struct el_flat_item {
+		uint32_t section, key, key_len, key_hash, val, val_len, val_hash; /* key, val: offsets into text */
+	} *v;
+	size_t n, cap;
+} el_flat;
+
+void el_flat_init(el_flat *fl, uint32_t mask);
+/* Flatten a view into fl, replacing what it held. */
+void el_flat_view(el_flat *fl, const el_view *view);
+/* Add fl's items as file number file, as el_itab_add_view would. */
+void el_itab_add_flat(el_itab *t, const el_flat *fl, uint32_t file);
+void el_flat_release(el_flat *fl);
 
 /*
  * The severity of an item going from a to b (NULL: absent): risky for
@@ -136,6 +158,9 @@ struct envlock_drift {
 	int all;
 	int finished;
 	el_strvec files, names; /* as given, and as printed */
+	unsigned char *added;   /* by file: put already */
+	size_t added_cap, nadded;
+	pthread_mutex_t mu;     /* the table, added, nadded: files are put from several threads */
 	el_drift_row *v;
 	size_t n;
 	envlock_drift_odd *odd;

@@ -4,6 +4,7 @@
  * fleet of n files costs one pass over each file and one over each item;
  * no two files are ever compared with each other.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ int envlock_drift_new(envlock_drift **out, envlock_ctx *ctx, const envlock_diff_
 	if ((rc = el_diff_section_mask(&mask, ctx, opts)) != 0)
 		return rc;
 	d = el_xcalloc(1, sizeof(*d));
+	pthread_mutex_init(&d->mu, NULL);
 	el_itab_init(&d->tab, mask);
 	d->rules = opts ? opts->rules : NULL;
 	d->all = opts && opts->all;
@@ -29,20 +31,11 @@ int envlock_drift_new(envlock_drift **out, envlock_ctx *ctx, const envlock_diff_
 	return 0;
 }
 
-/* Each finding is an item of its section: present in the files it was found on. */
-static int add_findings(envlock_drift *d, envlock_ctx *ctx, const envlock_lock *lock, const char *name)
+/* Each finding is an item of its section: present in the files it was found on (the drift's mutex held). */
+static void add_findings(envlock_drift *d, const envlock_findings *f)
 {
-	envlock_findings *f = NULL;
 	el_buf key = EL_BUF_INIT(1u << 20), val = EL_BUF_INIT(1u << 20);
-	int rc = envlock_check(&f, ctx, d->rules, lock);
 
-	if (rc != 0) {
-		char *why = el_xstrdup(envlock_error_last(ctx));
-
-		el_error_set(ctx, rc, "'%s': %s", name, why);
-		free(why);
-		return rc;
-	}
 	for (size_t i = 0; i < envlock_findings_count(f); i++) {
 		const envlock_finding *x = envlock_findings_get(f, i);
 		int section = el_diff_section_index(x->section);
@@ -59,19 +52,67 @@ static int add_findings(envlock_drift *d, envlock_ctx *ctx, const envlock_lock *
 	}
 	el_buf_release(&key);
 	el_buf_release(&val);
+}
+
+int envlock_drift_expect(envlock_drift *d, envlock_ctx *ctx, const char *const *files, size_t n)
+{
+	if (d->finished)
+		return el_error_set(ctx, ENVLOCK_EINVAL, "drift table already finished");
+	if (n > UINT32_MAX - 1 - d->files.n)
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': too many files", n ? files[0] : "");
+	EL_GROW(d->added, d->files.n + n, d->added_cap);
+	memset(d->added + d->files.n, 0, n);
+	for (size_t i = 0; i < n; i++)
+		el_strvec_push(&d->files, files[i]);
+	return 0;
+}
+
+/*
+ * The work of a file, flattening its lock and running the rules, is done
+ * on the calling thread; only the table's lookups hold the mutex.
+ */
+int envlock_drift_put(envlock_drift *d, envlock_ctx *ctx, const envlock_lock *lock, size_t i)
+{
+	envlock_findings *f = NULL;
+	el_flat fl;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->finished)
+		rc = el_error_set(ctx, ENVLOCK_EINVAL, "drift table already finished");
+	else if (i >= d->files.n || d->added[i])
+		rc = el_error_set(ctx, ENVLOCK_EINVAL, "drift table: file %zu %s", i,
+				  i >= d->files.n ? "was not expected" : "was already added");
+	else
+		d->added[i] = 1;
+	pthread_mutex_unlock(&d->mu);
+	if (rc)
+		return rc;
+	if (d->rules && (rc = envlock_check(&f, ctx, d->rules, lock)) != 0) {
+		char *why = el_xstrdup(envlock_error_last(ctx));
+
+		el_error_set(ctx, rc, "'%s': %s", d->files.v[i], why);
+		free(why);
+		return rc;
+	}
+	el_flat_init(&fl, d->tab.mask);
+	el_flat_view(&fl, el_lock_view(lock));
+	pthread_mutex_lock(&d->mu);
+	el_itab_add_flat(&d->tab, &fl, (uint32_t)i);
+	if (f)
+		add_findings(d, f);
+	d->nadded++;
+	pthread_mutex_unlock(&d->mu);
+	el_flat_release(&fl);
 	envlock_findings_free(f);
 	return 0;
 }
 
 int envlock_drift_add(envlock_drift *d, envlock_ctx *ctx, const envlock_lock *lock, const char *name)
 {
-	if (d->finished)
-		return el_error_set(ctx, ENVLOCK_EINVAL, "drift table already finished");
-	if (d->files.n == UINT32_MAX - 1)
-		return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': too many files", name);
-	el_itab_add_view(&d->tab, el_lock_view(lock), (uint32_t)d->files.n);
-	el_strvec_push(&d->files, name);
-	return d->rules ? add_findings(d, ctx, lock, name) : 0;
+	int rc = envlock_drift_expect(d, ctx, &name, 1);
+
+	return rc ? rc : envlock_drift_put(d, ctx, lock, d->files.n - 1);
 }
 
 static const char *base_name(const char *path)
@@ -208,6 +249,9 @@ int envlock_drift_finish(envlock_drift *d, envlock_ctx *ctx)
 
 	if (d->finished)
 		return el_error_set(ctx, ENVLOCK_EINVAL, "drift table already finished");
+	if (d->nadded != d->files.n)
+		return el_error_set(ctx, ENVLOCK_EINVAL, "drift table: %zu of its %zu files were added",
+				    d->nadded, d->files.n);
 	d->finished = 1;
 	name_files(d);
 	odd_file = el_xcalloc(d->files.n ? d->files.n : 1, 1);
@@ -283,6 +327,8 @@ void envlock_drift_free(envlock_drift *d)
 		return;
 	el_strvec_release(&d->files);
 	el_strvec_release(&d->names);
+	free(d->added);
+	pthread_mutex_destroy(&d->mu);
 	el_itab_release(&d->tab);
 	free(d->v);
 	free(d->odd);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "util/error.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -32,6 +33,7 @@ void el_strpool_init(el_strpool *p)
 	EL_GROW(p->strs, 256, p->cap);
 	p->strs[0].s = NULL; /* id 0: none */
 	p->strs[0].hash = 0;
+	p->strs[0].len = 0;
 	p->n = 1;
 	p->nslots = 512;
 	p->slots = el_xcalloc(p->nslots, sizeof(*p->slots));
@@ -75,16 +77,24 @@ static void pool_rehash(el_strpool *p)
 
 uint32_t el_strpool_intern(el_strpool *p, const char *s)
 {
-	size_t len = strlen(s), i;
-	uint32_t h = hash_str(s, len), id;
+	size_t len = strlen(s);
+
+	return el_strpool_intern_n(p, s, len, hash_str(s, len));
+}
+
+uint32_t el_strpool_intern_n(el_strpool *p, const char *s, size_t len, uint32_t h)
+{
+	size_t i;
+	uint32_t id;
 
 	for (i = h & (p->nslots - 1); (id = p->slots[i]) != 0; i = (i + 1) & (p->nslots - 1))
-		if (p->strs[id].hash == h && strcmp(p->strs[id].s, s) == 0)
+		if (p->strs[id].hash == h && p->strs[id].len == len && memcmp(p->strs[id].s, s, len) == 0)
 			return id;
 	EL_GROW(p->strs, p->n + 1, p->cap);
 	id = (uint32_t)p->n++;
 	p->strs[id].s = pool_copy(p, s, len);
 	p->strs[id].hash = h;
+	p->strs[id].len = len;
 	p->slots[i] = id;
 	if (p->n * 2 > p->nslots)
 		pool_rehash(p);
@@ -165,26 +175,32 @@ static void item_put(el_item *it, uint32_t file, uint32_t val)
 	it->vals[file] = val;
 }
 
-el_item *el_itab_set(el_itab *t, int section, const char *key, const char *value)
+/* el_itab_set with each string's length and hash known (an el_flat's items) */
+static el_item *itab_set_n(el_itab *t, uint32_t section, const char *key, size_t klen, uint32_t khash,
+			   const char *value, size_t vlen, uint32_t vhash)
 {
-	uint32_t k, v;
-	el_item *it;
+	uint32_t k = el_strpool_intern_n(&t->pool, key, klen, khash);
+	el_item *it = itab_get(t, section, k);
 
-	if (section < 0 || section >= EL_SEC_COUNT || !(t->mask & (1u << section)))
-		return NULL;
-	k = el_strpool_intern(&t->pool, key);
-	it = itab_get(t, (uint32_t)section, k);
 	/* the same key twice in one file (two dist-infos of one name): number the later ones */
 	for (int n = 2; el_item_val(it, t->file) != 0; n++) {
 		el_buf_reset(&t->dup);
 		/* capped, so the numbered key always fits the buffer and differs */
-		el_buf_printf(&t->dup, "%.*s (%d)", 65536, key, n);
+		el_buf_printf(&t->dup, "%.*s (%d)", (int)(klen < 65536 ? klen : 65536), key, n);
 		k = el_strpool_intern(&t->pool, el_buf_cstr(&t->dup));
-		it = itab_get(t, (uint32_t)section, k);
+		it = itab_get(t, section, k);
 	}
-	v = el_strpool_intern(&t->pool, value);
-	item_put(it, t->file, v);
+	item_put(it, t->file, el_strpool_intern_n(&t->pool, value, vlen, vhash));
 	return it;
+}
+
+el_item *el_itab_set(el_itab *t, int section, const char *key, const char *value)
+{
+	size_t klen = strlen(key), vlen = strlen(value);
+
+	if (section < 0 || section >= EL_SEC_COUNT || !(t->mask & (1u << section)))
+		return NULL;
+	return itab_set_n(t, (uint32_t)section, key, klen, hash_str(key, klen), value, vlen, hash_str(value, vlen));
 }
 
 static void itab_item(void *data, int section, const char *key, const char *value)
@@ -196,6 +212,76 @@ void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file)
 {
 	t->file = file;
 	el_flatten(view, itab_item, t);
+}
+
+/*
+ * A file's items, flattened apart from any table: the work of putting a
+ * lock into words, and of hashing each word, done on the thread that
+ * loaded it; el_itab_add_flat then only looks them up.
+ */
+void el_flat_init(el_flat *fl, uint32_t mask)
+{
+	memset(fl, 0, sizeof(*fl));
+	fl->mask = mask;
+}
+
+static uint32_t flat_text(el_flat *fl, const char *s, size_t len)
+{
+	size_t at = fl->len;
+
+	if (len > UINT32_MAX - 1 || fl->len > UINT32_MAX - 1 - len)
+		el_oom(); /* 4 GiB of words from one lock: more than its 64 MiB can name */
+	EL_GROW(fl->text, fl->len + len + 1, fl->text_cap);
+	memcpy(fl->text + at, s, len);
+	fl->text[at + len] = '\0';
+	fl->len += len + 1;
+	return (uint32_t)at;
+}
+
+static void flat_item(void *data, int section, const char *key, const char *value)
+{
+	el_flat *fl = data;
+	struct el_flat_item *x;
+	size_t klen, vlen;
+
+	if (section < 0 || section >= EL_SEC_COUNT || !(fl->mask & (1u << section)))
+		return;
+	klen = strlen(key);
+	vlen = strlen(value);
+	EL_GROW(fl->v, fl->n + 1, fl->cap);
+	x = &fl->v[fl->n++];
+	x->section = (uint32_t)section;
+	x->key = flat_text(fl, key, klen);
+	x->key_len = (uint32_t)klen;
+	x->key_hash = hash_str(key, klen);
+	x->val = flat_text(fl, value, vlen);
+	x->val_len = (uint32_t)vlen;
+	x->val_hash = hash_str(value, vlen);
+}
+
+void el_flat_view(el_flat *fl, const el_view *view)
+{
+	fl->n = 0;
+	fl->len = 0;
+	el_flatten(view, flat_item, fl);
+}
+
+void el_itab_add_flat(el_itab *t, const el_flat *fl, uint32_t file)
+{
+	t->file = file;
+	for (size_t i = 0; i < fl->n; i++) {
+		const struct el_flat_item *x = &fl->v[i];
+
+		itab_set_n(t, x->section, fl->text + x->key, x->key_len, x->key_hash,
+			   fl->text + x->val, x->val_len, x->val_hash);
+	}
+}
+
+void el_flat_release(el_flat *fl)
+{
+	free(fl->v);
+	free(fl->text);
+	memset(fl, 0, sizeof(*fl));
 }
 
 void el_itab_release(el_itab *t)

@@ -191,6 +191,32 @@ rm -f "$scratch/huge.json"
 "$ENVLOCK" diff "$A" "$A" "$scratch/bad.json" >/dev/null 2>"$scratch/err"
 check_status "drift with a bad file" 2 $?
 check_eq "drift with a bad file: one line" "envlock: diff: '$scratch/bad.json': not valid JSON (line 1)" "$(cat "$scratch/err")"
+# a fleet loaded on several threads says its files' warnings in their order, and the first bad file
+mkdir -p "$scratch/fleet"
+i=0
+while [ $i -lt 40 ]; do cp "$A" "$scratch/fleet/n$i.json"; i=$((i + 1)); done
+"$PYTHON" - "$A" "$scratch/fleet" <<'PY'
+import json, sys
+for n in (7, 8, 23):
+    d = json.load(open(sys.argv[1]))
+    d["host"]["hostname"] = "edited%d" % n
+    json.dump(d, open("%s/n%d.json" % (sys.argv[2], n), "w"), indent=2, sort_keys=True)
+PY
+set --
+i=0
+while [ $i -lt 40 ]; do set -- "$@" "$scratch/fleet/n$i.json"; i=$((i + 1)); done
+"$ENVLOCK" diff "$@" >/dev/null 2>"$scratch/err"
+check_status "a fleet of 40 with three edited locks (the host is not compared)" 0 $?
+check_eq "its warnings come in the files' order" "n7.json n8.json n23.json" \
+	"$(sed -n "s|^envlock: warning: '$scratch/fleet/\(n[0-9]*\.json\)': its stored id .* it was edited after it was saved$|\1|p" "$scratch/err" | tr '\n' ' ' | sed 's/ $//')"
+echo 'not json' >"$scratch/fleet/n30.json"
+echo '[' >"$scratch/fleet/n35.json"
+"$ENVLOCK" diff "$@" >/dev/null 2>"$scratch/err"
+check_status "the fleet with two bad files" 2 $?
+check_eq "the first bad file is named, after the warnings of the files before it" \
+	"n7.json n8.json n23.json|envlock: diff: '$scratch/fleet/n30.json': not valid JSON (line 1)" \
+	"$(sed -n "s|^envlock: warning: '$scratch/fleet/\(n[0-9]*\.json\)'.*|\1|p" "$scratch/err" | tr '\n' ' ' | sed 's/ $//')|$(grep -v warning "$scratch/err")"
+set --
 # deep but within cJSON's nesting limit, where a lock never nests: the schema refuses it at once
 "$PYTHON" - "$scratch/deep.json" <<'PY'
 import json, sys

@@ -671,6 +671,106 @@ static envlock_drift *drift_of(const spec *const *specs, const char *const *name
 	return d;
 }
 
+/* A thread's share of a fleet, put from the last file backwards; no cmocka assert off the main thread. */
+typedef struct {
+	envlock_drift *d;
+	envlock_lock **locks;
+	size_t n, start, step;
+	int rc;
+} putter;
+
+static void *put_share(void *arg)
+{
+	putter *p = arg;
+	envlock_ctx *ctx;
+
+	if (envlock_ctx_new(&ctx) != 0) {
+		p->rc = -1;
+		return NULL;
+	}
+	for (size_t i = p->start; i < p->n; i += p->step) {
+		size_t f = p->n - 1 - i;
+
+		if (envlock_drift_put(p->d, ctx, p->locks[f], f) != 0)
+			p->rc = -1;
+	}
+	envlock_ctx_free(ctx);
+	return NULL;
+}
+
+/* Files put from four threads in any order make the table that adding them in order makes. */
+static void drift_put_from_threads(void **state)
+{
+	enum { N = 24, T = 4 };
+	/* two dists of one name: the later one's key is numbered, file by file, whichever thread puts it */
+	spec same = { 0 }, cuda = { .cuda = "11.8.89" }, twice = { .pip = DIST("numpy", "1.21.6") ", " DIST("numpy", "1.19.5") };
+	const spec *specs[N];
+	const char *names[N];
+	char namebuf[N][16];
+	envlock_lock *locks[N];
+	envlock_drift *seq, *d = NULL;
+	envlock_ctx *ctx;
+	pthread_t threads[T];
+	putter shares[T];
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		specs[i] = i % 5 == 3 ? &cuda : i % 7 == 2 ? &twice : &same;
+		snprintf(namebuf[i], sizeof(namebuf[i]), "n%zu.json", i);
+		names[i] = namebuf[i];
+	}
+	seq = drift_of(specs, names, N, NULL);
+	for (size_t i = 0; i < N; i++)
+		locks[i] = load_spec(specs[i]);
+	assert_int_equal(envlock_ctx_new(&ctx), 0);
+	assert_int_equal(envlock_drift_new(&d, ctx, NULL), 0);
+	assert_int_equal(envlock_drift_expect(d, ctx, names, N), 0);
+	assert_int_equal(envlock_drift_finish(d, ctx), ENVLOCK_EINVAL);
+	assert_string_equal(envlock_error_last(ctx), "drift table: 0 of its 24 files were added");
+	for (size_t t = 0; t < T; t++) {
+		shares[t] = (putter){ d, locks, N, t, T, 0 };
+		assert_int_equal(pthread_create(&threads[t], NULL, put_share, &shares[t]), 0);
+	}
+	for (size_t t = 0; t < T; t++) {
+		assert_int_equal(pthread_join(threads[t], NULL), 0);
+		assert_int_equal(shares[t].rc, 0);
+	}
+	assert_int_equal(envlock_drift_put(d, ctx, locks[3], 3), ENVLOCK_EINVAL);
+	assert_string_equal(envlock_error_last(ctx), "drift table: file 3 was already added");
+	assert_int_equal(envlock_drift_put(d, ctx, locks[3], N), ENVLOCK_EINVAL);
+	assert_string_equal(envlock_error_last(ctx), "drift table: file 24 was not expected");
+	assert_int_equal(envlock_drift_finish(d, ctx), 0);
+	assert_int_equal(envlock_drift_count(seq), 4); /* cuda's toolkit and version, numpy (2), pyyaml */
+	assert_string_equal(envlock_drift_get(seq, 2)->key, "numpy (2)");
+	assert_int_equal(envlock_drift_count(d), envlock_drift_count(seq));
+	assert_int_equal(envlock_drift_drifting(d), envlock_drift_drifting(seq));
+	assert_int_equal(envlock_drift_odd_files(d), envlock_drift_odd_files(seq));
+	assert_string_equal(envlock_drift_verdict(d), envlock_drift_verdict(seq));
+	for (size_t j = 0; j < envlock_drift_count(d); j++) {
+		const envlock_drift_item *x = envlock_drift_get(d, j), *y = envlock_drift_get(seq, j);
+
+		assert_string_equal(x->section, y->section);
+		assert_string_equal(x->key, y->key);
+		assert_true((x->majority == NULL) == (y->majority == NULL));
+		if (x->majority)
+			assert_string_equal(x->majority, y->majority);
+		assert_int_equal(x->majority_count, y->majority_count);
+		assert_int_equal(x->severity, y->severity);
+		assert_int_equal(x->odd_count, y->odd_count);
+		for (size_t k = 0; k < x->odd_count; k++) {
+			assert_string_equal(x->odd[k].file, y->odd[k].file);
+			assert_true((x->odd[k].value == NULL) == (y->odd[k].value == NULL));
+			if (x->odd[k].value)
+				assert_string_equal(x->odd[k].value, y->odd[k].value);
+		}
+	}
+	for (size_t i = 0; i < N; i++)
+		envlock_lock_free(locks[i]);
+	envlock_drift_free(seq);
+	envlock_drift_free(d);
+	envlock_ctx_free(ctx);
+}
+
 static void drift_names_the_odd_file(void **state)
 {
 	spec same = { 0 }, odd = { .cuda = "11.8.89", .pip = DIST("numpy", "1.21.6") };
@@ -832,6 +932,7 @@ int main(void)
 		cmocka_unit_test(partial_lock_speaks_for_its_sections),
 		cmocka_unit_test(findings_on_b_only),
 		cmocka_unit_test(drift_names_the_odd_file),
+		cmocka_unit_test(drift_put_from_threads),
 		cmocka_unit_test(drift_ties_and_clashing_names),
 		cmocka_unit_test(drift_identical_and_all),
 		cmocka_unit_test(drift_printers),

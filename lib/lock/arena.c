@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "util/bigblock.h"
 #include "util/xalloc.h"
 
 #define ARENA_ALIGN 8u                 /* cJSON allocates its nodes (pointers, a double) and strings */
@@ -13,7 +14,8 @@
 
 typedef struct block {
 	struct block *next;
-	size_t size; /* bytes after the header */
+	size_t size;   /* bytes after the header */
+	size_t mapped; /* an el_bigblock's size; 0: from malloc */
 } block;
 
 struct el_arena {
@@ -75,6 +77,33 @@ static int live_find(uintptr_t p, struct range *hit)
 	return found;
 }
 
+/* a large block from el_bigblock (huge pages where the kernel has them, kept for the next parse) */
+#define ARENA_BIG_MIN ((size_t)256 << 10)
+
+static block *block_new(size_t size)
+{
+	size_t got;
+	block *b;
+
+	if (size >= ARENA_BIG_MIN && (b = el_bigblock_get(sizeof(*b) + size, &got)) != NULL) {
+		b->size = got - sizeof(*b);
+		b->mapped = got;
+		return b;
+	}
+	b = el_xmalloc(sizeof(*b) + size);
+	b->size = size;
+	b->mapped = 0;
+	return b;
+}
+
+static void block_free(block *b)
+{
+	if (b->mapped)
+		el_bigblock_put(b, b->mapped);
+	else
+		free(b);
+}
+
 static void arena_grow(el_arena *a, size_t need)
 {
 	size_t size = a->blocks ? a->blocks->size * 2 : ARENA_FIRST_MIN;
@@ -82,9 +111,8 @@ static void arena_grow(el_arena *a, size_t need)
 
 	while (size < need)
 		size *= 2;
-	b = el_xmalloc(sizeof(*b) + size);
+	b = block_new(size);
 	b->next = a->blocks;
-	b->size = size;
 	a->blocks = b;
 	a->p = (char *)(b + 1);
 	a->end = a->p + size;
@@ -174,7 +202,7 @@ void el_arena_delete(el_arena *arena, cJSON *doc)
 	for (b = arena->blocks; b; b = next) {
 		next = b->next;
 		live_remove((uintptr_t)(b + 1));
-		free(b);
+		block_free(b);
 	}
 	free(arena);
 }

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "schema.h"
 #include "util/atomic.h"
+#include "util/bigblock.h"
 #include "util/error.h"
 #include "util/userpath.h"
 #include "util/xalloc.h"
@@ -41,9 +42,22 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 	return el_lock_load(out, ctx, path, true);
 }
 
+/* The text's buffer, a big block when one was had (see util/bigblock.h) */
+static void text_release(el_buf *b, void *big, size_t bigsize)
+{
+	if (b->borrowed) {
+		b->borrowed = 0; /* not freed: given back */
+		b->data = NULL;
+	}
+	el_buf_release(b);
+	el_bigblock_put(big, bigsize);
+}
+
 int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool validate)
 {
 	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
+	size_t bigsize = 0;
+	void *big = el_bigblock_get(EL_BIGBLOCK_MIN, &bigsize);
 	const char *end = NULL;
 	char hex[EL_SHA256_HEX];
 	envlock_lock *lock;
@@ -53,8 +67,10 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	int rc;
 
 	*out = NULL;
+	if (big)
+		el_buf_borrow(&b, big, bigsize);
 	if ((rc = el_userpath_read(&b, ctx, path, "lockfile")) != 0) {
-		el_buf_release(&b);
+		text_release(&b, big, bigsize);
 		return rc;
 	}
 	doc = el_arena_parse(&arena, b.data, b.len, &end);
@@ -79,7 +95,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 				depth--;
 			}
 		}
-		el_buf_release(&b);
+		text_release(&b, big, bigsize);
 		if (deepest >= CJSON_NESTING_LIMIT)
 			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': nested more than %d levels deep, not a lockfile",
 					    path, CJSON_NESTING_LIMIT);
@@ -89,7 +105,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	canonical = el_lock_canonical_text(b.data, &b.len) == 0;
 	if (canonical)
 		el_sha256_buf(b.data, b.len, hex);
-	el_buf_release(&b);
+	text_release(&b, big, bigsize);
 	ver = el_jget(doc, "envlock");
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
 		el_arena_delete(arena, doc);

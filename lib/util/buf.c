@@ -13,6 +13,18 @@ void el_buf_init(el_buf *b, size_t limit)
 	b->len = 0;
 	b->alloc = 0;
 	b->limit = limit;
+	b->borrowed = 0;
+}
+
+void el_buf_borrow(el_buf *b, void *mem, size_t size)
+{
+	el_buf_release(b);
+	if (!mem || size < 1)
+		return;
+	b->data = mem;
+	b->alloc = size;
+	b->data[0] = '\0';
+	b->borrowed = 1;
 }
 
 static void buf_grow(el_buf *b, size_t need)
@@ -23,7 +35,14 @@ static void buf_grow(el_buf *b, size_t need)
 		n *= 2;
 	if (n > b->limit + 1)
 		n = b->limit + 1;
-	if (n > b->alloc) {
+	if (n > b->alloc && b->borrowed) {
+		char *mine = el_xmalloc(n);
+
+		memcpy(mine, b->data, b->len + 1);
+		b->data = mine;
+		b->alloc = n;
+		b->borrowed = 0;
+	} else if (n > b->alloc) {
 		b->data = el_xrealloc(b->data, n);
 		b->alloc = n;
 	}
@@ -103,6 +122,12 @@ char *el_buf_detach(el_buf *b)
 {
 	char *p = b->data ? b->data : el_xstrdup("");
 
+	if (b->borrowed) {
+		p = el_xmalloc(b->len + 1);
+		memcpy(p, b->data, b->len + 1);
+		b->borrowed = 0;
+	}
+
 	b->data = NULL;
 	b->len = b->alloc = 0;
 	return p;
@@ -110,7 +135,9 @@ char *el_buf_detach(el_buf *b)
 
 void el_buf_release(el_buf *b)
 {
-	free(b->data);
+	if (!b->borrowed)
+		free(b->data);
 	b->data = NULL;
 	b->len = b->alloc = 0;
+	b->borrowed = 0;
 }

@@ -13,11 +13,14 @@ typedef struct {
 	size_t len;   /* bytes used, not counting the NUL */
 	size_t alloc; /* bytes allocated */
 	size_t limit; /* maximum len; appends beyond it fail */
+	unsigned char borrowed; /* data is the caller's (el_buf_borrow): copied when it must grow, never freed */
 } el_buf;
 
-#define EL_BUF_INIT(lim) { NULL, 0, 0, (lim) }
+#define EL_BUF_INIT(lim) { NULL, 0, 0, (lim), 0 }
 
 void el_buf_init(el_buf *b, size_t limit);
+/* Start b empty in the caller's size bytes at mem (kept by the caller); it moves to malloc only past them. */
+void el_buf_borrow(el_buf *b, void *mem, size_t size);
 /* Append n bytes; ENVLOCK_ELIMIT (nothing appended) past the cap. */
 int el_buf_put(el_buf *b, const void *data, size_t n);
 /* Make room for n more bytes (written at data + len by the caller). */

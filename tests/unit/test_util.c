@@ -9,6 +9,7 @@
 
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/bigblock.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
@@ -17,6 +18,73 @@
 #include "util/spawn.h"
 #include "util/text.h"
 #include "util/xalloc.h"
+
+/* A borrowed buffer is written in place, copied out when it must grow, and never freed by the buffer. */
+static void buf_borrowed_memory(void **state)
+{
+	char mem[16];
+	el_buf b = EL_BUF_INIT(64);
+	char *out;
+
+	(void)state;
+	memset(mem, 'z', sizeof(mem));
+	el_buf_borrow(&b, mem, sizeof(mem));
+	assert_int_equal(el_buf_puts(&b, "0123456789abcde"), 0); /* 15 bytes and the NUL: still the caller's */
+	assert_ptr_equal(b.data, mem);
+	assert_true(b.borrowed);
+	assert_int_equal(el_buf_putc(&b, 'f'), 0);                  /* one more: moved to malloc, content kept */
+	assert_ptr_not_equal(b.data, mem);
+	assert_false(b.borrowed);
+	assert_string_equal(el_buf_cstr(&b), "0123456789abcdef");
+	assert_memory_equal(mem, "0123456789abcde", 15);
+	el_buf_release(&b);
+	el_buf_borrow(&b, mem, sizeof(mem));
+	assert_int_equal(el_buf_puts(&b, "kept"), 0);
+	out = el_buf_detach(&b);                                     /* a copy the caller frees; mem is left alone */
+	assert_ptr_not_equal(out, mem);
+	assert_string_equal(out, "kept");
+	free(out);
+	assert_null(b.data);
+	el_buf_borrow(&b, mem, sizeof(mem));
+	el_buf_release(&b);                                          /* freeing mem (on the stack) would abort */
+	assert_null(b.data);
+	assert_false(b.borrowed);
+}
+
+/* Big blocks: 2 MiB multiples on a 2 MiB line, writable, handed out again after use; a huge one is not kept. */
+static void bigblocks_come_back(void **state)
+{
+	size_t size = 0, size2 = 0;
+	char *p, *q;
+
+	(void)state;
+	p = el_bigblock_get(1, &size);
+	assert_non_null(p);
+	assert_int_equal(size, EL_BIGBLOCK_MIN);
+	assert_int_equal((uintptr_t)p % EL_BIGBLOCK_MIN, 0);
+	memset(p, 1, size);
+	el_bigblock_put(p, size);
+	q = el_bigblock_get(EL_BIGBLOCK_MIN, &size2);
+	assert_ptr_equal(q, p);                                      /* the kept one */
+	assert_int_equal(size2, size);
+	assert_int_equal(q[size - 1], 1);                            /* not cleared */
+	p = el_bigblock_get(EL_BIGBLOCK_MIN + 1, &size);             /* none kept is large enough: a new one */
+	assert_non_null(p);
+	assert_int_equal(size, 2 * EL_BIGBLOCK_MIN);
+	assert_ptr_not_equal(p, q);
+	p[size - 1] = 2;
+	el_bigblock_put(p, size);
+	el_bigblock_put(q, size2);
+	p = el_bigblock_get((size_t)64 << 20, &size);
+	assert_non_null(p);
+	p[size - 1] = 3;
+	el_bigblock_put(p, size);                                    /* past what is kept: unmapped */
+	q = el_bigblock_get((size_t)64 << 20, &size2);
+	assert_non_null(q);
+	el_bigblock_put(q, size2);
+	el_bigblock_put(NULL, 0);
+	assert_null(el_bigblock_get(SIZE_MAX - 1, &size));
+}
 
 static void buf_cap_is_hard(void **state)
 {
@@ -295,6 +363,55 @@ static void lock_written_once(void **state)
 
 		settled_write_is_the_documents(text);
 		free(text);
+	}
+}
+
+/*
+ * Strings and runs of space longer than the sixteen bytes the scanner
+ * looks at in one go, with what stops it at every offset of a block:
+ * each still read as the writer writes it, or refused as before.
+ */
+static void canonical_text_long_runs(void **state)
+{
+	static const char *const kept[] = { "\\\"", "\\n", "\\u001f", "\xc3\xa9", "\xf0\x9f\x90\x8d", "\x7f", "~" };
+	static const char *const refused[] = { "\x01", "\t", "\xff", "\xc0\xaf", "\\/" };
+	static const char *const spaces = " \n\t\r";
+	char why[512], text[1024], pad[64];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(kept) / sizeof(kept[0]); k++)
+		for (int at = 0; at < 40; at++) {
+			memset(pad, 'x', (size_t)at);
+			pad[at] = '\0';
+			snprintf(text, sizeof(text), "{\"a\":\"%s%s0123456789abcdef0123456789abcdef\"}", pad, kept[k]);
+			if (text_and_document(text, why, sizeof(why)) != 0)
+				fail_msg("the text path refused %s", text);
+			if (why[0])
+				fail_msg("%s", why);
+		}
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
+		for (int at = 0; at < 40; at++) {
+			size_t n;
+
+			memset(pad, 'x', (size_t)at);
+			pad[at] = '\0';
+			n = (size_t)snprintf(text, sizeof(text), "{\"a\":\"%s%s0123456789abcdef0123456789abcdef\"}", pad, refused[k]);
+			if (el_lock_canonical_text(text, &n) == 0)
+				fail_msg("the text path took a string with byte %d of %s", at, refused[k]);
+		}
+	/* runs of space of every length to 40, of every kind, between every token */
+	for (int len = 0; len <= 40; len++) {
+		char run[64];
+
+		for (int i = 0; i < len; i++)
+			run[i] = spaces[(i * 7 + len) % 4];
+		run[len] = '\0';
+		snprintf(text, sizeof(text), "%s{%s\"a\"%s:%s[%s1%s,%s\"0123456789abcdef0123\"%s]%s,%s\"b\":{%s}%s}%s", run, run,
+			 run, run, run, run, run, run, run, run, run, run, run);
+		if (text_and_document(text, why, sizeof(why)) != 0)
+			fail_msg("the text path refused space of %d bytes", len);
+		if (why[0])
+			fail_msg("%s", why);
 	}
 }
 
@@ -915,6 +1032,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(buf_cap_is_hard),
+		cmocka_unit_test(buf_borrowed_memory),
+		cmocka_unit_test(bigblocks_come_back),
 		cmocka_unit_test(c_define_reads_only_real_macros),
 		cmocka_unit_test(py_assign_and_headers),
 		cmocka_unit_test(py_mmcv_range_of_openmmlab_files),
@@ -922,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(json_writer_sorts_and_escapes),
 		cmocka_unit_test(lock_id_ignores_created_and_id),
 		cmocka_unit_test(canonical_text_is_the_writers),
+		cmocka_unit_test(canonical_text_long_runs),
 		cmocka_unit_test(lock_written_once),
 		cmocka_unit_test(root_resolves_like_a_chroot),
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),

@@ -14,15 +14,63 @@
 #define EL_ELF_MAX_DYN (64 * 1024)
 #define EL_ELF_MAX_NEEDED 1024
 #define EL_ELF_MAX_STRING 4096   /* a name or a search path */
-#define EL_ELF_SHORT_STRING 128  /* what most names fit in: "libtorch_cpu.so", "GLIBCXX_3.4.29" */
 #define EL_ELF_MAX_VERSIONS 4096 /* Verneed/Vernaux or Verdef entries in all */
+
+/*
+ * The file is read through a few cached 4 KiB blocks: the headers, the
+ * version tables and the names sit close together, and a read per entry
+ * and per name was 14,000 pread(2) calls in a live save, most of its
+ * loads probe's time. A read larger than a block bypasses the cache.
+ */
+#define EL_ELF_BLOCK 4096u
+#define EL_ELF_BLOCKS 16
+
+typedef struct {
+	uint64_t off;      /* the block's file offset, a multiple of EL_ELF_BLOCK */
+	size_t len;        /* bytes in it: fewer at the file's end; 0 when unused */
+	unsigned last;     /* when it was last used */
+	unsigned char data[EL_ELF_BLOCK];
+} elf_block;
 
 typedef struct {
 	int fd;
 	int big;
 	int bits;
 	uint64_t size;
+	elf_block *blocks; /* EL_ELF_BLOCKS of them */
+	unsigned clock;
 } elf_file;
+
+/* The cached block holding file offset off (below f->size), read in when needed; NULL if the read fails. */
+static const elf_block *block_at(elf_file *f, uint64_t off)
+{
+	uint64_t start = off - off % EL_ELF_BLOCK;
+	elf_block *b = &f->blocks[0];
+	size_t want;
+	ssize_t n;
+
+	for (int i = 0; i < EL_ELF_BLOCKS; i++) {
+		elf_block *c = &f->blocks[i];
+
+		if (c->len && c->off == start) {
+			c->last = ++f->clock;
+			return c;
+		}
+		if (!c->len || c->last < b->last)
+			b = c; /* an unused block, else the least recently used */
+		if (!c->len)
+			break;
+	}
+	want = f->size - start < EL_ELF_BLOCK ? (size_t)(f->size - start) : EL_ELF_BLOCK;
+	b->len = 0;
+	n = pread(f->fd, b->data, want, (off_t)start);
+	if (n != (ssize_t)want || want == 0)
+		return NULL;
+	b->off = start;
+	b->len = want;
+	b->last = ++f->clock;
+	return b;
+}
 
 static uint64_t get(const elf_file *f, const unsigned char *p, int n)
 {
@@ -35,11 +83,28 @@ static uint64_t get(const elf_file *f, const unsigned char *p, int n)
 	return v;
 }
 
-static int read_at(const elf_file *f, void *buf, size_t n, uint64_t off)
+static int read_at(elf_file *f, void *buf, size_t n, uint64_t off)
 {
+	unsigned char *out = buf;
+
 	if (off > f->size || n > f->size - off)
 		return ENVLOCK_EPARSE;
-	return pread(f->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : ENVLOCK_EPARSE;
+	if (n > EL_ELF_BLOCK)
+		return pread(f->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : ENVLOCK_EPARSE;
+	while (n) {
+		const elf_block *b = block_at(f, off);
+		size_t at, take;
+
+		if (!b)
+			return ENVLOCK_EPARSE;
+		at = (size_t)(off - b->off);
+		take = b->len - at < n ? b->len - at : n;
+		memcpy(out, b->data + at, take);
+		out += take;
+		off += take;
+		n -= take;
+	}
+	return 0;
 }
 
 typedef struct {
@@ -76,31 +141,42 @@ static int vaddr_to_off(const phdr *ph, int n, uint64_t vaddr, uint64_t *off)
  * The NUL-terminated string at strtab file offset base + off (at most
  * EL_ELF_MAX_STRING - 1 bytes, empty only when allowed), or NULL.
  */
-static char *dyn_string_at(const elf_file *f, uint64_t base, uint64_t off, int empty_ok)
+static char *dyn_string_at(elf_file *f, uint64_t base, uint64_t off, int empty_ok)
 {
 	char name[EL_ELF_MAX_STRING];
-	ssize_t n;
-	size_t len;
+	size_t len = 0;
+	uint64_t at;
 
 	if (base > f->size || off >= f->size - base)
 		return NULL;
-	/* names are short: a small read first, the whole limit only for a long one (each byte read is copied) */
-	n = pread(f->fd, name, EL_ELF_SHORT_STRING, (off_t)(base + off));
-	if (n <= 0)
-		return NULL;
-	len = strnlen(name, (size_t)n);
-	if (len == (size_t)n && n == EL_ELF_SHORT_STRING) {
-		n = pread(f->fd, name, sizeof(name) - 1, (off_t)(base + off));
-		if (n <= 0)
+	/* through the cached blocks, to the NUL, the file's end or the limit */
+	for (at = base + off; at < f->size && len < sizeof(name) - 1;) {
+		const elf_block *b = block_at(f, at);
+		const unsigned char *p, *nul;
+		size_t avail;
+
+		if (!b)
 			return NULL;
-		len = strnlen(name, (size_t)n);
+		p = b->data + (at - b->off);
+		avail = b->len - (size_t)(at - b->off);
+		if (avail > sizeof(name) - 1 - len)
+			avail = sizeof(name) - 1 - len;
+		nul = memchr(p, '\0', avail);
+		if (nul) {
+			memcpy(name + len, p, (size_t)(nul - p));
+			len += (size_t)(nul - p);
+			if (len == 0 && !empty_ok)
+				return NULL;
+			return el_xstrndup(name, len);
+		}
+		memcpy(name + len, p, avail);
+		len += avail;
+		at += avail;
 	}
-	if ((len == 0 && !empty_ok) || len == (size_t)n)
-		return NULL;
-	return el_xstrndup(name, len);
+	return NULL; /* no NUL within the limit or the file */
 }
 
-static char *dyn_string(const elf_file *f, uint64_t base, uint64_t off)
+static char *dyn_string(elf_file *f, uint64_t base, uint64_t off)
 {
 	return dyn_string_at(f, base, off, 0);
 }
@@ -115,7 +191,7 @@ typedef struct {
 
 #define DYN_NONE UINT64_MAX
 
-static int read_dynamic(const elf_file *f, const phdr *dynph, dyn_tags *t, el_elf_info *out)
+static int read_dynamic(elf_file *f, const phdr *dynph, dyn_tags *t, el_elf_info *out)
 {
 	size_t entsz = f->bits == 64 ? 16 : 8;
 	uint64_t dsz = dynph->filesz;
@@ -159,7 +235,7 @@ static int read_dynamic(const elf_file *f, const phdr *dynph, dyn_tags *t, el_el
  * vn_next: 16 bytes in both classes), each with a chain of Elf_Vernaux
  * (vna_hash, vna_flags, vna_other, vna_name, vna_next: 16 bytes).
  */
-static int read_verneed(const elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
+static int read_verneed(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
 			el_elf_info *out)
 {
 	uint64_t off, total = 0;
@@ -210,7 +286,7 @@ static int read_verneed(const elf_file *f, const phdr *ph, int nph, const dyn_ta
  * first Elf_Verdaux's (vda_name, vda_next). The VER_FLG_BASE entry names
  * the file itself and is not a version.
  */
-static int read_verdef(const elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
+static int read_verdef(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, uint64_t base,
 		       el_elf_info *out)
 {
 	el_strvec names = EL_STRVEC_INIT;
@@ -240,7 +316,7 @@ static int read_verdef(const elf_file *f, const phdr *ph, int nph, const dyn_tag
 }
 
 /* What the dynamic segment names: its strings, then the version tables. */
-static int read_names(const elf_file *f, const phdr *ph, int nph, const dyn_tags *t, el_elf_info *out)
+static int read_names(elf_file *f, const phdr *ph, int nph, const dyn_tags *t, el_elf_info *out)
 {
 	uint64_t base;
 
@@ -268,7 +344,7 @@ static int read_names(const elf_file *f, const phdr *ph, int nph, const dyn_tags
 }
 
 /* PT_INTERP: the path of the program interpreter, NUL-terminated inside the segment. */
-static char *read_interp(const elf_file *f, const phdr *ip)
+static char *read_interp(elf_file *f, const phdr *ip)
 {
 	char buf[EL_ELF_MAX_STRING];
 	size_t n = ip->filesz < sizeof(buf) ? (size_t)ip->filesz : sizeof(buf);
@@ -285,7 +361,7 @@ static char *read_interp(const elf_file *f, const phdr *ip)
 int el_elf_read(int fd, el_elf_info *out)
 {
 	unsigned char eh[64], *pbuf = NULL;
-	elf_file f = { fd, 0, 0, 0 };
+	elf_file f = { fd, 0, 0, 0, NULL, 0 };
 	phdr ph[EL_ELF_MAX_PHDRS];
 	uint64_t phoff, phentsize, phnum;
 	int rc = ENVLOCK_EPARSE;
@@ -297,14 +373,16 @@ int el_elf_read(int fd, el_elf_info *out)
 	if (fstat(fd, &st) != 0)
 		return ENVLOCK_EIO;
 	f.size = (uint64_t)st.st_size;
-	if (read_at(&f, eh, 52, 0) != 0 || memcmp(eh, ELFMAG, SELFMAG) != 0)
-		return ENVLOCK_EPARSE;
-	if (eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64)
-		return ENVLOCK_EPARSE;
+	f.blocks = el_xmalloc(EL_ELF_BLOCKS * sizeof(*f.blocks));
+	for (int i = 0; i < EL_ELF_BLOCKS; i++)
+		f.blocks[i].len = 0;
+	if (read_at(&f, eh, 52, 0) != 0 || memcmp(eh, ELFMAG, SELFMAG) != 0 ||
+	    (eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64))
+		goto done;
 	f.bits = eh[EI_CLASS] == ELFCLASS64 ? 64 : 32;
 	f.big = eh[EI_DATA] == ELFDATA2MSB;
 	if (f.bits == 64 && read_at(&f, eh, 64, 0) != 0)
-		return ENVLOCK_EPARSE;
+		goto done;
 	out->bits = f.bits;
 	out->big_endian = f.big;
 	out->type = (int)get(&f, eh + 16, 2);
@@ -318,10 +396,12 @@ int el_elf_read(int fd, el_elf_info *out)
 		phentsize = get(&f, eh + 42, 2);
 		phnum = get(&f, eh + 44, 2);
 	}
+	rc = 0;
 	if (phnum == 0)
-		return 0;	/* no program headers: an object without a soname */
+		goto done;	/* no program headers: an object without a soname */
+	rc = ENVLOCK_EPARSE;
 	if (phnum > EL_ELF_MAX_PHDRS || phentsize < (f.bits == 64 ? 56u : 32u))
-		return ENVLOCK_EPARSE;
+		goto done;
 	pbuf = el_xmalloc(phnum * phentsize);
 	if (read_at(&f, pbuf, phnum * phentsize, phoff) != 0)
 		goto done;
@@ -347,6 +427,7 @@ done:
 		el_elf_info_release(out);
 	free(t);
 	free(pbuf);
+	free(f.blocks);
 	return rc;
 }
 

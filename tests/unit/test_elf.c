@@ -4,7 +4,9 @@
  * flipped, tables pointing anywhere) are refused or read without any
  * read outside the file (make asan runs this under the sanitizers).
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "unit.h"
 #include "util/buf.h"
@@ -123,6 +125,168 @@ static void reads_long_names(void **state)
 	unit_rmtree(dir);
 }
 
+/* "... [value]" from a readelf line, or NULL */
+static char *bracketed(const char *line, const char *tag)
+{
+	const char *p = strstr(line, tag), *open, *close;
+
+	if (!p || !(open = strchr(p, '[')) || !(close = strrchr(open, ']')))
+		return NULL;
+	return strndup(open + 1, (size_t)(close - open - 1));
+}
+
+/* the word after key in line ("File: libc.so.6  Cnt: 2" -> "libc.so.6") into out */
+static bool word_after(const char *line, const char *key, char *out, size_t n)
+{
+	const char *p = strstr(line, key);
+	size_t len;
+
+	if (!p)
+		return false;
+	p += strlen(key);
+	len = strcspn(p, " \n");
+	if (len >= n)
+		return false;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return true;
+}
+
+/*
+ * What readelf -dVW says of path, against what el_elf_read read of it;
+ * "" when they agree. False when both refuse it (a linker script).
+ */
+static bool compare_with_readelf(const char *path, char *why, size_t whylen)
+{
+	const char *argv[] = { "readelf", "-dVW", path, NULL };
+	el_buf b = EL_BUF_INIT((size_t)256 << 20);
+	int status = -1, rc, fd = open(path, O_RDONLY), section = 0;
+	size_t nneeded = 0, nverneed = 0, nverdef = 0;
+	char file[512] = "";
+	el_elf_info info;
+	const char *line;
+
+	why[0] = '\0';
+	assert_true(fd >= 0);
+	rc = el_elf_read(fd, &info);
+	close(fd);
+	assert_int_equal(el_spawn(argv, 120000, &b, &status), 0);
+	if (status != 0 && rc != 0) {
+		el_buf_release(&b);
+		return false;
+	}
+	if (status != 0 || rc != 0) {
+		snprintf(why, whylen, "readelf exit %d, el_elf_read %d", status, rc);
+		goto done;
+	}
+	for (line = el_buf_cstr(&b); *line && !why[0]; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : line + strlen(line)) {
+		char l[4600], name[512], flags[64];
+		size_t len = strcspn(line, "\n");
+		char *v = NULL;
+
+		if (len >= sizeof(l))
+			continue; /* a symbol versions line of a huge library: nothing compared there */
+		memcpy(l, line, len);
+		l[len] = '\0';
+		if (strstr(l, "Version definition section"))
+			section = 'd';
+		else if (strstr(l, "Version needs section"))
+			section = 'r';
+		else if (strstr(l, "Version symbols section"))
+			section = 0;
+		if ((v = bracketed(l, "(NEEDED)")) != NULL) {
+			if (nneeded >= 1024 || !info.needed || !info.needed[nneeded] || strcmp(info.needed[nneeded], v) != 0)
+				snprintf(why, whylen, "NEEDED %zu: readelf %s, envlock %s", nneeded, v,
+					 info.needed && nneeded < 1024 && info.needed[nneeded] ? info.needed[nneeded] : "(none)");
+			nneeded++;
+		} else if ((v = bracketed(l, "(SONAME)")) != NULL) {
+			if (!info.soname || strcmp(info.soname, v) != 0)
+				snprintf(why, whylen, "SONAME: readelf %s, envlock %s", v, info.soname ? info.soname : "(none)");
+		} else if ((v = bracketed(l, "(RUNPATH)")) != NULL) {
+			if (!info.runpath || strcmp(info.runpath, v) != 0)
+				snprintf(why, whylen, "RUNPATH: readelf %s, envlock %s", v, info.runpath ? info.runpath : "(none)");
+		} else if ((v = bracketed(l, "(RPATH)")) != NULL) {
+			if (!info.rpath || strcmp(info.rpath, v) != 0)
+				snprintf(why, whylen, "RPATH: readelf %s, envlock %s", v, info.rpath ? info.rpath : "(none)");
+		} else if (section == 'd' && strstr(l, "Rev:") && word_after(l, "Flags: ", flags, sizeof(flags)) &&
+			   word_after(l, "Name: ", name, sizeof(name))) {
+			if (strstr(flags, "BASE"))
+				continue;
+			if (!info.verdef || !info.verdef[nverdef] || strcmp(info.verdef[nverdef], name) != 0)
+				snprintf(why, whylen, "version definition %zu: readelf %s, envlock %s", nverdef, name,
+					 info.verdef && info.verdef[nverdef] ? info.verdef[nverdef] : "(none)");
+			nverdef++;
+		} else if (section == 'r' && word_after(l, "File: ", name, sizeof(name))) {
+			snprintf(file, sizeof(file), "%s", name);
+		} else if (section == 'r' && word_after(l, "Name: ", name, sizeof(name)) &&
+			   word_after(l, "Flags: ", flags, sizeof(flags))) {
+			const el_elf_verneed *n = nverneed < info.nverneed ? &info.verneed[nverneed] : NULL;
+
+			if (!n || strcmp(n->file, file) != 0 || strcmp(n->version, name) != 0 ||
+			    n->weak != (strstr(flags, "WEAK") != NULL))
+				snprintf(why, whylen, "version need %zu: readelf %s %s %s, envlock %s %s %s", nverneed, file,
+					 name, flags, n ? n->file : "(none)", n ? n->version : "", n && n->weak ? "WEAK" : "");
+			nverneed++;
+		}
+		free(v);
+	}
+	if (!why[0] && (nverneed != info.nverneed || (info.needed && info.needed[nneeded]) ||
+			(info.verdef && info.verdef[nverdef])))
+		snprintf(why, whylen, "readelf lists %zu needed, %zu version needs, %zu definitions; envlock more",
+			 nneeded, nverneed, nverdef);
+done:
+	el_elf_info_release(&info);
+	el_buf_release(&b);
+	return true;
+}
+
+/*
+ * Every shared library of this machine's own (libc, libstdc++, OpenSSL,
+ * CUDA 13's under /usr/local/cuda, Debian's torch when it is there),
+ * read through the block cache, says what GNU readelf says: NEEDED,
+ * SONAME, RUNPATH and RPATH, and the version needs and definitions in
+ * their order.
+ */
+static void agrees_with_readelf(void **state)
+{
+	const char *dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64",
+			       "/usr/lib/python3/dist-packages/torch/lib", "/lib/x86_64-linux-gnu" };
+	const char *probe[] = { "readelf", "--version", NULL };
+	size_t compared = 0;
+	char why[1024];
+
+	(void)state;
+	if (!run(probe)) {
+		print_message("skipped: no readelf to compare with\n");
+		skip();
+	}
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		DIR *dir = opendir(dirs[d]);
+		struct dirent *e;
+		size_t here = 0;
+
+		if (!dir)
+			continue;
+		while ((e = readdir(dir)) != NULL && here < 150) {
+			char path[4200];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], e->d_name);
+			if (!strstr(e->d_name, ".so") || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			if (!compare_with_readelf(path, why, sizeof(why)))
+				continue;
+			if (why[0])
+				fail_msg("%s: %s", path, why);
+			here++;
+		}
+		closedir(dir);
+		compared += here;
+	}
+	print_message("compared %zu libraries with readelf\n", compared);
+	assert_true(compared >= 50);
+}
+
 static void reads_a_program(void **state)
 {
 	el_elf_info info;
@@ -238,6 +402,7 @@ int main(void)
 		cmocka_unit_test(reads_what_gcc_wrote),
 		cmocka_unit_test(reads_long_names),
 		cmocka_unit_test(reads_a_program),
+		cmocka_unit_test(agrees_with_readelf),
 		cmocka_unit_test(hostile_files),
 	};
 

@@ -40,6 +40,20 @@ void el_cjson_hooks_install(void);
  */
 cJSON *el_arena_parse(el_arena **arena_out, const char *text, size_t len, const char **end);
 
+/*
+ * An empty arena whose first block is a big one (util/bigblock.h), with
+ * room at its start for the text it is to parse: the lock loader reads
+ * the file there, so text and nodes share one block (one huge page for
+ * a lock of a few hundred KB, not two).
+ */
+el_arena *el_arena_new_room(char **room, size_t *cap);
+
+/*
+ * Parse text[0..len) (text[len] a NUL; in the room or anywhere) into a.
+ * NULL for bad JSON (*end where cJSON stopped): the caller deletes a.
+ */
+cJSON *el_arena_parse_in(el_arena *a, const char *text, size_t len, const char **end);
+
 /* Free doc (from el_arena_parse with this arena) and the arena; NULLs are fine. */
 void el_arena_delete(el_arena *arena, cJSON *doc);
 

@@ -10,7 +10,6 @@
 #include "model.h"
 #include "schema.h"
 #include "util/atomic.h"
-#include "util/bigblock.h"
 #include "util/error.h"
 #include "util/userpath.h"
 #include "util/xalloc.h"
@@ -42,38 +41,37 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 	return el_lock_load(out, ctx, path, true);
 }
 
-/* The text's buffer, a big block when one was had (see util/bigblock.h) */
-static void text_release(el_buf *b, void *big, size_t bigsize)
+/* The text's buffer: the arena's room (its own block, given back with the arena), or malloc's */
+static void text_release(el_buf *b)
 {
 	if (b->borrowed) {
-		b->borrowed = 0; /* not freed: given back */
+		b->borrowed = 0;
 		b->data = NULL;
 	}
 	el_buf_release(b);
-	el_bigblock_put(big, bigsize);
 }
 
 int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool validate)
 {
 	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
-	size_t bigsize = 0;
-	void *big = el_bigblock_get(EL_BIGBLOCK_MIN, &bigsize);
 	const char *end = NULL;
-	char hex[EL_SHA256_HEX];
+	char hex[EL_SHA256_HEX], *room;
+	size_t roomsize;
 	envlock_lock *lock;
-	el_arena *arena = NULL;
+	el_arena *arena = el_arena_new_room(&room, &roomsize);
 	cJSON *doc, *ver;
 	bool canonical;
 	int rc;
 
 	*out = NULL;
-	if (big)
-		el_buf_borrow(&b, big, bigsize);
+	/* the text is read into the arena's first block, the nodes parsed after it (a larger lock moves to malloc) */
+	el_buf_borrow(&b, room, roomsize);
 	if ((rc = el_userpath_read(&b, ctx, path, "lockfile")) != 0) {
-		text_release(&b, big, bigsize);
+		text_release(&b);
+		el_arena_delete(arena, NULL);
 		return rc;
 	}
-	doc = el_arena_parse(&arena, b.data, b.len, &end);
+	doc = el_arena_parse_in(arena, b.data, b.len, &end);
 	if (!doc) {
 		size_t line = 1, depth = 0, deepest = 0;
 		int in_string = 0;
@@ -95,7 +93,8 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 				depth--;
 			}
 		}
-		text_release(&b, big, bigsize);
+		text_release(&b);
+		el_arena_delete(arena, NULL);
 		if (deepest >= CJSON_NESTING_LIMIT)
 			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': nested more than %d levels deep, not a lockfile",
 					    path, CJSON_NESTING_LIMIT);
@@ -105,7 +104,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	canonical = el_lock_canonical_text(b.data, &b.len) == 0;
 	if (canonical)
 		el_sha256_buf(b.data, b.len, hex);
-	text_release(&b, big, bigsize);
+	text_release(&b);
 	ver = el_jget(doc, "envlock");
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
 		el_arena_delete(arena, doc);

@@ -7,6 +7,9 @@
  * `make asan`, any free() of arena memory, double free or leak fails it.
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "unit.h"
 #include "lock/arena.h"
@@ -34,6 +37,47 @@ static void parsed_document_reads_like_any_other(void **state)
 	assert_string_equal(cJSON_GetArrayItem(b, 3)->valuestring, "four");
 	assert_int_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "a"), "x")->valueint, 1);
 	el_arena_delete(a, doc);
+}
+
+/*
+ * A text read into the arena's room is parsed there and left whole (the
+ * loader hashes it afterwards): the nodes go after it, into the rest of
+ * the block or a new one when the rest is too small. A text elsewhere
+ * parses the same.
+ */
+static void text_in_the_room_is_kept(void **state)
+{
+	size_t sizes[] = { 0, 1, 2 }; /* a small text; one whose nodes overflow the room; one outside it */
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		char *room, *copy, *mine = NULL;
+		size_t cap, len = 0, items = sizes[k] == 0 ? 10 : 40000;
+		el_arena *a = el_arena_new_room(&room, &cap);
+		const char *end = NULL;
+		char *t;
+		cJSON *doc, *arr;
+
+		assert_true(cap >= ((size_t)1 << 20));
+		t = sizes[k] == 2 ? (mine = malloc(cap)) : room;
+		assert_non_null(t);
+		len += (size_t)sprintf(t + len, "{\"v\":[");
+		for (size_t i = 0; i < items; i++)
+			len += (size_t)sprintf(t + len, "%s\"item-%zu\"", i ? "," : "", i);
+		len += (size_t)sprintf(t + len, "]}");
+		assert_true(len < cap);
+		copy = strdup(t);
+		doc = el_arena_parse_in(a, t, len, &end);
+		assert_non_null(doc);
+		assert_string_equal(t, copy); /* not a byte of the text written over */
+		arr = cJSON_GetObjectItemCaseSensitive(doc, "v");
+		assert_int_equal(cJSON_GetArraySize(arr), (int)items);
+		assert_string_equal(cJSON_GetArrayItem(arr, (int)items - 1)->valuestring,
+				    items == 10 ? "item-9" : "item-39999");
+		el_arena_delete(a, doc);
+		free(copy);
+		free(mine);
+	}
 }
 
 static void edits_of_a_parsed_document_are_freed(void **state)
@@ -128,6 +172,7 @@ int main(void)
 	envlock_ctx *ctx;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parsed_document_reads_like_any_other),
+		cmocka_unit_test(text_in_the_room_is_kept),
 		cmocka_unit_test(edits_of_a_parsed_document_are_freed),
 		cmocka_unit_test(bad_json_leaves_no_arena),
 		cmocka_unit_test(large_documents_take_more_blocks),

@@ -69,6 +69,9 @@ PY
 PAIRS=${PAIRS:-11}
 /usr/bin/python3 bench/gen_locks.py pair "$gen/pair50k" --packages 50000
 /usr/bin/python3 bench/gen_locks.py fleet "$gen/fleet1024" --count 1024 --packages 1000
+# the 440 MB just written out first, and read once, so writeback does not fall on the timed runs
+sync
+cat "$gen"/pair50k/*.json "$gen"/fleet1024/*.json >/dev/null
 /usr/bin/python3 - "$PAIRS" "$ENVLOCK" "$gen" >"$out/diff-peers.tsv" <<'PY'
 import glob, statistics, subprocess, sys, time
 

@@ -56,14 +56,32 @@ static void *load_worker(void *arg)
 	}
 }
 
+/*
+ * fn(arg) on up to one thread per core (at most MAX_LOADERS, at most n):
+ * the calling thread works too, and a thread that cannot start just
+ * leaves the others more to do.
+ */
+static void run_on_cores(int n, void *(*fn)(void *), void *arg)
+{
+	int nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t threads[MAX_LOADERS];
+
+	if (cpus > 0 && nthreads > cpus)
+		nthreads = (int)cpus;
+	while (started < nthreads - 1 && pthread_create(&threads[started], NULL, fn, arg) == 0)
+		started++;
+	fn(arg);
+	while (started)
+		pthread_join(threads[--started], NULL);
+}
+
 /* Load paths[0..n) into locks[]; on failure print the first bad file's error and free them all. */
 static int load_all(char **paths, int n, envlock_lock **locks)
 {
 	envlock_ctx *ctxs[MAX_LOADERS * 2];
 	char *warnings[MAX_LOADERS * 2];
-	int rcs[MAX_LOADERS * 2], nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0, rc = 0;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t threads[MAX_LOADERS];
+	int rcs[MAX_LOADERS * 2], rc = 0;
 	load_batch b = { paths, locks, ctxs, warnings, rcs, n, 0, PTHREAD_MUTEX_INITIALIZER };
 
 	for (int i = 0; i < n; i++) {
@@ -75,14 +93,7 @@ static int load_all(char **paths, int n, envlock_lock **locks)
 			return -1;
 		}
 	}
-	if (cpus > 0 && nthreads > cpus)
-		nthreads = (int)cpus;
-	/* the calling thread loads too; a thread that cannot start just leaves it more to do */
-	while (started < nthreads - 1 && pthread_create(&threads[started], NULL, load_worker, &b) == 0)
-		started++;
-	load_worker(&b);
-	while (started)
-		pthread_join(threads[--started], NULL);
+	run_on_cores(n, load_worker, &b);
 	for (int i = 0; i < n; i++) {
 		if (rcs[i] == 0 && warnings[i])
 			fputs(warnings[i], stderr);
@@ -182,9 +193,7 @@ static void *drift_worker(void *arg)
 static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts *opts, int json)
 {
 	drift_run r = { files, NULL, NULL, n, 0, n, NULL, PTHREAD_MUTEX_INITIALIZER };
-	int nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0, rc = CMD_USAGE;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t threads[MAX_LOADERS];
+	int rc = CMD_USAGE;
 
 	if (envlock_drift_new(&r.d, ctx, opts) != 0 ||
 	    envlock_drift_expect(r.d, ctx, (const char *const *)files, (size_t)n) != 0) {
@@ -193,14 +202,7 @@ static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts 
 		return CMD_USAGE;
 	}
 	r.warnings = el_xcalloc((size_t)n, sizeof(*r.warnings));
-	if (cpus > 0 && nthreads > cpus)
-		nthreads = (int)cpus;
-	/* the calling thread works too; a thread that cannot start just leaves it more to do */
-	while (started < nthreads - 1 && pthread_create(&threads[started], NULL, drift_worker, &r) == 0)
-		started++;
-	drift_worker(&r);
-	while (started)
-		pthread_join(threads[--started], NULL);
+	run_on_cores(n, drift_worker, &r);
 	for (int i = 0; i < n; i++) {
 		if (r.warnings[i] && i < r.failed)
 			fputs(r.warnings[i], stderr);

@@ -224,7 +224,7 @@ static bool compare_with_readelf(const char *path, char *why, size_t whylen)
 
 			if (!n || strcmp(n->file, file) != 0 || strcmp(n->version, name) != 0 ||
 			    n->weak != (strstr(flags, "WEAK") != NULL))
-				snprintf(why, whylen, "version need %zu: readelf %s %s %s, envlock %s %s %s", nverneed, file,
+				snprintf(why, whylen, "version need %zu: readelf %.200s %.200s %.60s, envlock %.200s %.200s %s", nverneed, file,
 					 name, flags, n ? n->file : "(none)", n ? n->version : "", n && n->weak ? "WEAK" : "");
 			nverneed++;
 		}

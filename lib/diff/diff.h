@@ -103,7 +103,8 @@ typedef struct {
 	char *text;       /* every key and value, each ending in a NUL */
 	size_t len, text_cap;
 	struct el_flat_item {
-		uint32_t section, key, key_len, key_hash, val, val_len, val_hash; /* key, val: offsets into text */
+		size_t key, val; /* offsets into text */
+		uint32_t section, key_len, key_hash, val_len, val_hash;
 	} *v;
 	size_t n, cap;
 } el_flat;
@@ -111,7 +112,7 @@ typedef struct {
 void el_flat_init(el_flat *fl, uint32_t mask);
 /* Flatten a view into fl, replacing what it held. */
 void el_flat_view(el_flat *fl, const el_view *view);
-/* Add fl's items as file number file, as el_itab_add_view would. */
+/* Add fl's items as file number file (what el_itab_add_view does for a view). */
 void el_itab_add_flat(el_itab *t, const el_flat *fl, uint32_t file);
 void el_flat_release(el_flat *fl);
 

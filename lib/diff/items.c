@@ -1,9 +1,9 @@
 /* Interned strings and the table that matches items across files. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff.h"
-#include "util/error.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -194,24 +194,19 @@ static el_item *itab_set_n(el_itab *t, uint32_t section, const char *key, size_t
 	return it;
 }
 
+/* whether a table (or a flat list) with this mask keeps the items of section */
+static bool kept(uint32_t mask, int section)
+{
+	return section >= 0 && section < EL_SEC_COUNT && (mask & (1u << section));
+}
+
 el_item *el_itab_set(el_itab *t, int section, const char *key, const char *value)
 {
 	size_t klen = strlen(key), vlen = strlen(value);
 
-	if (section < 0 || section >= EL_SEC_COUNT || !(t->mask & (1u << section)))
+	if (!kept(t->mask, section))
 		return NULL;
 	return itab_set_n(t, (uint32_t)section, key, klen, hash_str(key, klen), value, vlen, hash_str(value, vlen));
-}
-
-static void itab_item(void *data, int section, const char *key, const char *value)
-{
-	el_itab_set(data, section, key, value);
-}
-
-void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file)
-{
-	t->file = file;
-	el_flatten(view, itab_item, t);
 }
 
 /*
@@ -225,17 +220,15 @@ void el_flat_init(el_flat *fl, uint32_t mask)
 	fl->mask = mask;
 }
 
-static uint32_t flat_text(el_flat *fl, const char *s, size_t len)
+static size_t flat_text(el_flat *fl, const char *s, size_t len)
 {
 	size_t at = fl->len;
 
-	if (len > UINT32_MAX - 1 || fl->len > UINT32_MAX - 1 - len)
-		el_oom(); /* 4 GiB of words from one lock: more than its 64 MiB can name */
 	EL_GROW(fl->text, fl->len + len + 1, fl->text_cap);
 	memcpy(fl->text + at, s, len);
 	fl->text[at + len] = '\0';
 	fl->len += len + 1;
-	return (uint32_t)at;
+	return at;
 }
 
 static void flat_item(void *data, int section, const char *key, const char *value)
@@ -244,8 +237,9 @@ static void flat_item(void *data, int section, const char *key, const char *valu
 	struct el_flat_item *x;
 	size_t klen, vlen;
 
-	if (section < 0 || section >= EL_SEC_COUNT || !(fl->mask & (1u << section)))
+	if (!kept(fl->mask, section))
 		return;
+	/* a string of the view: within the lock's 64 MiB, or one of flatten's 1 MiB buffers */
 	klen = strlen(key);
 	vlen = strlen(value);
 	EL_GROW(fl->v, fl->n + 1, fl->cap);
@@ -275,6 +269,16 @@ void el_itab_add_flat(el_itab *t, const el_flat *fl, uint32_t file)
 		itab_set_n(t, x->section, fl->text + x->key, x->key_len, x->key_hash,
 			   fl->text + x->val, x->val_len, x->val_hash);
 	}
+}
+
+void el_itab_add_view(el_itab *t, const el_view *view, uint32_t file)
+{
+	el_flat fl;
+
+	el_flat_init(&fl, t->mask);
+	el_flat_view(&fl, view);
+	el_itab_add_flat(t, &fl, file);
+	el_flat_release(&fl);
 }
 
 void el_flat_release(el_flat *fl)

@@ -185,7 +185,7 @@ cJSON *el_arena_parse_in(el_arena *a, const char *text, size_t len, const char *
 	cJSON *doc;
 
 	/* a text in the arena's room stays where it is: the nodes go after it */
-	if (text >= a->p && text < a->end) {
+	if ((uintptr_t)text >= (uintptr_t)a->p && (uintptr_t)text < (uintptr_t)a->end) {
 		size_t used = ((size_t)(text - a->p) + len + 1 + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 
 		a->p = used < (size_t)(a->end - a->p) ? a->p + used : a->end;

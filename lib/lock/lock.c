@@ -41,16 +41,6 @@ int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)
 	return el_lock_load(out, ctx, path, true);
 }
 
-/* The text's buffer: the arena's room (its own block, given back with the arena), or malloc's */
-static void text_release(el_buf *b)
-{
-	if (b->borrowed) {
-		b->borrowed = 0;
-		b->data = NULL;
-	}
-	el_buf_release(b);
-}
-
 int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool validate)
 {
 	el_buf b = EL_BUF_INIT(EL_LOCK_MAX_BYTES);
@@ -67,7 +57,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	/* the text is read into the arena's first block, the nodes parsed after it (a larger lock moves to malloc) */
 	el_buf_borrow(&b, room, roomsize);
 	if ((rc = el_userpath_read(&b, ctx, path, "lockfile")) != 0) {
-		text_release(&b);
+		el_buf_release(&b); /* the arena's room is given back with the arena */
 		el_arena_delete(arena, NULL);
 		return rc;
 	}
@@ -93,7 +83,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 				depth--;
 			}
 		}
-		text_release(&b);
+		el_buf_release(&b);
 		el_arena_delete(arena, NULL);
 		if (deepest >= CJSON_NESTING_LIMIT)
 			return el_error_set(ctx, ENVLOCK_ELIMIT, "'%s': nested more than %d levels deep, not a lockfile",
@@ -104,7 +94,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	canonical = el_lock_canonical_text(b.data, &b.len) == 0;
 	if (canonical)
 		el_sha256_buf(b.data, b.len, hex);
-	text_release(&b);
+	el_buf_release(&b);
 	ver = el_jget(doc, "envlock");
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
 		el_arena_delete(arena, doc);

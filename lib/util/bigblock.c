@@ -5,7 +5,7 @@
 
 #include "bigblock.h"
 
-#define KEEP 8                       /* blocks kept: a load on each of a few threads, its text and its arena */
+#define KEEP 8                       /* blocks kept: a lock loading on each of diff's 8 threads at most */
 #define KEEP_MAX ((size_t)32 << 20)  /* larger ones (a lock near the 64 MiB cap) go back to the kernel */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -20,7 +20,7 @@ static void *map_new(size_t size)
 	const size_t huge = EL_BIGBLOCK_MIN;
 	char *m, *al;
 
-	/* twice the alignment's worth more than needed, the ends given back: the rest starts on a 2 MiB line */
+	/* one alignment's worth more than needed, the ends given back: what is left starts on a 2 MiB line */
 	m = mmap(NULL, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;

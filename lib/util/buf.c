@@ -120,12 +120,14 @@ const char *el_buf_cstr(const el_buf *b)
 
 char *el_buf_detach(el_buf *b)
 {
-	char *p = b->data ? b->data : el_xstrdup("");
+	char *p;
 
-	if (b->borrowed) {
+	if (b->borrowed) { /* the caller's memory: a copy of it */
 		p = el_xmalloc(b->len + 1);
 		memcpy(p, b->data, b->len + 1);
 		b->borrowed = 0;
+	} else {
+		p = b->data ? b->data : el_xstrdup("");
 	}
 
 	b->data = NULL;

@@ -8,7 +8,16 @@
  * looked in vain, and the symbol versions a library does not define.
  * Nothing is run; one el_loader serves every module, so each library is
  * parsed once.
+ *
+ * The resolution is half of a live save's time (torch's _C loads some 270
+ * libraries on Debian), and it needs only the python, frameworks and env
+ * sections: el_probe_loads_start takes what it needs from them and
+ * resolves on a thread of its own while the CUDA, cuDNN, compiler,
+ * checkpoint, config, repository and dpkg probes run; el_probe_loads_finish
+ * writes the section. The thread touches neither the document nor the
+ * probe's context: its warnings wait for the finish.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,17 +38,35 @@
 
 #define MAX_TREES (MAX_MODULES + 1)
 
-typedef struct {
-	el_probe *p;
+/* The frameworks whose compiled modules are resolved, in import order: torchvision and mmcv import torch first */
+static const struct {
+	const char *key, *prefix;
+	bool keep; /* stays loaded for the modules after it */
+} fw_modules[] = {
+	{ "torch", "_C", true },
+	{ "torchvision", "_C", false },
+	{ "mmcv", "_ext", false },
+};
+#define NFW (sizeof(fw_modules) / sizeof(fw_modules[0]))
+
+struct el_probe_loads {
+	const el_root *root;
+	envlock_ctx ctx;  /* the thread's own: resolution errors go into the modules */
 	el_loader *ld;
 	cJSON *modules;
-	const char *llp;  /* LD_LIBRARY_PATH as recorded, or NULL */
+	char *llp;        /* LD_LIBRARY_PATH as recorded, or NULL */
+	char *python_exe; /* the python section's executable, or NULL */
+	char *fw_dirs[NFW]; /* each framework's package folder, or NULL */
+	el_strvec warnings; /* said when the section is written */
+	pthread_t thread;
+	bool threaded;
 	size_t n;
 	/* the process: python's tree, and what it has loaded before the next import (torch's) */
 	el_ld_tree *python;
 	el_ld_tree *loaded[MAX_TREES + 1];
 	size_t nloaded;
-} loads;
+};
+typedef struct el_probe_loads loads;
 
 /* In tree, the real path of the file the need name resolved to, or NULL. */
 static const char *resolved_in(const el_ld_tree *t, const char *name)
@@ -134,11 +161,12 @@ static el_ld_tree *record(loads *L, const char *framework, const char *path, boo
 	const el_ld_tree *const *pre = (const el_ld_tree *const *)L->loaded;
 	el_ld_opts opts = { L->llp, NULL, NULL, L->python, pre }, bare_opts = { NULL, NULL, NULL, L->python, pre };
 	el_ld_tree *t = NULL, *bare = NULL;
-	envlock_ctx *ctx = L->p->ctx;
+	envlock_ctx *ctx = &L->ctx;
 	cJSON *m;
 
 	if (L->n == MAX_MODULES) {
-		el_probe_warn(L->p, "'%s': more than %d compiled modules, the rest is not resolved", path, MAX_MODULES);
+		el_strvec_push_owned(&L->warnings, el_xasprintf("'%s': more than %d compiled modules, the rest is not resolved",
+								path, MAX_MODULES));
 		L->n++;
 		return NULL;
 	}
@@ -181,13 +209,11 @@ static bool is_module(const char *name, const char *prefix)
 	return el_starts_with(name, prefix) && len > 3 && strcmp(name + len - 3, ".so") == 0;
 }
 
-static void framework_modules(loads *L, const el_view *v, const char *key, const char *prefix, bool keep)
+static void framework_modules(loads *L, const char *key, const char *dir, const char *prefix, bool keep)
 {
-	char *dir = package_dir(el_view_framework(v, key)), **names = NULL;
+	char **names = NULL;
 
-	if (!dir)
-		return;
-	if (el_root_list(&L->p->root, dir, &names, NULL) == 0)
+	if (el_root_list(L->root, dir, &names, NULL) == 0)
 		for (char **n = names; *n; n++)
 			if (is_module(*n, prefix)) {
 				char *path = el_path_join(dir, *n);
@@ -196,7 +222,6 @@ static void framework_modules(loads *L, const el_view *v, const char *key, const
 				free(path);
 			}
 	el_strv_free(names);
-	free(dir);
 }
 
 static const char *env_var(const el_view *v, const char *name)
@@ -207,38 +232,76 @@ static const char *env_var(const el_view *v, const char *name)
 	return NULL;
 }
 
-void el_probe_loads(el_probe *p)
+/* The resolution: python's tree, then each framework's modules with what was imported before them. */
+static void *resolve_all(void *arg)
+{
+	loads *L = arg;
+
+	el_loader_new(&L->ld, &L->ctx, L->root);
+	if (L->python_exe)
+		L->python = record(L, "python", L->python_exe, true);
+	for (size_t i = 0; i < NFW; i++)
+		if (L->fw_dirs[i])
+			framework_modules(L, fw_modules[i].key, L->fw_dirs[i], fw_modules[i].prefix, fw_modules[i].keep);
+	for (size_t i = 0; i < L->nloaded; i++)
+		el_ld_tree_free(L->loaded[i]);
+	el_loader_free(L->ld);
+	L->ld = NULL;
+	if (L->threaded)
+		el_root_thread_done();
+	return NULL;
+}
+
+void el_probe_loads_start(el_probe *p)
+{
+	el_view *v = el_view_new(p->doc);
+	loads *L = el_xcalloc(1, sizeof(*L));
+	const char *llp = env_var(v, "LD_LIBRARY_PATH");
+
+	L->root = &p->root;
+	L->modules = cJSON_CreateArray();
+	if (!L->modules)
+		el_oom();
+	L->llp = llp ? el_xstrdup(llp) : NULL;
+	if (v->python.st.present && v->python.executable)
+		L->python_exe = el_xstrdup(v->python.executable);
+	for (size_t i = 0; i < NFW; i++)
+		L->fw_dirs[i] = package_dir(el_view_framework(v, fw_modules[i].key));
+	el_view_free(v);
+	/* set before the thread reads it; without a thread, the same work runs here */
+	L->threaded = true;
+	if (pthread_create(&L->thread, NULL, resolve_all, L) != 0) {
+		L->threaded = false;
+		resolve_all(L);
+	}
+	p->loads = L;
+}
+
+void el_probe_loads_finish(el_probe *p)
 {
 	cJSON *sec = el_probe_section(p, "loads");
-	el_view *v = el_view_new(p->doc);
-	loads L;
+	loads *L = p->loads;
 
-	memset(&L, 0, sizeof(L));
-	L.p = p;
-
-	L.llp = env_var(v, "LD_LIBRARY_PATH");
-	L.modules = cJSON_CreateArray();
-	if (!L.modules)
-		el_oom();
-	el_loader_new(&L.ld, p->ctx, &p->root);
-	if (v->python.st.present && v->python.executable)
-		L.python = record(&L, "python", v->python.executable, true);
-	/* torchvision and mmcv import torch first: its libraries are loaded when theirs are */
-	framework_modules(&L, v, "torch", "_C", true);
-	framework_modules(&L, v, "torchvision", "_C", false);
-	framework_modules(&L, v, "mmcv", "_ext", false);
-	for (size_t i = 0; i < L.nloaded; i++)
-		el_ld_tree_free(L.loaded[i]);
-	el_loader_free(L.ld);
-
-	if (cJSON_GetArraySize(L.modules) == 0) {
+	if (!L)
+		return;
+	p->loads = NULL;
+	if (L->threaded)
+		pthread_join(L->thread, NULL);
+	for (size_t i = 0; i < L->warnings.n; i++)
+		el_probe_warn(p, "%s", L->warnings.v[i]);
+	if (cJSON_GetArraySize(L->modules) == 0) {
 		el_jset_str(sec, "status", "absent");
-		cJSON_Delete(L.modules);
+		cJSON_Delete(L->modules);
 	} else {
 		el_jset_str(sec, "status", "present");
-		if (L.llp)
-			el_jset_str(sec, "library_path", L.llp);
-		el_jset(sec, "modules", L.modules);
+		if (L->llp)
+			el_jset_str(sec, "library_path", L->llp);
+		el_jset(sec, "modules", L->modules);
 	}
-	el_view_free(v);
+	el_strvec_release(&L->warnings);
+	for (size_t i = 0; i < NFW; i++)
+		free(L->fw_dirs[i]);
+	free(L->python_exe);
+	free(L->llp);
+	free(L);
 }

@@ -64,15 +64,16 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_conda(&p);
 	el_probe_pip(&p);
 	el_probe_frameworks(&p);
+	el_probe_loads_start(&p); /* resolves while the probes below run */
 	el_probe_pip_origins(&p);
 	el_probe_cuda(&p);
 	el_probe_cudnn(&p);
 	el_probe_compilers(&p);
-	el_probe_loads(&p);
 	el_probe_checkpoints(&p);
 	el_probe_configs(&p);
 	el_probe_repos(&p);
 	el_probe_dpkg(&p);
+	el_probe_loads_finish(&p);
 
 	el_hashcache_stats(p.hashes, &lock->stats);
 	el_hashcache_save(p.hashes);

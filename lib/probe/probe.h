@@ -51,6 +51,7 @@ typedef struct {
 	el_dpkg *dpkg;         /* dpkg's status and file lists, read on first use (dpkg.c) */
 	bool dpkg_read;        /* read already (dpkg NULL: the root has no status file) */
 	cJSON *errors;         /* request errors: see envlock_lock_error_count */
+	struct el_probe_loads *loads; /* the loads probe's resolution, between its start and finish (loads.c) */
 } el_probe;
 
 /* Record a warning (one line, "'<path>': <problem>" style). */
@@ -139,7 +140,7 @@ char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char 
 /* Is <root>/proc a mounted procfs under a root that is not the live one (hardware.c)? */
 bool el_probe_host_procfs(el_probe *p);
 
-/* The probes, in the order envlock_lock_probe (lock.c) runs them. */
+/* The probes, in the order envlock_lock_probe (lock.c) runs them (the loads between its start and finish). */
 void el_probe_environ(el_probe *p);   /* environ.c: the process environment (live) or /etc/environment, writes "env" */
 void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
 void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */
@@ -156,7 +157,9 @@ void el_probe_frameworks(el_probe *p);/* frameworks.c */
 void el_probe_cuda(el_probe *p);      /* cuda.c: after the environment, whose own CUDA it records too */
 void el_probe_cudnn(el_probe *p);     /* cudnn.c */
 void el_probe_compilers(el_probe *p); /* compiler.c */
-void el_probe_loads(el_probe *p);     /* loads.c: what ld.so would load for python and the frameworks' modules */
+/* loads.c: what ld.so would load for python and the frameworks' modules; resolved on a thread between the two */
+void el_probe_loads_start(el_probe *p);  /* after frameworks: takes python, frameworks and env */
+void el_probe_loads_finish(el_probe *p); /* writes "loads" */
 void el_probe_checkpoints(el_probe *p);/* checkpoints.c: opts->checkpoints */
 void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains */
 void el_probe_repos(el_probe *p);     /* git.c: opts->repos, or the current directory's */

@@ -76,7 +76,9 @@ void el_root_thread_done(void);
  * probe of a machine: el_root_realpath_at then remembers, per thread, the
  * folders it found to be real directories and skips their lstat on every
  * later path through them (a save resolves thousands of paths under a few
- * folders). Forgotten by el_root_thread_done. Not for a root being written.
+ * folders), and el_root_list keeps the names of a folder of 256 entries
+ * or more (the multiarch library folder, listed by several probes).
+ * Forgotten by el_root_thread_done. Not for a root being written.
  */
 void el_root_set_stable(el_root *r);
 

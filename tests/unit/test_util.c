@@ -525,6 +525,57 @@ static void root_resolves_like_a_chroot(void **state)
 	unit_rmtree(dir);
 }
 
+/* A stable root keeps the listing of a large folder (the multiarch one): copies, by real path. */
+static void root_keeps_large_listings(void **state)
+{
+	char *dir = unit_tmpdir(), **a = NULL, **b = NULL, name[64];
+	el_root stable, plain;
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "usr/lib/big/lib%03d.so", i);
+		unit_write(dir, name, "x", -1);
+	}
+	unit_write(dir, "usr/lib/small/one", "x", -1);
+	unit_symlink(dir, "lib", "usr/lib");
+	assert_int_equal(el_root_init(&stable, NULL, dir), 0);
+	assert_int_equal(el_root_init(&plain, NULL, dir), 0);
+	el_root_set_stable(&stable);
+
+	assert_int_equal(el_root_list(&stable, "/usr/lib/big", &a, &n), 0);
+	assert_int_equal(n, 300);
+	assert_string_equal(a[0], "lib000.so");
+	assert_string_equal(a[299], "lib299.so");
+	assert_null(a[300]);
+	unit_write(dir, "usr/lib/big/lib300.so", "x", -1);
+	unit_write(dir, "usr/lib/small/two", "x", -1);
+	/* through the link, the same real folder: the kept names, a copy of their own */
+	assert_int_equal(el_root_list(&stable, "/lib/big", &b, &n), 0);
+	assert_int_equal(n, 300);
+	el_strv_free(a);
+	assert_string_equal(b[299], "lib299.so");
+	assert_null(b[300]);
+	el_strv_free(b);
+	/* a small folder is read again, and a root not marked stable always is */
+	assert_int_equal(el_root_list(&stable, "/usr/lib/small", &a, &n), 0);
+	assert_int_equal(n, 2);
+	el_strv_free(a);
+	assert_int_equal(el_root_list(&plain, "/usr/lib/big", &a, &n), 0);
+	assert_int_equal(n, 301);
+	el_strv_free(a);
+	/* a thread's end forgets what it kept */
+	el_root_thread_done();
+	assert_int_equal(el_root_list(&stable, "/usr/lib/big", &a, &n), 0);
+	assert_int_equal(n, 301);
+	assert_string_equal(a[300], "lib300.so");
+	el_strv_free(a);
+	el_root_thread_done();
+	el_root_release(&stable);
+	el_root_release(&plain);
+	unit_rmtree(dir);
+}
+
 static void atomic_write_keeps_old_file_on_failure(void **state)
 {
 	char *dir = unit_tmpdir(), path[4200], bad[4200];
@@ -1044,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(canonical_text_long_runs),
 		cmocka_unit_test(lock_written_once),
 		cmocka_unit_test(root_resolves_like_a_chroot),
+		cmocka_unit_test(root_keeps_large_listings),
 		cmocka_unit_test(atomic_write_keeps_old_file_on_failure),
 		cmocka_unit_test(spawn_captures_and_times_out),
 		cmocka_unit_test(spawn_in_tree_runs_there),

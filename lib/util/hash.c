@@ -32,8 +32,10 @@
  * SHA-256 through libcrypto's own block functions (SHA256_Init and the
  * rest: the same assembly, SHA-NI included, as EVP's provider), not
  * through EVP: the first EVP fetch builds OpenSSL's name tables and
- * starts its default provider, about 0.35 ms, a tenth of a two-lock diff
- * whose only hashing is the locks' ids. They keep no state outside the
+ * starts its default provider, 4.2 million instructions (callgrind), a
+ * fifth of a `show` and of a two-lock diff, whose only hashing is the
+ * locks' ids (the diff's CPU time went from 7.9 to 4.7 ms without the
+ * fetch, bench/RESULTS.md). They keep no state outside the
  * context, so hashing threads share nothing. OpenSSL 3 marks them
  * deprecated; a libcrypto built without them gets the EVP path below.
  */

@@ -589,8 +589,10 @@ int el_root_list(const el_root *r, const char *abs, char ***names, size_t *count
 	d = opendir(host);
 	free(host);
 	if (!d) {
+		int e = errno;
+
 		free(real);
-		return errno == ENOENT || errno == ENOTDIR ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
+		return e == ENOENT || e == ENOTDIR ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO;
 	}
 	while ((de = readdir(d)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)

@@ -233,10 +233,8 @@ static const char *env_var(const el_view *v, const char *name)
 }
 
 /* The resolution: python's tree, then each framework's modules with what was imported before them. */
-static void *resolve_all(void *arg)
+static void resolve_all(loads *L)
 {
-	loads *L = arg;
-
 	el_loader_new(&L->ld, &L->ctx, L->root);
 	if (L->python_exe)
 		L->python = record(L, "python", L->python_exe, true);
@@ -247,8 +245,13 @@ static void *resolve_all(void *arg)
 		el_ld_tree_free(L->loaded[i]);
 	el_loader_free(L->ld);
 	L->ld = NULL;
-	if (L->threaded)
-		el_root_thread_done();
+}
+
+/* The thread's entry: the resolution, then what the root kept for this thread let go. */
+static void *resolve_thread(void *arg)
+{
+	resolve_all(arg);
+	el_root_thread_done();
 	return NULL;
 }
 
@@ -268,23 +271,22 @@ void el_probe_loads_start(el_probe *p)
 	for (size_t i = 0; i < NFW; i++)
 		L->fw_dirs[i] = package_dir(el_view_framework(v, fw_modules[i].key));
 	el_view_free(v);
-	/* set before the thread reads it; without a thread, the same work runs here */
-	L->threaded = true;
-	if (pthread_create(&L->thread, NULL, resolve_all, L) != 0) {
-		L->threaded = false;
+	/* without a thread, the same work runs here */
+	L->threaded = pthread_create(&L->thread, NULL, resolve_thread, L) == 0;
+	if (!L->threaded)
 		resolve_all(L);
-	}
 	p->loads = L;
 }
 
 void el_probe_loads_finish(el_probe *p)
 {
-	cJSON *sec = el_probe_section(p, "loads");
 	loads *L = p->loads;
+	cJSON *sec;
 
 	if (!L)
 		return;
 	p->loads = NULL;
+	sec = el_probe_section(p, "loads");
 	if (L->threaded)
 		pthread_join(L->thread, NULL);
 	for (size_t i = 0; i < L->warnings.n; i++)

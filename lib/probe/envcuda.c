@@ -29,7 +29,7 @@
 #include "lock/model.h"
 #include "lock/view.h"
 #include "probe.h"
-#include "rules/version.h"
+#include "util/version.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 

@@ -14,7 +14,7 @@
 
 #include "plan.h"
 #include "rules/rules.h"
-#include "rules/version.h"
+#include "util/version.h"
 #include "util/buf.h"
 #include "util/xalloc.h"
 

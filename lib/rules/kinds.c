@@ -16,7 +16,7 @@
 #include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
-#include "version.h"
+#include "util/version.h"
 
 static const char *row_source(const cJSON *table, const cJSON *row)
 {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "lock/model.h"
-#include "rules/version.h"
+#include "util/version.h"
 #include "util/atomic.h"
 #include "util/root.h"
 #include "util/spawn.h"

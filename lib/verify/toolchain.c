@@ -15,7 +15,7 @@
 
 #include "lock/model.h"
 #include "lock/view.h"
-#include "rules/version.h"
+#include "util/version.h"
 #include "util/atomic.h"
 #include "util/root.h"
 #include "util/spawn.h"

@@ -6,7 +6,7 @@
 #include "unit.h"
 
 #include "rules/rules.h"
-#include "rules/version.h"
+#include "util/version.h"
 
 static void version_order(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include "envlock/check.h"
 #include "util/xalloc.h"
-#include "version.h"
+#include "util/version.h"
 
 #define MAX_PARTS 8
 

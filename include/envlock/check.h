@@ -56,7 +56,7 @@ ENVLOCK_EXTERN(void) envlock_findings_free(envlock_findings *f);
 
 /**
  * Record the findings of rules on lock in its "checks" section (the rule
- * results at save time, with the digest of the rules that produced them),
+ * results at save time, with the digest of the rules and knowledge that produced them),
  * replacing any earlier one; the lock's id changes accordingly.
  */
 ENVLOCK_EXTERN(int) envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cfgcheck.h"
+#include "knowledge/knowledge.h"
 #include "lock/model.h"
 #include "rules/rules.h"
 #include "util/text.h"
@@ -115,8 +116,8 @@ static void needs_one(envlock_findings *f, const cJSON *rule, const cJSON *table
 	for (size_t i = 0; i < x->nneeds; i++) {
 		const el_cfg_need *n = &x->needs[i];
 		const cJSON *row = scope_row(table, n->name), *dists = el_jget(row, "distributions");
-		const char *first = NULL, *install = el_jget_str(row, "install");
-		char subject[512], scope[128];
+		const char *first = NULL;
+		char subject[512], scope[128], *install;
 		bool have = false;
 
 		if (!row || !cJSON_IsArray(dists))
@@ -130,11 +131,16 @@ static void needs_one(envlock_findings *f, const cJSON *rule, const cJSON *table
 			continue;
 		snprintf(scope, sizeof(scope), "%.*s", (int)strcspn(n->name, "."), n->name);
 		snprintf(subject, sizeof(subject), "%s: %s", c->path, scope);
+		/* an OpenMMLab codebase: the release that fits the mmcv here, from the knowledge; else the table's words */
+		install = el_fix_codebase(v, first);
+		if (!install)
+			install = el_xstrdup(el_jget_str(row, "install") ? el_jget_str(row, "install") : first);
 		el_finding_add(f, rule, subject, el_jget_str(row, "source") ? el_jget_str(row, "source")
 									    : el_jget_str(table, "source"),
 			       (const char *const[]){
 			"config", c->path, "module", scope, "key", n->key, "value", n->value, "distribution", first,
-			"install", install ? install : first, NULL });
+			"install", install, NULL });
+		free(install);
 	}
 }
 
@@ -286,21 +292,17 @@ static void config_batch_vs_gpu_memory(envlock_findings *f, const cJSON *rule, c
 
 /*
  * A GPU's compute capability: nvidia-smi's, else the table's row whose
- * "match" the name contains (NVIDIA's CUDA GPUs list). -1 when unknown.
+ * "match" is the longest part of the name (NVIDIA's CUDA GPUs list). -1
+ * when unknown.
  */
 static double compute_capability(const cJSON *table, const el_gpu_device *d)
 {
-	const cJSON *rows = el_jget(table, "rows");
+	const char *cc;
 
 	if (d->compute_capability && atof(d->compute_capability) > 0)
 		return atof(d->compute_capability);
-	for (const cJSON *r = rows ? rows->child : NULL; r && d->name; r = r->next) {
-		const char *m = el_jget_str(r, "match"), *cc = el_jget_str(r, "compute_capability");
-
-		if (m && cc && strstr(d->name, m))
-			return atof(cc);
-	}
-	return -1;
+	cc = el_kb_gpu_cc_in(table, d->name, NULL);
+	return cc ? atof(cc) : -1;
 }
 
 static void amp_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,

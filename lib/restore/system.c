@@ -25,7 +25,7 @@ static const char *table_min_driver(const envlock_rules *rules, const char *tool
 	mm = strcspn(toolkit, ".");
 	if (toolkit[mm])
 		mm += 1 + strcspn(toolkit + mm + 1, ".");
-	cJSON_ArrayForEach(row, el_jget(el_jget(el_jget(rules->doc, "tables"), "cuda_driver"), "rows")) {
+	cJSON_ArrayForEach(row, el_jget(el_rules_table(rules, "cuda_driver"), "rows")) {
 		const char *tv = el_jget_str(row, "toolkit"), *cuda = el_jget_str(row, "cuda");
 
 		if (tv && strcmp(tv, toolkit) == 0)

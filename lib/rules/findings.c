@@ -49,11 +49,29 @@ static char *fill(const char *tmpl, const char *const vars[])
 	return el_buf_detach(&b);
 }
 
+/* Does tmpl name a variable that vars leave NULL (a fact nobody knows)? */
+static bool names_unknown(const char *tmpl, const char *const vars[])
+{
+	for (const char *s = tmpl; s && (s = strchr(s, '{')) != NULL; s++) {
+		const char *close = strchr(s, '}');
+		size_t n = close ? (size_t)(close - s - 1) : 0;
+
+		for (int i = 0; close && vars && vars[i]; i += 2)
+			if (strlen(vars[i]) == n && strncmp(vars[i], s + 1, n) == 0 && !vars[i + 1])
+				return true;
+	}
+	return false;
+}
+
 void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
 		    const char *source, const char *const vars[])
 {
 	envlock_finding *x;
 	const char *fix = el_jget_str(rule, "fix");
+
+	/* a fix made from the knowledge ({install}) when it has something to say, else the rule's words */
+	if (el_jget_str(rule, "fix_fallback") && names_unknown(fix, vars))
+		fix = el_jget_str(rule, "fix_fallback");
 
 	EL_GROW(f->v, f->n + 1, f->cap);
 	x = &f->v[f->n++];
@@ -64,6 +82,22 @@ void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
 	x->message = fill(el_jget_str(rule, "message"), vars);
 	x->fix = fill(fix ? fix : "", vars);
 	x->source = el_xstrdup(source ? source : el_jget_str(rule, "source") ? el_jget_str(rule, "source") : "");
+}
+
+void el_finding_push(envlock_findings *f, const char *rule, envlock_severity severity, const char *section,
+		     const char *subject, const char *message, const char *fix, const char *source)
+{
+	envlock_finding *x;
+
+	EL_GROW(f->v, f->n + 1, f->cap);
+	x = &f->v[f->n++];
+	x->rule = el_xstrdup(rule);
+	x->severity = severity;
+	x->section = el_xstrdup(section);
+	x->subject = el_xstrdup(subject);
+	x->message = el_xstrdup(message);
+	x->fix = el_xstrdup(fix ? fix : "");
+	x->source = el_xstrdup(source ? source : "");
 }
 
 static int by_severity(const void *a, const void *b)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cfgcheck/cfgcheck.h"
+#include "knowledge/knowledge.h"
 #include "lock/model.h"
 #include "lock/view.h"
 #include "rules.h"
@@ -35,27 +36,6 @@ static const cJSON *row_eq(const cJSON *table, const char *key, const char *valu
 			return row;
 	}
 	return NULL;
-}
-
-/*
- * The row with the greatest key <= version (tables list the releases where
- * a value changed); a row with "until" covers only versions below it, so
- * a table that stops short judges no release it does not know.
- */
-static const cJSON *row_floor(const cJSON *table, const char *key, const char *version)
-{
-	const cJSON *row, *best = NULL;
-
-	cJSON_ArrayForEach(row, el_jget(table, "rows")) {
-		const char *v = el_jget_str(row, key);
-
-		if (v && envlock_version_cmp(v, version) <= 0 &&
-		    (!best || envlock_version_cmp(v, el_jget_str(best, key)) > 0))
-			best = row;
-	}
-	if (best && el_jget_str(best, "until") && envlock_version_cmp(version, el_jget_str(best, "until")) >= 0)
-		return NULL;
-	return best;
 }
 
 static bool list_has_release(const cJSON *list, const char *version)
@@ -171,40 +151,6 @@ static void driver_user_space(envlock_findings *f, const cJSON *rule, const cJSO
 	}
 }
 
-/* The highest gcc major the nvcc of CUDA release rel accepts, from the table's row (*row), or -1. */
-static long nvcc_max_gcc(const cJSON *table, const char *rel, const cJSON **row)
-{
-	const cJSON *max;
-
-	*row = row_eq(table, "cuda", rel);
-	max = el_jget(*row, "max_gcc");
-	/* a gcc major from a rules file: in range before the cast */
-	if (cJSON_IsNumber(max) && max->valuedouble >= 0 && max->valuedouble < 1000)
-		return (long)max->valuedouble;
-	return -1;
-}
-
-long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda)
-{
-	const cJSON *r, *row;
-	long max = -1;
-	char *rel;
-
-	if (!cuda)
-		return -1;
-	rel = el_version_prefix(cuda, 2);
-	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
-		const char *kind = el_jget_str(r, "kind"), *table = el_jget_str(r, "table");
-
-		if (kind && table && strcmp(kind, "gcc_max_for_nvcc") == 0) {
-			max = nvcc_max_gcc(el_jget(el_jget(rules->doc, "tables"), table), rel, &row);
-			break;
-		}
-	}
-	free(rel);
-	return max;
-}
-
 static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const char *gcc = lock->compilers.def.version;
@@ -217,18 +163,18 @@ static void gcc_max_for_nvcc(envlock_findings *f, const cJSON *rule, const cJSON
 		const el_toolkit *tk = &lock->cuda.toolkits[i];
 		const char *v = tk->version;
 		char *rel;
-		const cJSON *row;
+		const char *source = NULL;
 		char subject[256], maxs[32];
 		long max;
 
 		if (!v || !tk->nvcc.recorded)
 			continue;
 		rel = el_version_prefix(v, 2);
-		max = nvcc_max_gcc(table, rel, &row);
+		max = el_kb_nvcc_max_gcc_in(table, rel, &source);
 		if (max >= 0 && el_version_major(gcc) > max) {
 			snprintf(maxs, sizeof(maxs), "%ld", max);
 			snprintf(subject, sizeof(subject), "gcc %s / nvcc %s", gcc, rel);
-			el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
+			el_finding_add(f, rule, subject, source, (const char *const[]){
 				"gcc", gcc, "gcc_major", gcc_major, "cuda", rel, "max", maxs,
 				"nvcc", tk->nvcc.path, NULL });
 		}
@@ -270,28 +216,25 @@ static const el_framework *framework_of(const el_view *lock, const char *key)
 static void torch_cpu_on_gpu(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const el_framework *t = framework_of(lock, "torch");
-	char subject[256];
+	char subject[256], *install;
 
 	(void)table;
 	if (!t || !has_gpu(lock) || !(t->cpu_only == EL_YES || strstr(t->version, "+cpu")))
 		return;
 	snprintf(subject, sizeof(subject), "torch %s", t->version);
+	install = el_fix_torch_cpu(lock, t);
 	el_finding_add(f, rule, subject, NULL, (const char *const[]){
-		"torch", t->version, "driver", driver_of(lock) ? driver_of(lock) : "present", NULL });
+		"torch", t->version, "driver", driver_of(lock) ? driver_of(lock) : "present", "install", install, NULL });
+	free(install);
 }
 
-/* torch's build CUDA: version.py's cuda, else the +cuXYZ local part. malloc'd. */
-static char *torch_cuda(const el_framework *t)
-{
-	return t->cuda ? el_xstrdup(t->cuda) : el_version_local_cuda(t->version);
-}
 
 static void torch_cuda_vs_driver(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const el_framework *t = framework_of(lock, "torch");
 	const cJSON *row;
 	const char *driver = driver_of(lock);
-	char *cu = t ? torch_cuda(t) : NULL, subject[256];
+	char *cu = t ? el_torch_cuda(t) : NULL, subject[256];
 
 	if (cu && driver && (row = cuda_row(table, cu)) != NULL && driver_fit(row, driver) == 2) {
 		snprintf(subject, sizeof(subject), "torch %s / driver %s", t->version, driver);
@@ -306,7 +249,7 @@ static void torch_cuda_builds(envlock_findings *f, const cJSON *rule, const cJSO
 {
 	const el_framework *t = framework_of(lock, "torch");
 	const cJSON *row;
-	char *cu = t ? torch_cuda(t) : NULL, *rel, subject[256];
+	char *cu = t ? el_torch_cuda(t) : NULL, *rel, subject[256];
 
 	if (!cu)
 		return;
@@ -442,30 +385,44 @@ static char *range_text(const char *lo, const char *hi, bool incl)
 	return el_buf_detach(&b);
 }
 
+/* The table's row for release version of package, or NULL: a release it does not know is not judged. */
+static const cJSON *guard_row(const cJSON *table, const char *package, const char *version)
+{
+	const cJSON *row;
+
+	cJSON_ArrayForEach(row, el_jget(table, "rows")) {
+		const char *p = el_jget_str(row, "package"), *v = el_jget_str(row, "version");
+
+		if (p && v && strcmp(p, package) == 0 && envlock_version_cmp(v, version) == 0)
+			return row;
+	}
+	return NULL;
+}
+
 /*
- * mmcv against a codebase's accepted range: with a table, the table's
- * row for its release, only where the lock records no range from the
- * codebase's own __init__.py; without one, that recorded range. The
- * rule's "framework" is a key of the one registry (el_frameworks); one it
- * does not know is never recorded.
+ * mmcv against a codebase's accepted range: with a table, the row of
+ * its release (what that tag's __init__.py asserts), only where the lock
+ * records no range read from the installed __init__.py; without one,
+ * that recorded range. The rule's "framework" is a key of the one
+ * registry (el_frameworks); one it does not know is never recorded.
  */
 static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
 {
 	const char *fw_name = el_jget_str(rule, "framework");
 	const el_framework *fw = fw_name ? framework_of(lock, fw_name) : NULL, *mmcv = framework_of(lock, "mmcv");
 	const cJSON *row = NULL;
-	const char *lo, *hi;
+	const char *lo, *hi, *pkg;
 	bool incl, ok;
-	char subject[256], *range;
+	char subject[256], *range, *install;
 
 	if (!fw || !mmcv || (table && fw->mmcv_range.recorded) || (!table && !fw->mmcv_range.recorded))
 		return;
 	if (table) {
-		if (!(row = row_floor(table, fw_name, fw->version)))
+		if (!(row = guard_row(table, fw_name, fw->version)))
 			return;
 		lo = el_jget_str(row, "mmcv_min");
 		hi = el_jget_str(row, "mmcv_max");
-		incl = el_jget_bool(row, "max_inclusive", true);
+		incl = el_jget_bool(row, "mmcv_max_inclusive", true);
 	} else {
 		lo = fw->mmcv_range.min;
 		hi = fw->mmcv_range.max;
@@ -475,13 +432,15 @@ static void mmcv_range(envlock_findings *f, const cJSON *rule, const cJSON *tabl
 	     (!hi || (incl ? envlock_version_cmp(mmcv->version, hi) <= 0 : envlock_version_cmp(mmcv->version, hi) < 0));
 	if (ok)
 		return;
-	snprintf(subject, sizeof(subject), "%s %s / %s %s", fw_name, fw->version,
-		 mmcv->package ? mmcv->package : "mmcv", mmcv->version);
+	pkg = mmcv->package ? mmcv->package : "mmcv";
+	snprintf(subject, sizeof(subject), "%s %s / %s %s", fw_name, fw->version, pkg, mmcv->version);
 	range = range_text(lo, hi, incl);
+	install = el_fix_mmcv_range(lock, fw_name, lo, hi, incl);
 	el_finding_add(f, rule, subject, row ? row_source(table, row) : NULL, (const char *const[]){
-		"framework", fw_name, "version", fw->version, "mmcv", mmcv->version, "min", lo ? lo : "any",
-		"max", hi ? hi : "any", "bound", incl ? "<=" : "<", "range", range,
-		"file", fw->mmcv_range.source ? fw->mmcv_range.source : "its __init__.py", NULL });
+		"framework", fw_name, "version", fw->version, "mmcv", mmcv->version, "package", pkg,
+		"min", lo ? lo : "any", "max", hi ? hi : "any", "bound", incl ? "<=" : "<", "range", range,
+		"file", fw->mmcv_range.source ? fw->mmcv_range.source : "its __init__.py", "install", install, NULL });
+	free(install);
 	free(range);
 }
 
@@ -499,10 +458,13 @@ static void mmcv_ops_missing(envlock_findings *f, const cJSON *rule, const cJSON
 
 		if (!(u->info->flags & EL_FW_MMCV_OPS) || !u->st.present || !u->version)
 			continue;
+		char *install = el_fix_mmcv_reinstall(lock);
+
 		snprintf(subject, sizeof(subject), "%s %s without compiled ops", pkg ? pkg : "mmcv", mmcv->version);
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
 			"package", pkg ? pkg : "mmcv", "mmcv", mmcv->version, "user", u->info->key,
-			"user_version", u->version, NULL });
+			"user_version", u->version, "install", install, NULL });
+		free(install);
 		return;
 	}
 }
@@ -521,19 +483,125 @@ static void mmcv_cuda_vs_torch(envlock_findings *f, const cJSON *rule, const cJS
 	bool same;
 
 	(void)table;
-	if (!so || !t || strncmp(so, "libcudart.so.", 13) != 0 || !(tc = torch_cuda(t)))
+	if (!so || !t || strncmp(so, "libcudart.so.", 13) != 0 || !(tc = el_torch_cuda(t)))
 		return;
 	v = so + 13;
 	mc = el_version_major(v) >= 11 ? el_xasprintf("%ld", el_version_major(v)) : el_version_prefix(v, 2);
 	same = el_version_major(v) >= 11 ? el_version_major(tc) == el_version_major(v)
 					 : el_version_in_release(tc, mc);
 	if (!same) {
+		char *install = el_fix_mmcv_reinstall(lock);
+
 		snprintf(subject, sizeof(subject), "mmcv %s (%s) / torch %s", ver ? ver : "?", so, t->version);
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"mmcv", ver, "cudart", so, "mmcv_cuda", mc, "torch", t->version, "torch_cuda", tc, NULL });
+			"mmcv", ver, "cudart", so, "mmcv_cuda", mc, "torch", t->version, "torch_cuda", tc,
+			"package", mmcv->package ? mmcv->package : "mmcv", "install", install, NULL });
+		free(install);
 	}
 	free(mc);
 	free(tc);
+}
+
+/* A GPU's compute capability: nvidia-smi's as recorded, else the knowledge's by its name; NULL when unknown. */
+static const char *device_cc(const el_gpu_device *d)
+{
+	if (d->compute_capability && *d->compute_capability)
+		return d->compute_capability;
+	return el_kb_gpu_compute_capability(el_kb_builtin(), d->name, NULL);
+}
+
+/* "8.9" -> "89", as sm_89 and compute_89 write a compute capability. */
+static void sm_name(char *out, size_t n, const char *cc)
+{
+	size_t j = 0;
+
+	for (; *cc && j + 1 < n; cc++)
+		if (*cc != '.')
+			out[j++] = *cc;
+	out[j] = '\0';
+}
+
+/* A row's list of strings, borrowed, in v (room for cap). */
+static el_kb_list json_list(const cJSON *a, const char **v, size_t cap)
+{
+	const cJSON *e;
+	size_t n = 0;
+
+	cJSON_ArrayForEach(e, a)
+		if (cJSON_IsString(e) && n < cap)
+			v[n++] = e->valuestring;
+	return (el_kb_list){ v, n };
+}
+
+/* The row of torch release version whose CUDA list has cuda, or NULL. */
+static const cJSON *arch_row(const cJSON *table, const char *version, const char *cuda)
+{
+	const cJSON *row, *c;
+
+	cJSON_ArrayForEach(row, el_jget(table, "rows")) {
+		const char *rel = el_jget_str(row, "torch");
+
+		if (!rel || !el_version_in_release(version, rel))
+			continue;
+		cJSON_ArrayForEach(c, el_jget(row, "cuda"))
+			if (cJSON_IsString(c) && el_version_in_release(cuda, c->valuestring))
+				return row;
+	}
+	return NULL;
+}
+
+/*
+ * "CUDA capability sm_89 is not compatible with the current PyTorch
+ * installation", predicted: every GPU's compute capability against the
+ * GPU code the installed torch's wheels carry (a cubin of the same major
+ * at or below it, or PTX at or below it).
+ */
+static void torch_arch_vs_gpu(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *lock)
+{
+	const el_framework *t = framework_of(lock, "torch");
+	char *cu = t ? el_torch_cuda(t) : NULL;
+	const cJSON *row = cu ? arch_row(table, t->version, cu) : NULL;
+	const char *smv[64], *ptxv[64], *told[16];
+	el_kb_list sm, ptx;
+	size_t ntold = 0;
+
+	if (!row) {
+		free(cu);
+		return;
+	}
+	sm = json_list(el_jget(row, "sm"), smv, 64);
+	ptx = json_list(el_jget(row, "ptx"), ptxv, 64);
+	for (size_t i = 0; i < lock->gpu.ndevices && ntold < 16; i++) {
+		const el_gpu_device *d = &lock->gpu.devices[i];
+		const char *cc = device_cc(d);
+		char subject[512], smname[16], *codes, *install;
+		bool is_ptx, dup = false;
+		el_buf b = EL_BUF_INIT(4096);
+
+		if (!cc || el_kb_code_runs_on(&sm, &ptx, cc, &is_ptx))
+			continue;
+		for (size_t k = 0; k < ntold; k++)
+			dup = dup || strcmp(told[k], cc) == 0;
+		if (dup)
+			continue;
+		told[ntold++] = cc;
+		for (size_t k = 0; k < sm.n + ptx.n; k++) {
+			sm_name(smname, sizeof(smname), k < sm.n ? sm.v[k] : ptx.v[k - sm.n]);
+			el_buf_printf(&b, "%s%s_%s%s", b.len ? ", " : "", k < sm.n ? "sm" : "compute", smname,
+				      k < sm.n ? "" : " (PTX)");
+		}
+		codes = el_buf_detach(&b);
+		sm_name(smname, sizeof(smname), cc);
+		snprintf(subject, sizeof(subject), "torch %s / %s (compute capability %s)", t->version,
+			 d->name ? d->name : "GPU", cc);
+		install = el_fix_torch_arch(lock, t, cc);
+		el_finding_add(f, rule, subject, row_source(table, row), (const char *const[]){
+			"torch", t->version, "cuda", cu, "gpu", d->name ? d->name : "the GPU", "cc", cc, "sm", smname,
+			"codes", codes, "install", install, NULL });
+		free(install);
+		free(codes);
+	}
+	free(cu);
 }
 
 typedef struct {
@@ -907,8 +975,15 @@ static void load_cudart_mismatch(envlock_findings *f, const cJSON *rule, const c
 	mp = m->realpath ? m->realpath : m->path;
 	if (strcmp(tp, mp) == 0)
 		return;
-	el_finding_add(f, rule, m->needed_by, NULL, (const char *const[]){
-		"file", m->needed_by, "mmcv_cudart", mp, "torch_cudart", tp, NULL });
+	{
+		const el_framework *mmcv = el_view_framework(lock, "mmcv");
+		char *install = el_fix_mmcv_reinstall(lock);
+
+		el_finding_add(f, rule, m->needed_by, NULL, (const char *const[]){
+			"file", m->needed_by, "mmcv_cudart", mp, "torch_cudart", tp,
+			"package", mmcv->st.present && mmcv->package ? mmcv->package : "mmcv", "install", install, NULL });
+		free(install);
+	}
 }
 
 static const struct {
@@ -924,6 +999,7 @@ static const struct {
 	{ "torch_cuda_vs_driver", torch_cuda_vs_driver },
 	{ "torch_cuda_builds", torch_cuda_builds },
 	{ "torch_python", torch_python },
+	{ "torch_arch_vs_gpu", torch_arch_vs_gpu },
 	{ "mmcv_range", mmcv_range },
 	{ "mmcv_ops_missing", mmcv_ops_missing },
 	{ "mmcv_cuda_vs_torch", mmcv_cuda_vs_torch },

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "knowledge/knowledge.h"
 #include "lock/arena.h"
 #include "lock/model.h"
 #include "rules.h"
@@ -14,6 +15,26 @@
 #include "util/xalloc.h"
 
 #define EL_RULES_MAX_BYTES (8u << 20)
+
+const cJSON *el_rules_table(const envlock_rules *rules, const char *name)
+{
+	const cJSON *t = el_jget(el_jget(rules->doc, "tables"), name);
+
+	return t ? t : el_kb_table(el_kb_builtin(), name);
+}
+
+long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
+		const char *kind = el_jget_str(r, "kind"), *table = el_jget_str(r, "table");
+
+		if (cuda && kind && table && strcmp(kind, "gcc_max_for_nvcc") == 0)
+			return el_kb_nvcc_max_gcc_in(el_rules_table(rules, table), cuda, NULL);
+	}
+	return -1;
+}
 
 /* Check the rules document's shape once, so evaluation can trust it. */
 static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
@@ -36,8 +57,10 @@ static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': severity must be info, risky or breaking", name, id);
 		if (!el_rule_kind(kind))
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': unknown kind '%s'", name, id, kind);
-		if (table && !cJSON_IsArray(el_jget(el_jget(tables, table), "rows")))
-			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': no table '%s' with \"rows\"", name, id, table);
+		if (table && !cJSON_IsArray(el_jget(el_jget(tables, table), "rows")) &&
+		    !el_kb_table(el_kb_builtin(), table))
+			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': no table '%s' with \"rows\", here or in envlock's knowledge",
+					    name, id, table);
 		if (!table && !el_jget_str(r, "source"))
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': a rule without a table needs its \"source\"", name, id);
 	}
@@ -99,13 +122,13 @@ int envlock_check(envlock_findings **out, envlock_ctx *ctx, const envlock_rules 
 
 envlock_findings *el_check_view(const envlock_rules *rules, const el_view *view)
 {
-	const cJSON *r, *tables = el_jget(rules->doc, "tables");
+	const cJSON *r;
 	envlock_findings *f = el_xcalloc(1, sizeof(*f));
 
 	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
 		const char *table = el_jget_str(r, "table");
 
-		el_rule_kind(el_jget_str(r, "kind"))(f, r, table ? el_jget(tables, table) : NULL, view);
+		el_rule_kind(el_jget_str(r, "kind"))(f, r, table ? el_rules_table(rules, table) : NULL, view);
 	}
 	el_findings_sort(f);
 	return f;
@@ -124,11 +147,17 @@ int envlock_lock_record_checks(envlock_lock *lock, envlock_ctx *ctx, const envlo
 	if ((rc = envlock_check(&f, ctx, rules, lock)) != 0)
 		return rc;
 	checks = el_jset_obj(lock->doc, "checks");
-	/* which rules: their digest, so a reader can tell findings of other rules apart */
+	/* which rules and facts: their digest, so a reader can tell findings of other rules or knowledge apart */
 	text = cJSON_PrintUnformatted(rules->doc);
 	if (!text)
 		el_oom();
-	el_sha256_buf(text, strlen(text), hex);
+	{
+		el_sha256 *h = el_sha256_begin();
+
+		el_sha256_update(h, text, strlen(text));
+		el_kb_digest_into(h);
+		el_sha256_end(h, hex);
+	}
 	free(text);
 	{
 		char *id = el_xasprintf("sha256:%s", hex);

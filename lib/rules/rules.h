@@ -28,6 +28,10 @@ extern const char el_rules_builtin[];
 void el_finding_add(envlock_findings *f, const cJSON *rule, const char *subject,
 		    const char *source, const char *const vars[]);
 
+/* Add a finding made elsewhere than a rule of the rules file (solve --check's judgement of a stack). */
+void el_finding_push(envlock_findings *f, const char *rule, envlock_severity severity, const char *section,
+		     const char *subject, const char *message, const char *fix, const char *source);
+
 /* The members of a finding a lock's "checks" records: no fix, no source (el_finding_json). */
 #define EL_FINDING_SAVED 1u
 
@@ -59,12 +63,41 @@ typedef void (*el_rule_fn)(envlock_findings *f, const cJSON *rule, const cJSON *
 envlock_findings *el_check_view(const envlock_rules *rules, const el_view *view);
 
 /*
+ * The table name of the rules file, else of envlock's knowledge
+ * (the files of knowledge/); NULL when neither has it. A rules file may so
+ * replace a table of the knowledge.
+ */
+const cJSON *el_rules_table(const envlock_rules *rules, const char *name);
+
+/*
  * The highest gcc major that nvcc of CUDA version cuda ("10.2.89")
  * accepts as its host compiler: the table of the rule of kind
  * gcc_max_for_nvcc (rules/envlock.rules.json's nvcc_gcc), the row of
  * the release; -1 when no rule or row says (kinds.c, beside that kind).
  */
 long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda);
+
+/* torch's build CUDA ("10.2"): version.py's cuda, else the +cuXYZ local part; NULL for a CPU build. malloc'd. */
+char *el_torch_cuda(const el_framework *t);
+
+/*
+ * Fixes made from envlock's knowledge for what the lock has (fixes.c):
+ * a line to paste, malloc'd, or NULL when the knowledge has nothing.
+ * - el_fix_mmcv_range: the pip command of the newest mmcv release in
+ *   [lo, hi] with a prebuilt wheel for the lock's torch and CUDA, and
+ *   the newest release of framework that accepts the installed mmcv;
+ * - el_fix_torch_cpu: the CUDA build of the same torch release that the
+ *   driver runs (natively before minor-version compatibility);
+ * - el_fix_codebase: the newest release of an OpenMMLab distribution
+ *   that accepts the installed mmcv, or envlock solve when none does.
+ */
+char *el_fix_mmcv_range(const el_view *v, const char *framework, const char *lo, const char *hi, bool incl);
+char *el_fix_torch_cpu(const el_view *v, const el_framework *t);
+/* el_fix_torch_arch: the build of the same torch release with code for cc, else the envlock solve that plans one */
+char *el_fix_torch_arch(const el_view *v, const el_framework *t, const char *cc);
+char *el_fix_codebase(const el_view *v, const char *distribution);
+/* el_fix_mmcv_reinstall: the installed mmcv release's prebuilt wheel for the lock's torch and CUDA */
+char *el_fix_mmcv_reinstall(const el_view *v);
 
 /* The kind's evaluator, or NULL for a kind this envlock does not know. */
 el_rule_fn el_rule_kind(const char *kind);

@@ -120,6 +120,14 @@ int envlock_version_cmp(const char *a, const char *b)
 	return strcmp(x.local, y.local) < 0 ? -1 : strcmp(x.local, y.local) > 0;
 }
 
+bool el_version_is_prerelease(const char *v)
+{
+	parsed p;
+
+	parse(v, &p);
+	return p.pre_kind >= 0 || p.dev >= 0;
+}
+
 long el_version_major(const char *v)
 {
 	long m;

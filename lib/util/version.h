@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Is v a PEP 440 pre-release or development release ("2.0.0rc4", "1.0.dev3")? */
+bool el_version_is_prerelease(const char *v);
+
 /* "10.2.89" -> 10 (the first number), -1 when there is none. */
 long el_version_major(const char *v);
 

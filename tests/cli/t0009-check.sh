@@ -39,26 +39,35 @@ check_grep "gcc 9: the fix names gcc-8" "gcc-8" "$scratch/fix"
 variant mmcv_old 'd["frameworks"]["mmcv"]["version"] = "1.2.0"'
 check_eq "mmdet 2.25.1 with mmcv-full 1.2.0: breaking" "breaking" "$(finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range severity)"
 check_eq "mmcv range taken from mmdet 2.25.1's own __init__.py" \
-	"mmdet 2.25.1's /home/alice/mmdetection/mmdet/__init__.py asserts 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.2.0 is installed: importing mmdet fails its version assertion" \
+	"mmdet 2.25.1's /home/alice/mmdetection/mmdet/__init__.py asserts 1.3.17 <= mmcv <= 1.7.0, but mmcv-full 1.2.0 is installed: importing mmdet fails its version assertion" \
 	"$(finding "$scratch/mmcv_old.json" mmcv-outside-mmdet-range message)"
-# a lock that records no range from the file (an older envlock's): the table's row for 2.25.1
+# a lock that records no range from the file (an older envlock's): the knowledge's row of 2.25.1,
+# what the v2.25.1 tag's own __init__.py asserts (<= 1.7.0, not the FAQ page's 1.6.0)
 variant mmcv_old_table 'd["frameworks"]["mmcv"]["version"] = "1.2.0"; del d["frameworks"]["mmdet"]["mmcv_range"]'
-check_eq "no recorded range: the table judges" \
-	"mmdet 2.25.1 requires 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.2.0 is installed: importing mmdet fails its version assertion" \
+check_eq "no recorded range: the knowledge's row of the release judges" \
+	"mmdet 2.25.1's __init__.py (at its release tag) asserts 1.3.17 <= mmcv <= 1.7.0, but mmcv-full 1.2.0 is installed: importing mmdet fails its version assertion" \
 	"$(finding "$scratch/mmcv_old_table.json" mmcv-outside-mmdet-range message)"
+check_eq "its fix: the newest mmcv-full that mmdet 2.25.1 accepts, as the wheel for this torch and CUDA" \
+	"pip install mmcv-full==1.7.0 -f https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html" \
+	"$(finding "$scratch/mmcv_old_table.json" mmcv-outside-mmdet-range fix | sed 's/; or keep it.*//')"
+finding "$scratch/mmcv_old_table.json" mmcv-outside-mmdet-range source >"$scratch/src"
+check_grep "its source: the tag's own file" "open-mmlab/mmdetection mmdet/__init__.py @ v2.25.1" "$scratch/src"
 
 # mmpose: only releases the table has read are judged
 mp=$GOLDEN/mmpose-container.lock.json
-"$PYTHON" - "$mp" "$scratch/mmpose06.json" <<'PY'
+"$PYTHON" - "$mp" "$scratch/mmpose07.json" "$scratch/mmpose06.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["frameworks"]["mmpose"]["version"] = "0.6.0"
+d["frameworks"]["mmpose"]["version"] = "0.7.0"
 d["frameworks"]["mmcv"]["version"] = "1.3.0"
 del d["frameworks"]["mmpose"]["mmcv_range"]
 json.dump(d, open(sys.argv[2], "w"))
+d["frameworks"]["mmpose"]["version"] = "0.6.0"
+json.dump(d, open(sys.argv[3], "w"))
 PY
-check_eq "mmpose 0.6.0 with mmcv 1.3.0: breaking (its __init__ wants < 1.2)" "breaking" "$(finding "$scratch/mmpose06.json" mmcv-outside-mmpose-range severity)"
-check_eq "mmpose 1.3.1 with mmcv 2.1.0, inside its __init__.py's 2.0.0rc4 <= mmcv < 2.2.0: no finding" "" \
+check_eq "mmpose 0.7.0 with mmcv 1.3.0: breaking (its v0.7.0 __init__.py wants < 1.2)" "breaking" "$(finding "$scratch/mmpose07.json" mmcv-outside-mmpose-range severity)"
+check_eq "mmpose 0.6.0, whose tag's __init__.py asserts no mmcv range: not judged" "" "$(finding "$scratch/mmpose06.json" mmcv-outside-mmpose-range severity)"
+check_eq "mmpose 1.3.1 with mmcv 2.1.0, inside its __init__.py's 2.0.0rc4 <= mmcv <= 2.3.0: no finding" "" \
 	"$(finding "$mp" mmcv-outside-mmpose-range severity)"
 "$PYTHON" - "$mp" "$scratch/mmpose131.json" <<'PY'
 import json, sys
@@ -66,7 +75,7 @@ d = json.load(open(sys.argv[1]))
 del d["frameworks"]["mmpose"]["mmcv_range"]
 json.dump(d, open(sys.argv[2], "w"))
 PY
-check_eq "mmpose 1.3.1 without a recorded range, a release the table has not read: not judged" "" \
+check_eq "mmpose 1.3.1 without a recorded range: its tag's range admits mmcv 2.1.0" "" \
 	"$(finding "$scratch/mmpose131.json" mmcv-outside-mmpose-range severity)"
 
 variant cpu 'd["frameworks"]["torch"]["version"] = "1.10.0+cpu"; d["frameworks"]["torch"]["cuda"] = None; d["frameworks"]["torch"]["cpu_only"] = True'
@@ -104,6 +113,15 @@ if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.rules.schema.json" "
 else
 	not_ok "rules/envlock.rules.json is valid against its schema"; sed 's/^/#   /' "$scratch/v"
 fi
+# envlock's knowledge: every file matches its schema, which makes every row cite a source (its own or its table's)
+if "$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.knowledge.schema.json" "$top"/knowledge/*.json >"$scratch/v" 2>&1; then
+	ok "knowledge/*.json is valid against its schema"
+else
+	not_ok "knowledge/*.json is valid against its schema"; sed 's/^/#   /' "$scratch/v"
+fi
+sed 's/"source": "[^"]*"/"source": ""/' "$top/knowledge/pytorch.json" >"$scratch/nosource.json"
+"$PYTHON" "$top/tests/validate.py" "$top/schemas/envlock.knowledge.schema.json" "$scratch/nosource.json" >"$scratch/v" 2>&1
+check_status "a knowledge file whose rows lose their sources is refused by the schema" 1 $?
 check_eq "every table and every table-less rule cites a source" "ok" "$("$PYTHON" - "$top/rules/envlock.rules.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -98,7 +98,7 @@ check_status "check of the hostile lock" 1 $?
 check_eq "check: nothing raw reaches the terminal" clean "$(clean check.txt)"
 check_grep "check: the subject quotes the CUDA version, escaped" "^breaking  gpu        driver 390.144 / CUDA 10.2.89$esc\$" check.txt
 check_grep "check: the message quotes it, escaped" "^ *CUDA 10.2.89$esc needs NVIDIA driver 440.33 or newer; this machine has 390.144\$" check.txt
-check_grep "check: the fix quotes mmcv's version, escaped" "fix: .*matches mmcv 1.2.0$esc\$" check.txt
+check_grep "check: the fix quotes mmcv's version, escaped" "fix: .*accepts mmcv-full 1.2.0$esc (" check.txt
 "$ENVLOCK" check --json hostile.lock.json >check.json 2>err
 check_eq "check --json of a lock with a byte that is not UTF-8: still valid JSON" "ok" \
 	"$("$PYTHON" -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8")); print("ok")' check.json 2>&1 | tail -n 1)"

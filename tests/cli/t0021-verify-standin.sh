@@ -101,7 +101,7 @@ check_grep "toolchain: the reason quotes it" "^nvcc 11.8.89 failed: .*unsupporte
 max=$("$PYTHON" -c '
 import json, sys
 t = json.load(open(sys.argv[1]))["tables"]["nvcc_gcc"]["rows"]
-print(next(r["max_gcc"] for r in t if r["cuda"] == "11.8"))' "$top/rules/envlock.rules.json")
+print(next(r["max_gcc"] for r in t if r["cuda"] == "11.8"))' "$top/knowledge/nvidia.json")
 gcc_major=$(gcc -dumpversion | cut -d. -f1)
 stage toolchain fix >"$scratch/f"
 if [ "$gcc_major" -gt "$max" ]; then

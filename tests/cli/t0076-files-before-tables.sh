@@ -80,7 +80,7 @@ check_eq "no evidence: the table's finding, risky" \
 	"$(finding torch-none.json torch-python-unsupported severity) $(finding torch-none.json torch-python-unsupported message)"
 
 # mmdet 2.25.1 on the 16.04 box, its __init__.py edited as users do to
-# take a newer mmcv-full: the table's row for 2.25.1 stops at 1.6.0
+# take a newer mmcv-full: the knowledge's row for 2.25.1 (its tag's own file) stops at 1.7.0
 cp -a "$FIXTURES/ubuntu1604-mmdet" box
 init=box/home/alice/mmdetection/mmdet/__init__.py
 mmcv_version=box/home/alice/miniconda3/envs/mmdet/lib/python3.7/site-packages/mmcv/version.py
@@ -93,27 +93,27 @@ check_eq "the range its __init__.py asserts" "1.3.17 1.8.0 true /home/alice/mmde
 check_eq "mmcv-full $(jget edited.json frameworks.mmcv.version) inside it: no finding" "" \
 	"$(finding edited.json mmcv-outside-mmdet-range message)"
 without edited.json edited-bare.json mmdet.mmcv_range
-check_eq "the same lock without the file's range: the table would say breaking" \
-	"mmdet 2.25.1 requires 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.7.5 is installed: importing mmdet fails its version assertion" \
+check_eq "the same lock without the file's range: the knowledge would say breaking" \
+	"mmdet 2.25.1's __init__.py (at its release tag) asserts 1.3.17 <= mmcv <= 1.7.0, but mmcv-full 1.7.5 is installed: importing mmdet fails its version assertion" \
 	"$(finding edited-bare.json mmcv-outside-mmdet-range message)"
 
 check_eq "diff: the range mmdet's __init__.py asserts is an item" \
-	"1.3.17 <= mmcv <= 1.6.0 -> 1.3.17 <= mmcv <= 1.8.0" \
+	"1.3.17 <= mmcv <= 1.7.0 -> 1.3.17 <= mmcv <= 1.8.0" \
 	"$(item frameworks "mmdet mmcv range" "$GOLDEN/ubuntu1604-mmdet.lock.json" edited.json)"
 
 sed -i "s/^__version__ = .*/__version__ = '2.0.0'/" "$mmcv_version"
 save box mmcv2.json
 check_eq "mmcv 2.0.0 outside what the file asserts: the finding names the file" \
-	"breaking mmdet 2.25.1's /home/alice/mmdetection/mmdet/__init__.py asserts 1.3.17 <= mmcv <= 1.8.0, but mmcv 2.0.0 is installed: importing mmdet fails its version assertion" \
+	"breaking mmdet 2.25.1's /home/alice/mmdetection/mmdet/__init__.py asserts 1.3.17 <= mmcv <= 1.8.0, but mmcv-full 2.0.0 is installed: importing mmdet fails its version assertion" \
 	"$(finding mmcv2.json mmcv-outside-mmdet-range severity) $(finding mmcv2.json mmcv-outside-mmdet-range message)"
 
-# a bound the file computes is no literal: no range is recorded, the table judges
+# a bound the file computes is no literal: no range is recorded, the knowledge judges
 sed -i "s/^__version__ = .*/__version__ = '1.7.5'/" "$mmcv_version"
 sed -i "s/^mmcv_maximum_version = .*/mmcv_maximum_version = '.'.join(['1', '8', '0'])/" "$init"
 save box computed.json
 check_eq "a computed bound: no range recorded" "" "$(jget computed.json frameworks.mmdet.mmcv_range)"
-check_eq "no range: the table's finding" \
-	"mmdet 2.25.1 requires 1.3.17 <= mmcv <= 1.6.0, but mmcv 1.7.5 is installed: importing mmdet fails its version assertion" \
+check_eq "no range: the knowledge's finding" \
+	"mmdet 2.25.1's __init__.py (at its release tag) asserts 1.3.17 <= mmcv <= 1.7.0, but mmcv-full 1.7.5 is installed: importing mmdet fails its version assertion" \
 	"$(finding computed.json mmcv-outside-mmdet-range message)"
 
 # an __init__.py of 2 MB, and one of binary junk: the save goes on, with a warning, and records no range

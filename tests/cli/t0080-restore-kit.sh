@@ -374,7 +374,7 @@ print("%s %s, builds: %d" % (a[k], a[k + 1], sum("build mmcv" in i["what"] for i
 if [ -d "$FIXTURES/no-nvidia" ]; then
 	N=$("$PYTHON" -c 'import json, sys
 t = json.load(open(sys.argv[1]))["tables"]["nvcc_gcc"]["rows"]
-print(next(r["max_gcc"] for r in t if r["cuda"] == "10.2"))' "$top/rules/envlock.rules.json")
+print(next(r["max_gcc"] for r in t if r["cuda"] == "10.2"))' "$top/knowledge/nvidia.json")
 	cp -a "$FIXTURES/no-nvidia" fit
 	mkdir -p "fit/usr/lib/gcc/x86_64-linux-gnu/$N" fit/opt/py/bin
 	printf '#!/bin/sh\n' >"fit/usr/bin/gcc-$N" && cp "fit/usr/bin/gcc-$N" "fit/usr/bin/g++-$N" &&

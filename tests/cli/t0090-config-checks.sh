@@ -57,7 +57,9 @@ run vit "$FIXTURES/mmpose-container" "$VIT"
 check_status "ViTPose on a tree without mmpretrain is breaking" 1 "$(cat vit.rc)"
 has "the finding is config-needs-module" vit "breaking config-needs-module"
 check_grep "it names mmpretrain and the key" "model.backbone.type = 'mmpretrain.VisionTransformer' needs mmpretrain, which is not installed" vit.json
-check_eq "its fix is mim's" 'mim install "mmpretrain>=1.0.0rc8"' "$(message vit.json config-needs-module fix)"
+message vit.json config-needs-module fix >vit.fix
+check_grep "its fix: the newest mmpretrain that accepts this tree's mmcv 2.1.0, from the knowledge" \
+	"^pip install mmpretrain==1.2.0, the newest mmpretrain that accepts mmcv 2.1.0 (open-mmlab/mmpretrain mmpretrain/__init__.py @ v1.2.0" vit.fix
 site=$(cd seedbox && find . -path '*site-packages/mmpose-*.dist-info' | head -n 1)
 site=${site%/*}
 site=${site#./}

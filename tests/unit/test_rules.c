@@ -170,13 +170,14 @@ static void mmcv_and_torch_rules(void **state)
 			   "\"checks\": \"c\", \"message\": \"cpu {torch}\", \"source\": \"s\"},"
 			   "{\"id\": \"ops\", \"kind\": \"mmcv_ops_missing\", \"section\": \"frameworks\", \"severity\": \"breaking\", "
 			   "\"checks\": \"c\", \"message\": \"{package} {mmcv} {user}\", \"source\": \"s\"}";
-	const char *rows = "{\"mmdet\": \"2.0.0\", \"mmcv_min\": \"1.0.2\", \"mmcv_max\": \"1.1.0\", \"max_inclusive\": true},"
-			   "{\"mmdet\": \"2.25.0\", \"mmcv_min\": \"1.3.17\", \"mmcv_max\": \"1.7.0\", \"max_inclusive\": true},"
-			   "{\"mmdet\": \"3.0.0\", \"mmcv_min\": \"2.0.0rc4\", \"mmcv_max\": \"2.1.0\", \"max_inclusive\": false}";
+	const char *rows = "{\"package\": \"mmdet\", \"version\": \"2.0.0\", \"mmcv_min\": \"1.0.2\", \"mmcv_max\": \"1.1.0\", \"mmcv_max_inclusive\": true},"
+			   "{\"package\": \"mmdet\", \"version\": \"2.25.1\", \"mmcv_min\": \"1.3.17\", \"mmcv_max\": \"1.7.0\", \"mmcv_max_inclusive\": true},"
+			   "{\"package\": \"mmdet\", \"version\": \"3.2.0\", \"mmcv_min\": \"2.0.0rc4\", \"mmcv_max\": \"2.1.0\", \"mmcv_max_inclusive\": false},"
+			   "{\"package\": \"mmdet\", \"version\": \"3.0.0\", \"mmcv_min\": \"2.0.0rc4\", \"mmcv_max\": \"2.1.0\", \"mmcv_max_inclusive\": false}";
 
 	(void)state;
 	rules = rules_file(dir, rule, rows);
-	/* mmdet 2.25.1 takes the 2.25.0 row: mmcv 1.7.5 is above 1.7.0 */
+	/* mmdet 2.25.1 takes its own release's row: mmcv 1.7.5 is above 1.7.0 */
 	f = check_json(dir, rules, "{\"envlock\": 1, \"frameworks\": {\"mmdet\": {\"status\": \"present\", \"version\": \"2.25.1\"},"
 			   " \"mmcv\": {\"status\": \"present\", \"version\": \"1.7.5\", \"package\": \"mmcv-full\", \"ops\": true}}}");
 	assert_int_equal(envlock_findings_count(f), 1);
@@ -323,7 +324,7 @@ static void mmcv_range_files_first(void **state)
 			   "\"message\": \"table {min} <= {mmcv} {bound} {max}\"},"
 			   "{\"id\": \"mm\", \"kind\": \"mmcv_range\", \"framework\": \"mmdet\", \"section\": \"frameworks\", "
 			   "\"severity\": \"breaking\", \"checks\": \"c\", \"message\": \"{file}: {range}, have {mmcv}\", \"source\": \"s\"}";
-	const char *rows = "{\"mmdet\": \"2.25.2\", \"mmcv_min\": \"1.3.17\", \"mmcv_max\": \"1.7.0\", \"max_inclusive\": true}";
+	const char *rows = "{\"package\": \"mmdet\", \"version\": \"2.28.2\", \"mmcv_min\": \"1.3.17\", \"mmcv_max\": \"1.7.0\", \"mmcv_max_inclusive\": true}";
 	const char *lock = "{\"envlock\": 1, \"frameworks\": {\"mmdet\": {\"status\": \"present\", \"version\": \"2.28.2\"%s},"
 			   " \"mmcv\": {\"status\": \"present\", \"version\": \"%s\", \"package\": \"mmcv-full\", \"ops\": true}}}";
 	const char *edited = ", \"mmcv_range\": {\"min\": \"1.3.17\", \"max\": \"1.8.0\", \"max_inclusive\": true,"

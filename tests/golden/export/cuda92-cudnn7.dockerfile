@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:f3ea01be49ce8b0625c594dd6d764b779b4b7a0257ebf599e1d474f04d150059,
+# sha256:ad9a8f607106219750e39b8610a9070412d2212c14d67285ae7814dfce3e521f,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:f3ea01be49ce8b0625c594dd6d764b779b4b7a0257ebf599e1d474f04d150059"
+LABEL envlock.lock-id="sha256:ad9a8f607106219750e39b8610a9070412d2212c14d67285ae7814dfce3e521f"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

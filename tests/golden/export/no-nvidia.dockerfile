@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:43b50156f83067d2e8d5021433357e7c3a18873b9558b87ea8eddef2aeb213cc,
+# sha256:f1204564588d2943efcec53eabc0bf5fd789182521b37e2b2f73790787acfe85,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:43b50156f83067d2e8d5021433357e7c3a18873b9558b87ea8eddef2aeb213cc"
+LABEL envlock.lock-id="sha256:f1204564588d2943efcec53eabc0bf5fd789182521b37e2b2f73790787acfe85"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -52,6 +52,7 @@ int cmd_report(int argc, char **argv, envlock_ctx *ctx);
 int cmd_verify(int argc, char **argv, envlock_ctx *ctx);
 int cmd_ldd(int argc, char **argv, envlock_ctx *ctx);
 int cmd_pack(int argc, char **argv, envlock_ctx *ctx);
+int cmd_solve(int argc, char **argv, envlock_ctx *ctx);
 
 /*
  * The exit status for a library code a command returned: every
@@ -118,6 +119,12 @@ int cmd_lock_arg(envlock_lock **out, envlock_ctx *ctx, const char *name, int arg
  * (no-color.org) or TERM=dumb; else 0.
  */
 unsigned cmd_print_flags(void);
+
+/*
+ * The columns prose written to out wraps at: the terminal's width when
+ * out is one, else COLUMNS when it is set (20 to 10000), else 0: never.
+ */
+int cmd_term_width(FILE *out);
 
 /* Print a warning line "envlock: warning: ..." on stderr. */
 void cmd_warning(const char *msg, void *data);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -39,6 +40,7 @@ static const cmd_entry commands[] = {
 	{ "import", cmd_import, CMD_NEED_CTX, "make a partial lock from conda list --explicit or pip freeze output" },
 	{ "pack", cmd_pack, CMD_NEED_CTX, "an offline restore kit: the lock's conda archives and wheels, verified" },
 	{ "ldd", cmd_ldd, CMD_NEED_CTX, "what the loader will load for an ELF file, and why; never runs it" },
+	{ "solve", cmd_solve, CMD_NEED_CTX, "which stack this machine can run, and exactly how to install it" },
 	{ NULL, NULL, 0, NULL }
 };
 
@@ -101,6 +103,22 @@ unsigned cmd_print_flags(void)
 	if ((no && *no) || (term && strcmp(term, "dumb") == 0) || !isatty(STDOUT_FILENO))
 		return 0;
 	return ENVLOCK_PRINT_COLOR;
+}
+
+int cmd_term_width(FILE *out)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+	char *end;
+	long n;
+
+	if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	/* not a terminal: COLUMNS when it is set (a pager, a test), else no wrapping at all */
+	if (!cols || !*cols)
+		return 0;
+	n = strtol(cols, &end, 10);
+	return *end || n < 20 || n > 10000 ? 0 : (int)n;
 }
 
 void cmd_warning(const char *msg, void *data)

@@ -2,7 +2,7 @@
 # Installed as share/bash-completion/completions/envlock; works without the
 # bash-completion package too (source it from ~/.bashrc).
 
-_envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import pack ldd"
+_envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import pack ldd solve"
 _envlock_sections="system gpu cuda cudnn compilers python conda pip frameworks loads repos configs checkpoints env"
 _envlock_steps="driver cuda compilers cudnn conda repos pip configs checkpoints verify"
 _envlock_report_formats="md latex html json text"
@@ -54,6 +54,7 @@ _envlock_options()
 	import) echo "-o --output -h --help" ;;
 	pack) echo "-o --output --conda-pkgs --pip-cache --wheels --add --link --force -q --quiet -h --help" ;;
 	ldd) echo "-r --root -L --library-path --json -h --help" ;;
+	solve) echo "-r --root --for --config --python-version --cpu --allow-driver-upgrade -n --stacks --json -o --output --pick --format --name --check --stack -h --help" ;;
 	esac
 }
 
@@ -66,13 +67,14 @@ _envlock_value()
 	report:--format) _envlock_reply "$_envlock_report_formats" "$3" ;;
 	export:--format | export:-f) _envlock_reply "$_envlock_export_formats" "$3" ;;
 	bundle:--checkpoints) _envlock_reply "include hash" "$3" ;;
+	solve:--format) _envlock_reply "script requirements" "$3" ;;
 	*:--root | ldd:-r | *:--library-path | ldd:-L | *:--conda-prefix | *:--repo | *:--wheels | pack:--conda-pkgs | pack:--pip-cache | *:--prefix | *:--dest | *:--state-dir | *:--cuda-home)
 		_envlock_files "$3" -d ;;
 	*:-o | *:--output | pack:--add | *:--python | *:--checkpoint | *:--config | *:--rules | *:--cuda-runfile | \
 	*:--cudnn-archive | *:--conda-exe | *:--lock | *:--against | *:-k | *:--key | *:-s | *:--sig | \
 	*:-p | *:--pub)
 		_envlock_files "$3" ;;
-	*:--name | *:--steps | *:--exclude | *:--level | *:--threads | *:--max-size | *:--max-entries | *:--max-ratio)
+	*:--name | *:--steps | solve:--for | solve:--python-version | solve:-n | solve:--stacks | solve:--pick | solve:--stack | *:--exclude | *:--level | *:--threads | *:--max-size | *:--max-entries | *:--max-ratio)
 		COMPREPLY=() ;;
 	*) return 1 ;;
 	esac

@@ -42,6 +42,9 @@ typedef enum {
 	ENVLOCK_EEXISTS = -9    /**< the file or folder to create is there already */
 } envlock_error_code;
 
+/** Flags for the human printers (show, diff, ldd, solve, check). */
+#define ENVLOCK_PRINT_COLOR 1u /**< ANSI colours (the caller checks for a tty and NO_COLOR) */
+
 /** Library context: holds the last error. Not thread-safe; one per thread. */
 typedef struct envlock_ctx envlock_ctx;
 

@@ -82,9 +82,6 @@ typedef struct {
 	const envlock_rules *rules;
 } envlock_diff_opts;
 
-/** Flags for the human printers. */
-#define ENVLOCK_PRINT_COLOR 1u /**< ANSI colours (the caller checks for a tty and NO_COLOR) */
-
 typedef struct envlock_diff envlock_diff;
 typedef struct envlock_drift envlock_drift;
 

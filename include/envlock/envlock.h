@@ -19,5 +19,6 @@
 #include "ldd.h"
 #include "pack.h"
 #include "redact.h"
+#include "solve.h"
 
 #endif

@@ -1,0 +1,71 @@
+/* The words solve's text is made of: option names, the requests, wrapping. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solve.h"
+#include "util/text.h"
+#include "util/xalloc.h"
+
+const char *sv_opt(const sv_problem *p, const char *option)
+{
+	static const char *const fallback[][2] = {
+		{ "python", "the 'python' option" }, { "cpu", "the 'cpu' option" },
+		{ "allow_driver_upgrade", "the 'allow_driver_upgrade' option" }, { "specs", "the 'specs' option" },
+		{ "configs", "the 'configs' option" }, { "max_stacks", "the 'max_stacks' option" },
+		{ "output", "the 'output' option" }, { "pick", "the 'pick' option" }, { "format", "the 'format' option" },
+		{ "json", "the 'json' option" }, { "stack", "the 'stack' option" },
+	};
+	const char *text = p->opts->option_text ? p->opts->option_text(option) : NULL;
+
+	if (text)
+		return text;
+	for (size_t i = 0; i < sizeof(fallback) / sizeof(fallback[0]); i++)
+		if (strcmp(fallback[i][0], option) == 0)
+			return fallback[i][1];
+	return option;
+}
+
+char *sv_requests_text(const sv_problem *p)
+{
+	el_buf b = EL_BUF_INIT(4096);
+
+	for (size_t i = 0; i < p->nreq; i++) {
+		const sv_request *r = &p->req[i];
+
+		el_buf_printf(&b, "%s%s%s", b.len ? ", " : "", r->kind == SV_CODEBASE ? r->codebase->distribution : r->name, r->spec);
+	}
+	if (!b.len)
+		el_buf_puts(&b, "torch");
+	return el_buf_detach(&b);
+}
+
+void sv_wrap(el_buf *b, const char *text, int width, int first, int indent)
+{
+	int col = first;
+	bool start = true;
+
+	if (width <= 0 || width - indent < 20) {
+		el_buf_puts(b, text);
+		return;
+	}
+	for (const char *s = text; *s;) {
+		size_t n = strcspn(s, " ");
+		char *word = el_xstrndup(s, n);
+		int w = (int)el_term_width(word);
+
+		if (!start && col + 1 + w > width) {
+			el_buf_printf(b, "\n%*s", indent, "");
+			col = indent;
+		} else if (!start) {
+			el_buf_putc(b, ' ');
+			col++;
+		}
+		el_buf_puts(b, word);
+		col += w;
+		start = false;
+		free(word);
+		s += n;
+		s += strspn(s, " ");
+	}
+}

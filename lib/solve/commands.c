@@ -74,11 +74,10 @@ static void comment(el_buf *b, const char *fmt, ...) __attribute__((format(print
 static void comment(el_buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	char *text = NULL;
+	char *text;
 
 	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		el_oom();
+	text = el_xvasprintf(fmt, ap);
 	va_end(ap);
 	for (char *t = text; *t; t++)
 		if (*t == '\n' || *t == '\r')

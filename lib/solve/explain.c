@@ -29,8 +29,7 @@ static sv_layer *add_layer(sv_stack *s, const char *name, char *version, const c
 	l->variant = variant;
 	l->source = source;
 	va_start(ap, fmt);
-	if (vasprintf(&l->why, fmt, ap) < 0)
-		el_oom();
+	l->why = el_xvasprintf(fmt, ap);
 	va_end(ap);
 	return l;
 }

@@ -42,11 +42,10 @@ static void add(judge *j, const char *rule, envlock_severity sev, const char *se
 		const char *source, const char *fix, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg = NULL;
+	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		el_oom();
+	msg = el_xvasprintf(fmt, ap);
 	va_end(ap);
 	el_finding_push(j->f, rule, sev, section, subject, msg, fix ? fix : j->fix, source);
 	free(msg);
@@ -95,16 +94,18 @@ static int parse_stack(judge *j, envlock_ctx *ctx, char *text)
 }
 
 /* "envlock solve --for mmdet==2.25.1 --python-version 3.7 plans a stack that fits this machine"; malloc'd. */
-static char *solve_fix(const judge *j)
+static char *solve_fix(const judge *j, bool with_python)
 {
 	el_buf b = EL_BUF_INIT(4096);
 
 	el_buf_puts(&b, "envlock solve");
 	for (size_t i = 0; i < j->ncbs; i++)
 		el_buf_printf(&b, " --for %s==%s", j->cbs[i].cb->distribution, j->cbs[i].version);
+	/* no codebase to plan for: the torch release, any variant */
 	if (!j->ncbs)
-		el_buf_printf(&b, " --for torch%s%s", j->torch ? "==" : "", j->torch ? j->torch : "");
-	if (j->python)
+		el_buf_printf(&b, " --for torch%s%.*s", j->torch ? "==" : "", j->torch ? (int)strcspn(j->torch, "+") : 0,
+			      j->torch ? j->torch : "");
+	if (j->python && with_python)
 		el_buf_printf(&b, " --python-version %s", j->python);
 	el_buf_puts(&b, " plans a stack that fits this machine");
 	return el_buf_detach(&b);
@@ -140,6 +141,8 @@ static void judge_torch(judge *j)
 	sv_fail fail = { 0 };
 	sv_problem q = *p;
 	envlock_solve_opts o = *p->opts;
+	const el_kb_torch_python *py_row;
+	bool clean = false;
 
 	j->w = torch_wheel(p->kb, j->torch, &known);
 	if (!j->w) {
@@ -154,8 +157,18 @@ static void judge_torch(judge *j)
 		free(subject);
 		return;
 	}
-	/* the checks the search makes, on this one wheel, with the stack's Python and the machine's GPU mode */
-	o.python = j->python;
+	/* the stack's Python against the release's range, in the stack's words; the search's checks judge the rest */
+	if (j->python && (py_row = el_kb_torch_python_of(p->kb, j->w->torch)) != NULL &&
+	    (envlock_version_cmp(j->python, py_row->python_min) < 0 || envlock_version_cmp(j->python, py_row->python_max) > 0)) {
+		char *subject = el_xasprintf("torch %s / Python %s", j->torch, j->python), *fix = solve_fix(j, false);
+
+		add(j, "stack-python", ENVLOCK_SEV_BREAKING, "python", subject, py_row->source, fix,
+		    "torch %s has wheels for Python %s to %s, not for the stack's Python %s", j->w->torch, py_row->python_min,
+		    py_row->python_max, j->python);
+		free(subject);
+		free(fix);
+	}
+	o.python = NULL;
 	q.opts = &o;
 	q.gpu = j->w->cuda != NULL;
 	if (j->w->cuda && !p->m.driver && !p->m.ngpus) {
@@ -175,18 +188,14 @@ static void judge_torch(judge *j)
 		free(subject);
 	}
 	/* one finding per constraint: each found is set aside and the wheel judged again, a few times at most */
-	for (int round = 0; round < 5 && !sv_torch_fits(&q, j->w, &py, &fit, &fail); round++) {
+	for (int round = 0; round < 5 && !(clean = sv_torch_fits(&q, j->w, &py, &fit, &fail)); round++) {
 		char *subject = el_xasprintf("torch %s", j->torch);
-		const char *section = strcmp(fail.constraint, "python") == 0 ? "python" :
-				      strcmp(fail.constraint, "glibc") == 0 ? "system" : "gpu";
+		const char *section = strcmp(fail.constraint, "glibc") == 0 ? "system" : "gpu";
 
-		add(j, strcmp(fail.constraint, "python") == 0 ? "stack-python" : strcmp(fail.constraint, "glibc") == 0 ? "stack-glibc" :
-		       strcmp(fail.constraint, "gpu-code") == 0 ? "stack-gpu-code" : "stack-driver",
+		add(j, strcmp(fail.constraint, "glibc") == 0 ? "stack-glibc" : strcmp(fail.constraint, "gpu-code") == 0 ? "stack-gpu-code" : "stack-driver",
 		    ENVLOCK_SEV_BREAKING, section, subject, fail.source, NULL, "%s", fail.why);
 		free(subject);
-		if (strcmp(fail.constraint, "python") == 0)
-			o.python = NULL;
-		else if (strcmp(fail.constraint, "driver") == 0 && q.m.driver_branch == 0)
+		if (strcmp(fail.constraint, "driver") == 0 && q.m.driver_branch == 0)
 			q.m.driver_branch = sv_newest_branch(&q.m, p->kb);
 		else if (strcmp(fail.constraint, "gpu-code") == 0)
 			q.m.ngpus = 0;
@@ -196,7 +205,7 @@ static void judge_torch(judge *j)
 			break;
 	}
 	sv_fail_release(&fail);
-	if (fit == 1 && q.m.driver_branch == 0 && !fail.why) {
+	if (clean && fit == 1 && q.m.driver_branch == 0) {
 		const el_kb_cuda_driver *d = el_kb_cuda_driver_of(p->kb, j->w->cuda);
 		char *subject = el_xasprintf("torch %s / driver %s", j->torch, p->m.driver);
 
@@ -346,7 +355,7 @@ int envlock_solve_check(envlock_findings **out, envlock_ctx *ctx, const envlock_
 	}
 	for (size_t i = 0; i < j.ncbs; i++)
 		j.cbs[i].g = el_kb_guard_find(sol->p.kb, j.cbs[i].cb->package, j.cbs[i].version);
-	j.fix = solve_fix(&j);
+	j.fix = solve_fix(&j, true);
 	if (j.torch)
 		judge_torch(&j);
 	if (j.mmcv)

@@ -24,13 +24,12 @@ enum { D_SPEC = 1, D_MODE, D_PYTHON, D_GPU, D_DRIVER, D_CODE, D_GLIBC, D_MMCV, D
 void sv_fail_set(sv_fail *f, const char *constraint, int depth, const char *source, const char *fmt, ...)
 {
 	va_list ap;
-	char *why = NULL;
+	char *why;
 
 	if (!f)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&why, fmt, ap) < 0)
-		el_oom();
+	why = el_xvasprintf(fmt, ap);
 	va_end(ap);
 	free(f->why);
 	f->constraint = constraint;

@@ -66,16 +66,22 @@ char *el_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *el_xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		el_oom();
+	return s;
+}
+
 char *el_xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = el_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		el_oom();
 	return s;
 }

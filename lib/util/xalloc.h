@@ -5,6 +5,7 @@
 #ifndef EL_XALLOC_H
 #define EL_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *el_xmalloc(size_t n);
@@ -24,5 +25,7 @@ void *el_xmalloc_io(size_t n);
 void el_free_io(void *p);
 /* asprintf that dies on failure */
 char *el_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a va_list (a function of envlock's own that takes a format). */
+char *el_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

@@ -77,9 +77,8 @@ $(BUILD)/%.o: %.c $(BUILD)/CFLAGS $(wildcard include/envlock/*.h lib/*/*.h cmd/*
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# the rules and knowledge files and the nvidia/cuda tag list are compiled into the library
+# the rules and knowledge files (mk/knowledge.mk) and the nvidia/cuda tag list are compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
-$(BUILD)/lib/knowledge/builtin.o: $(wildcard knowledge/*.json)
 $(BUILD)/lib/lock/schema.o: schemas/envlock.lock.schema.json
 $(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
 $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json

@@ -1,7 +1,11 @@
 /*
- * the files of knowledge/ (*.json), compiled in so a lone envlock binary carries what it
- * knows: the assembler includes each file's bytes as they are, with a NUL
- * after them. (The Makefile rebuilds this object when a file changes.)
+ * The tables of knowledge/ (knowledge/<part>/<table>.json), compiled in so
+ * a lone envlock binary carries what it knows: the assembler includes each
+ * file's bytes as they are, with a NUL after them. knowledge_tables.h
+ * lists every file, one EL_KB_TABLE(part, table) line each, and
+ * EL_KB_DIGEST, the SHA-256 of each file's path, a NUL and its bytes;
+ * mk/knowledge.mk writes it from the files under knowledge/ and rebuilds
+ * this object when one changes.
  */
 #include "internal.h"
 
@@ -13,15 +17,21 @@
 		".byte 0\n"                      \
 		".previous\n")
 
-EL_KB_INCBIN(el_kb_nvidia_text, "knowledge/nvidia.json");
-EL_KB_INCBIN(el_kb_pytorch_text, "knowledge/pytorch.json");
-EL_KB_INCBIN(el_kb_openmmlab_text, "knowledge/openmmlab.json");
+#define EL_KB_PATH(part, table) "knowledge/" #part "/" #table ".json"
 
-extern const char el_kb_nvidia_text[], el_kb_pytorch_text[], el_kb_openmmlab_text[];
+#define EL_KB_TABLE(part, table) EL_KB_INCBIN(el_kb_##part##_##table, EL_KB_PATH(part, table));
+#include "knowledge_tables.h"
+#undef EL_KB_TABLE
+
+#define EL_KB_TABLE(part, table) extern const char el_kb_##part##_##table[];
+#include "knowledge_tables.h"
+#undef EL_KB_TABLE
 
 const el_kb_file el_kb_files[] = {
-	{ "knowledge/nvidia.json", el_kb_nvidia_text },
-	{ "knowledge/pytorch.json", el_kb_pytorch_text },
-	{ "knowledge/openmmlab.json", el_kb_openmmlab_text },
-	{ NULL, NULL }
+#define EL_KB_TABLE(part, table) { #table, EL_KB_PATH(part, table), el_kb_##part##_##table },
+#include "knowledge_tables.h"
+#undef EL_KB_TABLE
+	{ NULL, NULL, NULL }
 };
+
+const char el_kb_files_digest[] = EL_KB_DIGEST;

@@ -4,21 +4,22 @@
 
 #include "knowledge.h"
 
-/* A knowledge file compiled in (builtin.c): its name and NUL-terminated text. */
+/* A knowledge table compiled in (builtin.c): its name, its file and the file's NUL-terminated text. */
 typedef struct {
 	const char *name;
+	const char *path;
 	const char *text;
 } el_kb_file;
 
+/* every table, ended by a NULL name */
 extern const el_kb_file el_kb_files[];
 
+/* The SHA-256 (hex) of each file's path, a NUL and its bytes, in that order, computed when envlock was built. */
+extern const char el_kb_files_digest[];
+
 struct el_kb {
-	cJSON *docs[8];   /* each file's document, kept (and reachable) for the life of the process */
-	/* every table of every file, by name */
-	struct {
-		const char *name;
-		const cJSON *table;
-	} *tables;
+	/* el_kb_files[i] parsed: NULL until first asked for; then kept, reachable, for the life of the process */
+	cJSON **tables;
 	size_t ntables;
 
 	el_kb_codebase *codebases;
@@ -63,10 +64,12 @@ el_kb_list el_kb_strings(const cJSON *row, const char *key, const char *table);
 /* A fatal line: "envlock: fatal: built-in knowledge: <why>", exit 2. */
 _Noreturn void el_kb_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Build each part's typed rows (openmmlab.c, pytorch.c, nvidia.c). */
-void el_kb_build_openmmlab(el_kb *kb);
-void el_kb_build_pytorch(el_kb *kb);
-void el_kb_build_nvidia(el_kb *kb);
+/*
+ * kb with the typed rows build() reads built: the first reader of a
+ * table's typed rows builds them, once (thread-safe), so a check that
+ * asks for a GPU's architecture does not build the wheel lists.
+ */
+const el_kb *el_kb_ready(const el_kb *kb, bool *built, void (*build)(el_kb *));
 
 /* Is version v in the release r ("1.10.1" in "1.10", "1.10.x" or "1.10.*")? */
 bool el_kb_in_release(const char *v, const char *r);

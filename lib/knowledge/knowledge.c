@@ -1,68 +1,117 @@
-/* Parsing the built-in knowledge once: every file's tables, then each part's typed rows. */
+/* The built-in knowledge's tables: each parsed when first asked for, kept for the life of the process. */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "lock/arena.h"
 #include "lock/model.h"
 #include "util/hash.h"
-#include "util/vec.h"
 #include "util/xalloc.h"
 
 static el_kb the_kb;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t counted = PTHREAD_ONCE_INIT;
+static pthread_mutex_t parse_mu = PTHREAD_MUTEX_INITIALIZER;
+static el_arena *arena; /* the parsed tables' nodes and strings, under parse_mu */
 
-/* Each table of a file: a name, rows, and a source on the table or on every row. */
-static void add_tables(el_kb *kb, const char *file, const cJSON *doc)
+void el_kb_fatal(const char *fmt, ...)
 {
-	const cJSON *tables = el_jget(doc, "tables"), *t, *row;
-	size_t cap = kb->ntables;
+	va_list ap;
 
-	if (el_jget_int(doc, "envlock_knowledge", 0) != 1 || !cJSON_IsObject(tables))
-		el_kb_fatal("%s: not a knowledge file (no \"envlock_knowledge\": 1 and \"tables\")", file);
-	cJSON_ArrayForEach(t, tables) {
-		if (el_kb_table(kb, t->string))
-			el_kb_fatal("%s: table '%s' is defined twice", file, t->string);
-		if (!cJSON_IsArray(el_jget(t, "rows")))
-			el_kb_fatal("%s: table '%s' has no \"rows\"", file, t->string);
-		cJSON_ArrayForEach(row, el_jget(t, "rows"))
-			if (!el_kb_row_source(t, row))
-				el_kb_fatal("%s: a row of '%s' has no source", file, t->string);
-		EL_GROW(kb->tables, kb->ntables + 1, cap);
-		kb->tables[kb->ntables].name = t->string;
-		kb->tables[kb->ntables++].table = t;
-	}
+	fputs("envlock: fatal: built-in knowledge: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
 }
 
-static void load(void)
+const char *el_kb_row_source(const cJSON *table, const cJSON *row)
+{
+	const char *s = el_jget_str(row, "source");
+
+	return s ? s : el_jget_str(table, "source");
+}
+
+/* Count the tables and refuse a name given twice. */
+static void index_all(void)
+{
+	for (const el_kb_file *f = el_kb_files; f->name; f++) {
+		for (const el_kb_file *g = el_kb_files; g < f; g++)
+			if (strcmp(f->name, g->name) == 0)
+				el_kb_fatal("%s: table '%s' is also %s", f->path, f->name, g->path);
+		the_kb.ntables++;
+	}
+	the_kb.tables = el_xcalloc(the_kb.ntables + 1, sizeof(*the_kb.tables));
+}
+
+/* Parse table i (once): its name, rows, and a source on the table or on every row. */
+static const cJSON *parse_table(size_t i)
+{
+	const el_kb_file *f = &el_kb_files[i];
+	cJSON *doc;
+	const cJSON *row;
+	const char *name;
+
+	pthread_mutex_lock(&parse_mu);
+	if (!the_kb.tables[i]) {
+		/*
+		 * every table in one arena (lock/arena.h), which lives as long as
+		 * the process: a third of a parse is malloc otherwise, and a table
+		 * is never freed
+		 */
+		if (!(doc = arena ? el_arena_parse_in(arena, f->text, strlen(f->text), NULL)
+				  : el_arena_parse(&arena, f->text, strlen(f->text), NULL)))
+			el_kb_fatal("%s: not valid JSON", f->path);
+		if (el_jget_int(doc, "envlock_knowledge", 0) != 1)
+			el_kb_fatal("%s: not an envlock knowledge table (\"envlock_knowledge\": 1)", f->path);
+		if (!(name = el_jget_str(doc, "table")) || strcmp(name, f->name) != 0)
+			el_kb_fatal("%s: \"table\" is not \"%s\", the file's name", f->path, f->name);
+		if (!cJSON_IsArray(el_jget(doc, "rows")))
+			el_kb_fatal("%s: no \"rows\"", f->path);
+		cJSON_ArrayForEach(row, el_jget(doc, "rows"))
+			if (!el_kb_row_source(doc, row))
+				el_kb_fatal("%s: a row has no source", f->path);
+		the_kb.tables[i] = doc; /* kept, reachable, for the life of the process */
+	}
+	pthread_mutex_unlock(&parse_mu);
+	return the_kb.tables[i];
+}
+
+/* The index of table name, or ntables. */
+static size_t table_index(const char *name)
 {
 	size_t i = 0;
 
-	for (const el_kb_file *f = el_kb_files; f->name; f++, i++) {
-		/* not in an arena: one that lives forever would slow every cJSON free of the process */
-		cJSON *doc = cJSON_ParseWithLength(f->text, strlen(f->text));
+	pthread_once(&counted, index_all);
+	while (name && i < the_kb.ntables && strcmp(el_kb_files[i].name, name) != 0)
+		i++;
+	return name ? i : the_kb.ntables;
+}
 
-		if (!doc)
-			el_kb_fatal("%s: not valid JSON", f->name);
-		if (i >= sizeof(the_kb.docs) / sizeof(the_kb.docs[0]))
-			el_kb_fatal("more files than %zu", sizeof(the_kb.docs) / sizeof(the_kb.docs[0]));
-		the_kb.docs[i] = doc;
-		add_tables(&the_kb, f->name, doc);
-	}
-	el_kb_build_openmmlab(&the_kb);
-	el_kb_build_pytorch(&the_kb);
-	el_kb_build_nvidia(&the_kb);
+const cJSON *el_kb_find_table(const char *name)
+{
+	size_t i = table_index(name);
+
+	return i < the_kb.ntables ? parse_table(i) : NULL;
+}
+
+bool el_kb_has_table(const char *name)
+{
+	return table_index(name) < the_kb.ntables;
 }
 
 void el_kb_digest_into(el_sha256 *h)
 {
-	for (const el_kb_file *f = el_kb_files; f->name; f++)
-		el_sha256_update(h, f->text, strlen(f->text));
+	/* the files' digest from the build: hashing 400 KB on every save would cost more than the save's own lock */
+	el_sha256_update(h, el_kb_files_digest, strlen(el_kb_files_digest));
 }
 
 const el_kb *el_kb_builtin(void)
 {
-	pthread_once(&once, load);
+	pthread_once(&counted, index_all);
 	return &the_kb;
 }

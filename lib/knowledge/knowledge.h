@@ -123,18 +123,29 @@ typedef struct {
 typedef struct el_kb el_kb;
 
 /*
- * The built-in knowledge, parsed on first use (thread-safe) and kept for
- * the life of the process. A built-in file that does not parse ends
- * envlock with a fatal line: the tests keep that from ever shipping.
+ * The built-in knowledge, read on first use (thread-safe) and kept for
+ * the life of the process: a table is parsed the first time it is asked
+ * for, a part's typed rows built the first time one of its readers runs.
+ * A built-in file that does not parse ends envlock with a fatal line:
+ * the tests keep that from ever shipping.
  */
 const el_kb *el_kb_builtin(void);
 
-/* Add the bytes of every built-in knowledge file to h (what a lock's checks.rules digest covers). */
+/* Add the digest of the built-in knowledge (each table file's path and bytes) to h: what a lock's checks.rules covers. */
 struct el_sha256;
 void el_kb_digest_into(struct el_sha256 *h);
 
 /* A table by name ({"source", "rows"}), or NULL. */
 const cJSON *el_kb_table(const el_kb *kb, const char *name);
+
+/*
+ * The same without the typed rows: only that table is parsed (the first
+ * time), which is all the rules engine needs of the knowledge.
+ */
+const cJSON *el_kb_find_table(const char *name);
+
+/* Is there a table name? (Nothing is parsed: what loading rules checks.) */
+bool el_kb_has_table(const char *name);
 
 /* The source of a row: its own, else its table's. */
 const char *el_kb_row_source(const cJSON *table, const cJSON *row);

@@ -8,7 +8,9 @@
 #include "util/version.h"
 #include "util/xalloc.h"
 
-void el_kb_build_nvidia(el_kb *kb)
+static bool drivers_built;
+
+static void build_drivers(el_kb *kb)
 {
 	const cJSON *t, *row;
 
@@ -22,6 +24,14 @@ void el_kb_build_nvidia(el_kb *kb)
 		d->minor_compat_driver = el_jget_str(row, "minor_compat_driver");
 		d->source = el_kb_row_source(t, row);
 	}
+}
+
+static bool gpu_archs_built;
+
+static void build_gpu_archs(el_kb *kb)
+{
+	const cJSON *t, *row;
+
 	kb->gpu_archs = el_kb_rows(kb, "gpu_architectures", sizeof(*kb->gpu_archs), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
 		el_kb_gpu_arch *a = &kb->gpu_archs[kb->ngpu_archs++];
@@ -34,9 +44,6 @@ void el_kb_build_nvidia(el_kb *kb)
 		if (a->first_branch < 0)
 			el_kb_fatal("gpu_architectures: %s has no first_driver_branch", a->name);
 	}
-	el_kb_need_table(kb, "nvcc_gcc");
-	el_kb_need_table(kb, "gpu_compute_capability");
-	el_kb_need_table(kb, "gpu_code_compatibility");
 }
 
 const el_kb_cuda_driver *el_kb_cuda_driver_of(const el_kb *kb, const char *cuda)
@@ -44,6 +51,7 @@ const el_kb_cuda_driver *el_kb_cuda_driver_of(const el_kb *kb, const char *cuda)
 	char *rel = cuda ? el_version_prefix(cuda, 2) : NULL;
 	const el_kb_cuda_driver *found = NULL;
 
+	kb = el_kb_ready(kb, &drivers_built, build_drivers);
 	/* the first row of a release is its first toolkit: a build of the release needs no more */
 	for (size_t i = 0; rel && i < kb->ndrivers && !found; i++)
 		if (strcmp(kb->drivers[i].cuda, rel) == 0)
@@ -56,6 +64,7 @@ const char *el_kb_newest_driver(const el_kb *kb)
 {
 	const char *best = NULL;
 
+	kb = el_kb_ready(kb, &drivers_built, build_drivers);
 	for (size_t i = 0; i < kb->ndrivers; i++)
 		if (!best || envlock_version_cmp(kb->drivers[i].min_driver, best) > 0)
 			best = kb->drivers[i].min_driver;
@@ -118,6 +127,7 @@ const char *el_kb_gpu_cc_in(const cJSON *t, const char *name, const char **sourc
 
 const el_kb_gpu_arch *el_kb_gpu_arch_of(const el_kb *kb, const char *cc)
 {
+	kb = el_kb_ready(kb, &gpu_archs_built, build_gpu_archs);
 	for (size_t i = 0; cc && i < kb->ngpu_archs; i++)
 		for (size_t k = 0; k < kb->gpu_archs[i].compute_capabilities.n; k++)
 			if (envlock_version_cmp(kb->gpu_archs[i].compute_capabilities.v[k], cc) == 0)

@@ -30,10 +30,11 @@ static bool opt_bool(const cJSON *row, const char *key)
 	return cJSON_IsTrue(el_jget(row, key));
 }
 
-void el_kb_build_openmmlab(el_kb *kb)
+static bool codebases_built;
+
+static void build_codebases(el_kb *kb)
 {
-	const cJSON *t, *row, *w;
-	size_t i;
+	const cJSON *t, *row;
 
 	kb->codebases = el_kb_rows(kb, "openmmlab_codebases", sizeof(*kb->codebases), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
@@ -44,6 +45,13 @@ void el_kb_build_openmmlab(el_kb *kb)
 		c->aliases = el_kb_strings(row, "aliases", "openmmlab_codebases");
 		c->source = el_kb_row_source(t, row);
 	}
+}
+
+static bool guards_built;
+
+static void build_guards(el_kb *kb)
+{
+	const cJSON *t, *row;
 
 	kb->guards = el_kb_rows(kb, "openmmlab_guards", sizeof(*kb->guards), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
@@ -60,6 +68,14 @@ void el_kb_build_openmmlab(el_kb *kb)
 		g->source = el_kb_row_source(t, row);
 	}
 	qsort(kb->guards, kb->nguards, sizeof(*kb->guards), guard_order);
+}
+
+static bool mmcv_built;
+
+static void build_mmcv(el_kb *kb)
+{
+	const cJSON *t, *row, *w;
+	size_t i;
 
 	kb->mmcv = el_kb_rows(kb, "mmcv_releases", sizeof(*kb->mmcv), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
@@ -69,13 +85,25 @@ void el_kb_build_openmmlab(el_kb *kb)
 		m->package = el_kb_need_str(row, "package", "mmcv_releases");
 		m->version = el_kb_need_str(row, "version", "mmcv_releases");
 		m->source = el_kb_row_source(t, row);
-		wheels = el_xcalloc((size_t)cJSON_GetArraySize(el_jget(row, "wheels")) + 1, sizeof(*wheels));
+		/* {"<cuda or cpu>": ["<torch>.x", ...], ...}: counted, then read in order */
 		i = 0;
+		cJSON_ArrayForEach(w, el_jget(row, "wheels"))
+			i += (size_t)cJSON_GetArraySize(w);
+		wheels = el_xcalloc(i + 1, sizeof(*wheels));
+		i = 0;
+		if (!cJSON_IsObject(el_jget(row, "wheels")))
+			el_kb_fatal("mmcv_releases: the wheels of %s %s are not {cuda: [torch, ...]}", m->package, m->version);
 		cJSON_ArrayForEach(w, el_jget(row, "wheels")) {
-			if (cJSON_GetArraySize(w) != 2 || !cJSON_IsString(w->child) || !cJSON_IsString(w->child->next))
-				el_kb_fatal("mmcv_releases: a wheel of %s %s is not [cuda, torch]", m->package, m->version);
-			wheels[i].cuda = w->child->valuestring;
-			wheels[i++].torch = w->child->next->valuestring;
+			const cJSON *tv;
+
+			if (!cJSON_IsArray(w))
+				el_kb_fatal("mmcv_releases: the wheels of %s %s for %s are not a list", m->package, m->version, w->string);
+			cJSON_ArrayForEach(tv, w) {
+				if (!cJSON_IsString(tv))
+					el_kb_fatal("mmcv_releases: a wheel of %s %s for %s is not a torch release", m->package, m->version, w->string);
+				wheels[i].cuda = w->string;
+				wheels[i++].torch = tv->valuestring;
+			}
 		}
 		m->wheels = wheels;
 		m->nwheels = i;
@@ -95,6 +123,7 @@ static bool name_is(const char *given, const char *name)
 
 const el_kb_codebase *el_kb_codebase_find(const el_kb *kb, const char *name)
 {
+	kb = el_kb_ready(kb, &codebases_built, build_codebases);
 	for (size_t i = 0; name && i < kb->ncodebases; i++) {
 		const el_kb_codebase *c = &kb->codebases[i];
 
@@ -109,6 +138,7 @@ const el_kb_codebase *el_kb_codebase_find(const el_kb *kb, const char *name)
 
 const el_kb_codebase *el_kb_codebases(const el_kb *kb, size_t *n)
 {
+	kb = el_kb_ready(kb, &codebases_built, build_codebases);
 	*n = kb->ncodebases;
 	return kb->codebases;
 }
@@ -117,6 +147,7 @@ const el_kb_guard *el_kb_guards(const el_kb *kb, const char *package, size_t *n)
 {
 	size_t i = 0, k;
 
+	kb = el_kb_ready(kb, &guards_built, build_guards);
 	while (i < kb->nguards && strcmp(kb->guards[i].package, package) != 0)
 		i++;
 	for (k = i; k < kb->nguards && strcmp(kb->guards[k].package, package) == 0; k++)
@@ -162,12 +193,14 @@ bool el_kb_guard_accepts_mmcv(const el_kb_guard *g, const char *v)
 
 const el_kb_mmcv *el_kb_mmcv_releases(const el_kb *kb, size_t *n)
 {
+	kb = el_kb_ready(kb, &mmcv_built, build_mmcv);
 	*n = kb->nmmcv;
 	return kb->mmcv;
 }
 
 const el_kb_mmcv *el_kb_mmcv_find(const el_kb *kb, const char *package, const char *version)
 {
+	kb = el_kb_ready(kb, &mmcv_built, build_mmcv);
 	for (size_t i = 0; version && i < kb->nmmcv; i++)
 		if (envlock_version_cmp(kb->mmcv[i].version, version) == 0 &&
 		    (!package || strcmp(kb->mmcv[i].package, package) == 0))

@@ -32,7 +32,9 @@ static int wheel_order(const void *a, const void *b)
 	return envlock_version_cmp(y->cuda, x->cuda);
 }
 
-void el_kb_build_pytorch(el_kb *kb)
+static bool wheels_built;
+
+static void build_wheels(el_kb *kb)
 {
 	const cJSON *t, *row;
 
@@ -56,6 +58,13 @@ void el_kb_build_pytorch(el_kb *kb)
 		free((void *)pins.v);
 	}
 	qsort(kb->wheels, kb->nwheels, sizeof(*kb->wheels), wheel_order);
+}
+
+static bool pythons_built;
+
+static void build_pythons(el_kb *kb)
+{
+	const cJSON *t, *row;
 
 	kb->pythons = el_kb_rows(kb, "torch_python", sizeof(*kb->pythons), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
@@ -66,6 +75,14 @@ void el_kb_build_pytorch(el_kb *kb)
 		p->python_max = el_kb_need_str(row, "python_max", "torch_python");
 		p->source = el_kb_row_source(t, row);
 	}
+}
+
+static bool archs_built;
+
+static void build_archs(el_kb *kb)
+{
+	const cJSON *t, *row;
+
 	kb->archs = el_kb_rows(kb, "torch_arch", sizeof(*kb->archs), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
 		el_kb_torch_arch *a = &kb->archs[kb->narchs++];
@@ -76,6 +93,14 @@ void el_kb_build_pytorch(el_kb *kb)
 		a->ptx = el_kb_strings(row, "ptx", "torch_arch");
 		a->source = el_kb_row_source(t, row);
 	}
+}
+
+static bool glibcs_built;
+
+static void build_glibcs(el_kb *kb)
+{
+	const cJSON *t, *row;
+
 	kb->glibcs = el_kb_rows(kb, "torch_glibc", sizeof(*kb->glibcs), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
 		el_kb_torch_glibc *g = &kb->glibcs[kb->nglibcs++];
@@ -86,6 +111,14 @@ void el_kb_build_pytorch(el_kb *kb)
 		g->tag = el_jget_str(row, "tag");
 		g->source = el_kb_row_source(t, row);
 	}
+}
+
+static bool cudnns_built;
+
+static void build_cudnns(el_kb *kb)
+{
+	const cJSON *t, *row;
+
 	kb->cudnns = el_kb_rows(kb, "torch_cudnn", sizeof(*kb->cudnns), &t);
 	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
 		el_kb_torch_cudnn *c = &kb->cudnns[kb->ncudnns++];
@@ -99,12 +132,14 @@ void el_kb_build_pytorch(el_kb *kb)
 
 const el_kb_torch_wheel *el_kb_torch_wheels(const el_kb *kb, size_t *n)
 {
+	kb = el_kb_ready(kb, &wheels_built, build_wheels);
 	*n = kb->nwheels;
 	return kb->wheels;
 }
 
 const el_kb_torch_wheel *el_kb_torch_wheel_find(const el_kb *kb, const char *torch, const char *variant)
 {
+	kb = el_kb_ready(kb, &wheels_built, build_wheels);
 	for (size_t i = 0; torch && variant && i < kb->nwheels; i++)
 		if (strcmp(kb->wheels[i].variant, variant) == 0 && envlock_version_cmp(kb->wheels[i].torch, torch) == 0)
 			return &kb->wheels[i];
@@ -113,12 +148,14 @@ const el_kb_torch_wheel *el_kb_torch_wheel_find(const el_kb *kb, const char *tor
 
 const el_kb_torch_python *el_kb_torch_pythons(const el_kb *kb, size_t *n)
 {
+	kb = el_kb_ready(kb, &pythons_built, build_pythons);
 	*n = kb->npythons;
 	return kb->pythons;
 }
 
 const el_kb_torch_python *el_kb_torch_python_of(const el_kb *kb, const char *torch)
 {
+	kb = el_kb_ready(kb, &pythons_built, build_pythons);
 	for (size_t i = 0; torch && i < kb->npythons; i++)
 		if (el_version_in_release(torch, kb->pythons[i].torch))
 			return &kb->pythons[i];
@@ -136,6 +173,7 @@ static bool list_has_release(const el_kb_list *l, const char *v)
 
 const el_kb_torch_arch *el_kb_torch_arch_of(const el_kb *kb, const char *torch, const char *cuda)
 {
+	kb = el_kb_ready(kb, &archs_built, build_archs);
 	for (size_t i = 0; torch && cuda && i < kb->narchs; i++)
 		if (el_version_in_release(torch, kb->archs[i].torch) && list_has_release(&kb->archs[i].cuda, cuda))
 			return &kb->archs[i];
@@ -146,6 +184,7 @@ const el_kb_torch_glibc *el_kb_torch_glibc_of(const el_kb *kb, const char *torch
 {
 	const el_kb_torch_glibc *any = NULL;
 
+	kb = el_kb_ready(kb, &glibcs_built, build_glibcs);
 	for (size_t i = 0; torch && i < kb->nglibcs; i++) {
 		const el_kb_torch_glibc *g = &kb->glibcs[i];
 
@@ -164,6 +203,7 @@ const el_kb_torch_glibc *el_kb_torch_glibc_of(const el_kb *kb, const char *torch
 
 const el_kb_torch_cudnn *el_kb_torch_cudnn_of(const el_kb *kb, const char *torch, const char *cuda)
 {
+	kb = el_kb_ready(kb, &cudnns_built, build_cudnns);
 	for (size_t i = 0; torch && cuda && i < kb->ncudnns; i++)
 		if (el_version_in_release(torch, kb->cudnns[i].torch) && el_version_in_release(cuda, kb->cudnns[i].cuda))
 			return &kb->cudnns[i];

@@ -1,5 +1,5 @@
 /* Reading the knowledge's tables and rows: what every part of it (nvidia.c, pytorch.c, openmmlab.c) reads with. */
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,24 +9,25 @@
 #include "util/version.h"
 #include "util/xalloc.h"
 
-void el_kb_fatal(const char *fmt, ...)
+const el_kb *el_kb_ready(const el_kb *kb, bool *built, void (*build)(el_kb *))
 {
-	va_list ap;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
-	fputs("envlock: fatal: built-in knowledge: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
+	if (__atomic_load_n(built, __ATOMIC_ACQUIRE))
+		return kb;
+	pthread_mutex_lock(&mu);
+	if (!*built) {
+		build((el_kb *)kb); /* the one instance, el_kb_builtin's, which is not const */
+		__atomic_store_n(built, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&mu);
+	return kb;
 }
 
 const cJSON *el_kb_table(const el_kb *kb, const char *name)
 {
-	for (size_t i = 0; name && i < kb->ntables; i++)
-		if (strcmp(kb->tables[i].name, name) == 0)
-			return kb->tables[i].table;
-	return NULL;
+	(void)kb;
+	return el_kb_find_table(name);
 }
 
 const cJSON *el_kb_need_table(const el_kb *kb, const char *name)
@@ -42,13 +43,6 @@ void *el_kb_rows(const el_kb *kb, const char *name, size_t size, const cJSON **t
 {
 	*table = el_kb_need_table(kb, name);
 	return el_xcalloc((size_t)cJSON_GetArraySize(el_jget(*table, "rows")) + 1, size);
-}
-
-const char *el_kb_row_source(const cJSON *table, const cJSON *row)
-{
-	const char *s = el_jget_str(row, "source");
-
-	return s ? s : el_jget_str(table, "source");
 }
 
 const char *el_kb_need_str(const cJSON *row, const char *key, const char *table)

@@ -20,7 +20,7 @@ const cJSON *el_rules_table(const envlock_rules *rules, const char *name)
 {
 	const cJSON *t = el_jget(el_jget(rules->doc, "tables"), name);
 
-	return t ? t : el_kb_table(el_kb_builtin(), name);
+	return t ? t : el_kb_find_table(name);
 }
 
 long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda)
@@ -58,7 +58,7 @@ static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
 		if (!el_rule_kind(kind))
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': unknown kind '%s'", name, id, kind);
 		if (table && !cJSON_IsArray(el_jget(el_jget(tables, table), "rows")) &&
-		    !el_kb_table(el_kb_builtin(), table))
+		    !el_kb_has_table(table))
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': no table '%s' with \"rows\", here or in envlock's knowledge",
 					    name, id, table);
 		if (!table && !el_jget_str(r, "source"))

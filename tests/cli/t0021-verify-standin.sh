@@ -100,8 +100,8 @@ check_grep "toolchain: the reason quotes it" "^nvcc 11.8.89 failed: .*unsupporte
 # what the fix must say, from the shipped rules and this machine's gcc
 max=$("$PYTHON" -c '
 import json, sys
-t = json.load(open(sys.argv[1]))["tables"]["nvcc_gcc"]["rows"]
-print(next(r["max_gcc"] for r in t if r["cuda"] == "11.8"))' "$top/knowledge/nvidia.json")
+t = json.load(open(sys.argv[1]))["rows"]
+print(next(r["max_gcc"] for r in t if r["cuda"] == "11.8"))' "$top/knowledge/nvidia/nvcc_gcc.json")
 gcc_major=$(gcc -dumpversion | cut -d. -f1)
 stage toolchain fix >"$scratch/f"
 if [ "$gcc_major" -gt "$max" ]; then

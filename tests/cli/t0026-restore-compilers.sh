@@ -16,8 +16,8 @@ c = json.load(open(sys.argv[1]))['cuda']
 print(next(t['version'] for t in c['toolkits'] if t['home'] == c['default']))" "$lock")
 rel=$(echo "$cuda" | cut -d. -f1-2)
 N=$("$PYTHON" -c 'import json, sys
-t = json.load(open(sys.argv[1]))["tables"]["nvcc_gcc"]["rows"]
-print(next(r["max_gcc"] for r in t if r["cuda"] == sys.argv[2]))' "$top/knowledge/nvidia.json" "$rel")
+t = json.load(open(sys.argv[1]))["rows"]
+print(next(r["max_gcc"] for r in t if r["cuda"] == sys.argv[2]))' "$top/knowledge/nvidia/nvcc_gcc.json" "$rel")
 check_eq "the lock's default toolkit is CUDA 10.2 (with nvcc)" "10.2 True" \
 	"$rel $("$PYTHON" -c "
 import json, sys

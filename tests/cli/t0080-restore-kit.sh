@@ -373,8 +373,8 @@ print("%s %s, builds: %d" % (a[k], a[k + 1], sum("build mmcv" in i["what"] for i
 # against a fixture tree (as t0026 does), the golden lock's CUDA 10.2 taking gcc up to N
 if [ -d "$FIXTURES/no-nvidia" ]; then
 	N=$("$PYTHON" -c 'import json, sys
-t = json.load(open(sys.argv[1]))["tables"]["nvcc_gcc"]["rows"]
-print(next(r["max_gcc"] for r in t if r["cuda"] == "10.2"))' "$top/knowledge/nvidia.json")
+t = json.load(open(sys.argv[1]))["rows"]
+print(next(r["max_gcc"] for r in t if r["cuda"] == "10.2"))' "$top/knowledge/nvidia/nvcc_gcc.json")
 	cp -a "$FIXTURES/no-nvidia" fit
 	mkdir -p "fit/usr/lib/gcc/x86_64-linux-gnu/$N" fit/opt/py/bin
 	printf '#!/bin/sh\n' >"fit/usr/bin/gcc-$N" && cp "fit/usr/bin/gcc-$N" "fit/usr/bin/g++-$N" &&

@@ -1,5 +1,5 @@
 """Does any stack fit? A brute-force enumeration over envlock's knowledge
-files (knowledge/*.json), written apart from lib/solve: every torch wheel,
+files (knowledge/*/*.json), written apart from lib/solve: every torch wheel,
 every mmcv release, every combination of the codebases' releases, each
 judged by the constraints as the knowledge states them. The solve tests
 compare its verdict with solve's: wherever this finds a stack, solve must
@@ -45,9 +45,12 @@ def spec_allows(spec, v):
 class Brute:
     def __init__(self, knowledge_dir):
         t = {}
-        for f in sorted(os.listdir(knowledge_dir)):
-            if f.endswith(".json"):
-                t.update(json.load(open(os.path.join(knowledge_dir, f)))["tables"])
+        for part in sorted(os.listdir(knowledge_dir)):
+            d = os.path.join(knowledge_dir, part)
+            for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+                if f.endswith(".json"):
+                    doc = json.load(open(os.path.join(d, f)))
+                    t[doc["table"]] = doc
         rows = lambda n: t[n]["rows"]
         self.wheels = rows("torch_wheels")
         self.python = {r["torch"]: (r["python_min"], r["python_max"]) for r in rows("torch_python")}
@@ -121,7 +124,7 @@ class Brute:
 
     def mmcv_ok(self, m, w, rel, gpu):
         cuda = w["cuda"]
-        if [cuda or "cpu", release(w["torch"]) + ".x"] in rel["wheels"]:
+        if release(w["torch"]) + ".x" in rel["wheels"].get(cuda or "cpu", []):
             return True
         if not gpu:
             return True  # a CPU build needs only the compiler

@@ -9,7 +9,11 @@
  */
 #include "unit.h"
 
+#include <glob.h>
+
+#include "knowledge/internal.h"
 #include "knowledge/knowledge.h"
+#include "util/hash.h"
 #include "util/version.h"
 
 #define MATRIX "../shared/data/matrix"
@@ -508,9 +512,49 @@ static void nvidia_match_shared(void **state)
 	cJSON_Delete(doc);
 }
 
+static int by_bytes(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The binary holds every file of knowledge/ (run from the source tree),
+ * each table parses under its file's name, and the digest computed when
+ * envlock was built is the digest of what it holds.
+ */
+static void tables_are_the_files(void **state)
+{
+	glob_t g;
+	size_t n = 0;
+	el_sha256 *h = el_sha256_begin();
+	char hex[EL_SHA256_HEX];
+
+	(void)state;
+	assert_int_equal(glob("knowledge/*/*.json", GLOB_NOSORT, NULL, &g), 0);
+	qsort(g.gl_pathv, g.gl_pathc, sizeof(*g.gl_pathv), by_bytes); /* make's $(sort), whatever the locale */
+	for (const el_kb_file *f = el_kb_files; f->name; f++, n++) {
+		const cJSON *t = el_kb_find_table(f->name);
+
+		assert_true(n < g.gl_pathc);
+		assert_string_equal(f->path, g.gl_pathv[n]);
+		assert_non_null(t);
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "table")), f->name);
+		assert_true(el_kb_has_table(f->name));
+		el_sha256_update(h, f->path, strlen(f->path) + 1);
+		el_sha256_update(h, f->text, strlen(f->text));
+	}
+	assert_int_equal(n, g.gl_pathc);
+	el_sha256_end(h, hex);
+	assert_string_equal(hex, el_kb_files_digest);
+	assert_null(el_kb_find_table("no_such_table"));
+	assert_false(el_kb_has_table("no_such_table"));
+	globfree(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tables_are_the_files),
 		cmocka_unit_test(known_facts),
 		cmocka_unit_test(guards_match_shared),
 		cmocka_unit_test(mmcv_wheels_match_shared),

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:ad9a8f607106219750e39b8610a9070412d2212c14d67285ae7814dfce3e521f,
+# sha256:fe590d4429deefe78c5d92eb3f7a7925ded816db1a454866c02667b1fc2daa1e,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:ad9a8f607106219750e39b8610a9070412d2212c14d67285ae7814dfce3e521f"
+LABEL envlock.lock-id="sha256:fe590d4429deefe78c5d92eb3f7a7925ded816db1a454866c02667b1fc2daa1e"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:8a9638bd5202b7302d258e23bb1d8476a9b86775992631548826b7d628aea471,
+# sha256:9cf8e2b64d81174266c8ba1022e6075c0ccdc2dc080fd4cbfb24a2f145a1ca81,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:8a9638bd5202b7302d258e23bb1d8476a9b86775992631548826b7d628aea471"
+LABEL envlock.lock-id="sha256:9cf8e2b64d81174266c8ba1022e6075c0ccdc2dc080fd4cbfb24a2f145a1ca81"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -58,7 +58,9 @@ static int parse_stack(judge *j, envlock_ctx *ctx, char *text)
 
 	for (char *s = text, *tok; (tok = strsep(&s, " \t\n,")) != NULL;) {
 		char *eq = strstr(tok, "=="), *name;
-		const char *ver;
+		const char *ver, *package;
+		const el_kb_codebase *cb;
+		sv_kind kind;
 
 		if (!*tok)
 			continue;
@@ -67,25 +69,33 @@ static int parse_stack(judge *j, envlock_ctx *ctx, char *text)
 		*eq = '\0';
 		ver = eq + 2;
 		name = el_pep503_name(tok);
-		if (strcmp(name, "python") == 0)
-			j->python = ver;
-		else if (strcmp(name, "torch") == 0)
-			j->torch = ver;
-		else if (strcmp(name, "torchvision") == 0)
-			j->vision = ver;
-		else if (strcmp(name, "mmcv") == 0 || strcmp(name, "mmcv-full") == 0)
-			j->mmcv = ver, j->mmcv_package = strcmp(name, "mmcv") == 0 ? "mmcv" : "mmcv-full";
-		else if (strcmp(name, "mmengine") == 0)
-			j->engine = ver;
-		else if (el_kb_codebase_find(kb, name) && j->ncbs < SV_MAX_REQUESTS) {
-			j->cbs[j->ncbs].cb = el_kb_codebase_find(kb, name);
-			j->cbs[j->ncbs++].version = ver;
-		} else {
+		if (!sv_layer_of(kb, name, &kind, &package, &cb) || (kind == SV_CODEBASE && j->ncbs == SV_MAX_REQUESTS)) {
 			free(name);
 			return el_error_set(ctx, ENVLOCK_EINVAL, "%s: envlock does not judge '%s' (it knows python, torch, torchvision, mmcv, mmcv-full, mmengine and the OpenMMLab codebases)",
 					    sv_opt(j->p, "stack"), tok);
 		}
 		free(name);
+		switch (kind) {
+		case SV_PYTHON:
+			j->python = ver;
+			break;
+		case SV_TORCH:
+			j->torch = ver;
+			break;
+		case SV_TORCHVISION:
+			j->vision = ver;
+			break;
+		case SV_MMCV:
+			j->mmcv = ver, j->mmcv_package = package;
+			break;
+		case SV_MMENGINE:
+			j->engine = ver;
+			break;
+		case SV_CODEBASE:
+			j->cbs[j->ncbs].cb = cb;
+			j->cbs[j->ncbs++].version = ver;
+			break;
+		}
 	}
 	if (!j->python && !j->torch && !j->mmcv && !j->ncbs)
 		return el_error_set(ctx, ENVLOCK_EINVAL, "%s: no pins (give them as 'python==3.7 torch==1.10.0+cu102 mmcv-full==1.7.0 mmdet==2.25.1')",

@@ -193,11 +193,6 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 	return 0;
 }
 
-static void json_str_or_null(cJSON *o, const char *k, const char *v)
-{
-	el_jset_str_or_null(o, k, v);
-}
-
 int envlock_solution_print_json(const envlock_solution *sol, envlock_ctx *ctx, FILE *out)
 {
 	const sv_problem *p = &sol->p;
@@ -206,19 +201,19 @@ int envlock_solution_print_json(const envlock_solution *sol, envlock_ctx *ctx, F
 	int rc;
 
 	m = el_jset_obj(doc, "machine");
-	json_str_or_null(m, "from", sol->from);
-	json_str_or_null(m, "os", p->m.os);
-	json_str_or_null(m, "glibc", p->m.glibc);
-	json_str_or_null(m, "driver", p->m.driver);
-	json_str_or_null(m, "gcc", p->m.gcc);
-	json_str_or_null(m, "python", p->m.python);
+	el_jset_str_or_null(m, "from", sol->from);
+	el_jset_str_or_null(m, "os", p->m.os);
+	el_jset_str_or_null(m, "glibc", p->m.glibc);
+	el_jset_str_or_null(m, "driver", p->m.driver);
+	el_jset_str_or_null(m, "gcc", p->m.gcc);
+	el_jset_str_or_null(m, "python", p->m.python);
 	a = el_jset_arr(m, "gpus");
 	for (size_t i = 0; i < p->m.ngpus; i++) {
 		o = el_jpush_obj(a);
 		el_jset_str(o, "name", p->m.gpus[i].name);
-		json_str_or_null(o, "compute_capability", p->m.gpus[i].cc);
-		json_str_or_null(o, "compute_capability_source", p->m.gpus[i].cc_source);
-		json_str_or_null(o, "architecture", p->m.gpus[i].arch ? p->m.gpus[i].arch->name : NULL);
+		el_jset_str_or_null(o, "compute_capability", p->m.gpus[i].cc);
+		el_jset_str_or_null(o, "compute_capability_source", p->m.gpus[i].cc_source);
+		el_jset_str_or_null(o, "architecture", p->m.gpus[i].arch ? p->m.gpus[i].arch->name : NULL);
 	}
 	a = el_jset_arr(m, "nvcc");
 	for (size_t i = 0; i < p->m.nnvcc; i++)
@@ -244,9 +239,9 @@ int envlock_solution_print_json(const envlock_solution *sol, envlock_ctx *ctx, F
 
 			el_jset_str(x, "name", s->layers[k].name);
 			el_jset_str(x, "version", s->layers[k].version);
-			json_str_or_null(x, "variant", s->layers[k].variant);
+			el_jset_str_or_null(x, "variant", s->layers[k].variant);
 			el_jset_str(x, "why", s->layers[k].why);
-			json_str_or_null(x, "source", s->layers[k].source);
+			el_jset_str_or_null(x, "source", s->layers[k].source);
 		}
 		l = el_jset_arr(o, "pins");
 		for (size_t k = 0; k < s->npins; k++)
@@ -262,7 +257,7 @@ int envlock_solution_print_json(const envlock_solution *sol, envlock_ctx *ctx, F
 			el_jset_str(x, "candidate", s->ruled[k].candidate);
 			el_jset_str(x, "constraint", s->ruled[k].constraint);
 			el_jset_str(x, "why", s->ruled[k].why);
-			json_str_or_null(x, "source", s->ruled[k].source);
+			el_jset_str_or_null(x, "source", s->ruled[k].source);
 		}
 		l = el_jset_arr(o, "notes");
 		for (size_t k = 0; k < s->nnotes; k++)
@@ -274,8 +269,8 @@ int envlock_solution_print_json(const envlock_solution *sol, envlock_ctx *ctx, F
 		o = el_jset_obj(doc, "none_fits");
 		el_jset_str(o, "binding", sol->none.binding);
 		el_jset_str(o, "why", sol->none.why);
-		json_str_or_null(o, "source", sol->none.source);
-		json_str_or_null(o, "smallest_change", sol->none.change);
+		el_jset_str_or_null(o, "source", sol->none.source);
+		el_jset_str_or_null(o, "smallest_change", sol->none.change);
 		el_jset_bool(o, "cpu_stacks", sol->none.cpu_stacks);
 	}
 	rc = el_json_write_term(doc, &b, 2);

@@ -53,6 +53,27 @@ static char *known_names(const el_kb *kb)
 	return el_buf_detach(&b);
 }
 
+bool sv_layer_of(const el_kb *kb, const char *canon, sv_kind *kind, const char **package, const el_kb_codebase **cb)
+{
+	*package = NULL;
+	*cb = NULL;
+	if (strcmp(canon, "python") == 0)
+		*kind = SV_PYTHON;
+	else if (strcmp(canon, "torch") == 0)
+		*kind = SV_TORCH;
+	else if (strcmp(canon, "torchvision") == 0)
+		*kind = SV_TORCHVISION;
+	else if (strcmp(canon, "mmcv") == 0 || strcmp(canon, "mmcv-full") == 0)
+		*kind = SV_MMCV, *package = strcmp(canon, "mmcv") == 0 ? "mmcv" : "mmcv-full";
+	else if (strcmp(canon, "mmengine") == 0)
+		*kind = SV_MMENGINE;
+	else if ((*cb = el_kb_codebase_find(kb, canon)) != NULL)
+		*kind = SV_CODEBASE;
+	else
+		return false;
+	return true;
+}
+
 /* Does any release the knowledge has for r meet its spec? */
 static bool some_release(const sv_request *r, const el_kb *kb, const sv_problem *p)
 {
@@ -117,19 +138,7 @@ static int parse_into(sv_request *r, envlock_ctx *ctx, const el_kb *kb, const sv
 	for (size_t k = strlen(r->spec); k > 0 && isspace((unsigned char)r->spec[k - 1]); k--)
 		r->spec[k - 1] = '\0';
 	r->origin = el_xstrdup(origin);
-	if (strcmp(canon, "python") == 0)
-		r->kind = SV_PYTHON;
-	else if (strcmp(canon, "torch") == 0)
-		r->kind = SV_TORCH;
-	else if (strcmp(canon, "torchvision") == 0)
-		r->kind = SV_TORCHVISION;
-	else if (strcmp(canon, "mmcv") == 0 || strcmp(canon, "mmcv-full") == 0)
-		r->kind = SV_MMCV, r->package = strcmp(canon, "mmcv") == 0 ? "mmcv" : "mmcv-full";
-	else if (strcmp(canon, "mmengine") == 0)
-		r->kind = SV_MMENGINE;
-	else if ((r->codebase = el_kb_codebase_find(kb, canon)) != NULL)
-		r->kind = SV_CODEBASE;
-	else {
+	if (!sv_layer_of(kb, canon, &r->kind, &r->package, &r->codebase)) {
 		free(canon);
 		names = known_names(kb);
 		el_error_set(ctx, ENVLOCK_EINVAL, "%s: envlock does not plan '%s' (it plans %s)", origin, name, names);

@@ -57,6 +57,9 @@ long sv_newest_branch(const sv_machine *m, const el_kb *kb);
 
 typedef enum { SV_PYTHON, SV_TORCH, SV_TORCHVISION, SV_MMCV, SV_MMENGINE, SV_CODEBASE } sv_kind;
 
+/* The layer a PEP 503 name asks for; the mmcv family's package or the codebase with it. False when envlock knows no such layer. */
+bool sv_layer_of(const el_kb *kb, const char *canon, sv_kind *kind, const char **package, const el_kb_codebase **cb);
+
 #define SV_MAX_REQUESTS 32
 
 typedef struct {

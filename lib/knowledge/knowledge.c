@@ -36,8 +36,8 @@ const char *el_kb_row_source(const cJSON *table, const cJSON *row)
 	return s ? s : el_jget_str(table, "source");
 }
 
-/* Count the tables and refuse a name given twice. */
-static void index_all(void)
+/* Count the tables (el_kb_files) and refuse a name given twice. */
+static void count_tables(void)
 {
 	for (const el_kb_file *f = el_kb_files; f->name; f++) {
 		for (const el_kb_file *g = el_kb_files; g < f; g++)
@@ -86,7 +86,7 @@ static size_t table_index(const char *name)
 {
 	size_t i = 0;
 
-	pthread_once(&counted, index_all);
+	pthread_once(&counted, count_tables);
 	while (name && i < the_kb.ntables && strcmp(el_kb_files[i].name, name) != 0)
 		i++;
 	return name ? i : the_kb.ntables;
@@ -112,6 +112,6 @@ void el_kb_digest_into(el_sha256 *h)
 
 const el_kb *el_kb_builtin(void)
 {
-	pthread_once(&counted, index_all);
+	pthread_once(&counted, count_tables);
 	return &the_kb;
 }

@@ -80,6 +80,9 @@ check_eq "mmpose 1.3.1 without a recorded range: its tag's range admits mmcv 2.1
 
 variant cpu 'd["frameworks"]["torch"]["version"] = "1.10.0+cpu"; d["frameworks"]["torch"]["cuda"] = None; d["frameworks"]["torch"]["cpu_only"] = True'
 check_eq "torch 1.10.0+cpu on a GPU machine: breaking" "breaking" "$(finding "$scratch/cpu.json" torch-cpu-only-on-gpu severity)"
+check_eq "its fix: the CUDA build of the same torch this driver runs, as PyTorch's own command of that era" \
+	"pip install torch==1.10.0+cu102 torchvision==0.11.0+cu102 -f https://download.pytorch.org/whl/torch_stable.html" \
+	"$(finding "$scratch/cpu.json" torch-cpu-only-on-gpu fix)"
 
 variant cu113 'd["frameworks"]["torch"]["version"] = "1.10.0+cu113"; d["frameworks"]["torch"]["cuda"] = "11.3"; d["gpu"]["driver"]["version"] = "440.33.01"'
 check_eq "torch built for cu113 on driver 440: breaking" "breaking" "$(finding "$scratch/cu113.json" torch-cuda-newer-than-driver severity)"

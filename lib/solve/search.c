@@ -523,7 +523,8 @@ void sv_search(const sv_problem *p, sv_result *r)
 		}
 		sv_fail_release(&f);
 	}
-	qsort_r(r->v, r->n, sizeof(*r->v), by_rank, (void *)p);
+	if (r->n > 1) /* none found: r->v is NULL, which qsort_r may not be given */
+		qsort_r(r->v, r->n, sizeof(*r->v), by_rank, (void *)p);
 }
 
 void sv_result_release(sv_result *r)

@@ -120,6 +120,10 @@ static bool same_conda_archive(const conda_index *ia, const conda_index *ib, con
 
 static void compare_items(envlock_diff *d, const el_view *va, const el_view *vb, int all)
 {
+	const el_diff_scene scene = {
+		.gpu = va->gpu.ndevices > 0 || vb->gpu.ndevices > 0,
+		.frameworks = (d->tab.mask & (1u << EL_SEC_FRAMEWORKS)) != 0,
+	};
 	el_strpool *pool = &d->tab.pool;
 	conda_index ia, ib;
 	bool indexed = false;
@@ -149,7 +153,7 @@ static void compare_items(envlock_diff *d, const el_view *va, const el_view *vb,
 		x->e.a = el_strpool_get(pool, a);
 		x->e.b = el_strpool_get(pool, b);
 		if (change != ENVLOCK_DIFF_SAME) {
-			x->e.severity = el_diff_classify(x->section, x->e.key, x->e.a, x->e.b, &reason);
+			x->e.severity = el_diff_classify(x->section, x->e.key, x->e.a, x->e.b, &scene, &reason);
 			x->e.reason = el_strpool_str(pool, reason);
 			free(reason);
 		}

@@ -116,14 +116,25 @@ void el_flat_view(el_flat *fl, const el_view *view);
 void el_itab_add_flat(el_itab *t, const el_flat *fl, uint32_t file);
 void el_flat_release(el_flat *fl);
 
+/* What a comparison knows beside an item's two values. */
+typedef struct {
+	bool gpu;        /* a lock records an NVIDIA GPU */
+	bool frameworks; /* the frameworks section is compared (not where one lock is an imported list) */
+} el_diff_scene;
+
 /*
  * The severity of an item going from a to b (NULL: absent): risky for
  * the core items (CUDA release, cuDNN, driver major, gcc major, Python
- * major.minor, torch, mmcv, mmdet) when the part that matters changed,
- * info otherwise. *reason gets a malloc'd line for risky ones, else NULL.
+ * major.minor, torch, mmcv, mmdet, the CUDA runtime and cuDNN any
+ * framework module loads) when the part that matters changed, and for
+ * torch between two CUDA builds; breaking for torch to or from a CPU-only
+ * build where scene says there is a GPU; info otherwise. Where the
+ * frameworks are not compared, pip's entries for them are judged as
+ * theirs. scene may be NULL (nothing known). *reason gets a malloc'd
+ * line for risky and breaking ones, else NULL.
  */
 envlock_severity el_diff_classify(int section, const char *key, const char *a,
-				  const char *b, char **reason);
+				  const char *b, const el_diff_scene *scene, char **reason);
 
 /* One entry of a two-way diff, with what sorting needs. */
 typedef struct {

@@ -198,7 +198,7 @@ static envlock_severity odd_severity(const el_item *it, const el_drift_row *r, c
 
 	if (it->finding)
 		return value ? (envlock_severity)(it->finding - 1) : ENVLOCK_SEV_INFO;
-	s = el_diff_classify(r->section, r->pub.key, r->pub.majority, value, &reason);
+	s = el_diff_classify(r->section, r->pub.key, r->pub.majority, value, NULL, &reason);
 	free(reason);
 	return s;
 }

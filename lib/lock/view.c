@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 #include "view.h"
@@ -615,6 +616,84 @@ static void build_frameworks(el_view *v, const cJSON *sec)
 	}
 }
 
+/* A copy of s[0..n) in the view's arena. */
+static const char *view_strndup(el_view *v, const char *s, size_t n)
+{
+	char *c = view_alloc(v, n + 1, 1);
+
+	memcpy(c, s, n);
+	return c;
+}
+
+/* The CUDA release of a pip local version ("+cu113" -> "11.3", "+cu92" -> "9.2"); NULL for any other. */
+static const char *local_cuda(el_view *v, const char *version)
+{
+	const char *l = version ? strchr(version, '+') : NULL;
+	size_t n;
+	char buf[16];
+
+	if (!l || strncmp(l, "+cu", 3) != 0 || (n = strspn(l + 3, "0123456789")) < 2 || n > 4 || l[3 + n])
+		return NULL;
+	/* the last digit is the minor: cu113 is 11.3, cu92 is 9.2, cu102 is 10.2 */
+	snprintf(buf, sizeof(buf), "%.*s.%c", (int)n - 1, l + 3, l[3 + n - 1]);
+	return view_strndup(v, buf, strlen(buf));
+}
+
+/* The CUDA release of a conda build string ("py3.7_cuda10.2_cudnn7.6.5_0" -> "10.2"), or NULL. */
+static const char *conda_build_cuda(el_view *v, const char *build)
+{
+	const char *c = build ? strstr(build, "cuda") : NULL;
+	size_t n;
+
+	if (!c || !(n = strspn(c + 4, "0123456789.")) || c[4] == '.')
+		return NULL;
+	return view_strndup(v, c + 4, n);
+}
+
+/*
+ * An imported lock (a pip freeze or conda list) has no frameworks section:
+ * what its list says is installed stands for it, so check and diff judge
+ * an imported lock by the same rules as a saved one. Such a framework is
+ * present but not recorded (no file was read): its version, its torch
+ * CUDA build from the local version or the conda build string, and its
+ * distribution. A conda package counts where pip lists none.
+ */
+static void frameworks_from_lists(el_view *v)
+{
+	for (size_t i = 0; el_frameworks[i].key; i++) {
+		el_framework *f = &v->frameworks[i];
+		const el_framework_info *info = &el_frameworks[i];
+		const char *name = NULL, *version = NULL, *build = NULL;
+
+		if (f->st.recorded)
+			return; /* a frameworks section, of any envlock: it speaks */
+		for (size_t k = 0; k < v->pip.ndists && !version; k++) {
+			char *canon = v->pip.dists[k].name ? el_pep503_name(v->pip.dists[k].name) : NULL;
+
+			for (size_t d = 0; canon && info->dists[d] && !version; d++)
+				if (strcmp(canon, info->dists[d]) == 0)
+					name = info->dists[d], version = v->pip.dists[k].version;
+			free(canon);
+		}
+		for (size_t k = 0; k < v->conda.npackages && !version; k++) {
+			const el_conda_package *c = &v->conda.packages[k];
+
+			if (c->name && info->conda && strcmp(c->name, info->conda) == 0)
+				name = info->dists[0], version = c->version, build = c->build;
+		}
+		if (!version)
+			continue;
+		f->st.present = true;
+		f->version = version;
+		f->version_source = v->partial_from;
+		if (info->flags & EL_FW_MMCV_FAMILY)
+			f->package = name;
+		f->cuda = build ? conda_build_cuda(v, build) : local_cuda(v, version);
+		if ((build && strstr(build, "cpu")) || (!build && strstr(version, "+cpu")))
+			f->cpu_only = EL_YES;
+	}
+}
+
 static void build_env(el_view *v, const cJSON *o)
 {
 	v->env.st = state(o);
@@ -899,6 +978,8 @@ static void build_sections(el_view *v, const cJSON *doc)
 	build_conda(v, el_jget(doc, "conda"));
 	build_pip(v, el_jget(doc, "pip"));
 	build_frameworks(v, el_jget(doc, "frameworks"));
+	if (v->partial_from)
+		frameworks_from_lists(v);
 	build_env(v, el_jget(doc, "env"));
 	build_loads(v, el_jget(doc, "loads"));
 
@@ -1114,19 +1195,19 @@ void el_pip_indexes_free(el_pip_index *ix, size_t n)
 #define OMM (EL_FW_OPENMMLAB | EL_FW_MMCV_OPS | EL_FW_CITED | EL_FW_MMCV_RANGE)
 
 const el_framework_info el_frameworks[] = {
-	{ "torch", { "torch", NULL }, 0 },
-	{ "torchvision", { "torchvision", NULL }, 0 },
-	{ "mmcv", { "mmcv-full", "mmcv", "mmcv-lite", NULL }, EL_FW_OPENMMLAB },
-	{ "mmengine", { "mmengine", NULL }, EL_FW_OPENMMLAB },
-	{ "mmdet", { "mmdet", NULL }, OMM },
-	{ "mmpose", { "mmpose", NULL }, OMM },
-	{ "mmpretrain", { "mmpretrain", NULL }, OMM },
-	{ "mmseg", { "mmsegmentation", NULL }, OMM },
-	{ "mmdet3d", { "mmdet3d", NULL }, OMM },
-	{ "mmaction", { "mmaction2", NULL }, OMM },
-	{ "mmocr", { "mmocr", NULL }, OMM },
-	{ "mmcls", { "mmcls", NULL }, OMM },
-	{ NULL, { NULL }, 0 },
+	{ "torch", { "torch", NULL }, 0, "pytorch" },
+	{ "torchvision", { "torchvision", NULL }, 0, "torchvision" },
+	{ "mmcv", { "mmcv-full", "mmcv", "mmcv-lite", NULL }, EL_FW_OPENMMLAB | EL_FW_MMCV_FAMILY, NULL },
+	{ "mmengine", { "mmengine", NULL }, EL_FW_OPENMMLAB, NULL },
+	{ "mmdet", { "mmdet", NULL }, OMM, NULL },
+	{ "mmpose", { "mmpose", NULL }, OMM, NULL },
+	{ "mmpretrain", { "mmpretrain", NULL }, OMM, NULL },
+	{ "mmseg", { "mmsegmentation", NULL }, OMM, NULL },
+	{ "mmdet3d", { "mmdet3d", NULL }, OMM, NULL },
+	{ "mmaction", { "mmaction2", NULL }, OMM, NULL },
+	{ "mmocr", { "mmocr", NULL }, OMM, NULL },
+	{ "mmcls", { "mmcls", NULL }, OMM, NULL },
+	{ NULL, { NULL }, 0, NULL },
 };
 
 _Static_assert(sizeof(el_frameworks) / sizeof(el_frameworks[0]) == EL_FW_COUNT + 1,

@@ -302,12 +302,14 @@ enum {
 	EL_FW_MMCV_OPS = 1 << 1,  /* its models call mmcv's compiled ops (mmcv-full, or mmcv 2.x with ops) */
 	EL_FW_CITED = 1 << 2,     /* a library a paper builds on: named in report's citation line */
 	EL_FW_MMCV_RANGE = 1 << 3, /* its __init__.py asserts the mmcv versions it accepts */
+	EL_FW_MMCV_FAMILY = 1 << 4, /* mmcv: which distribution (mmcv-full, mmcv, mmcv-lite) is its package */
 };
 
 typedef struct {
 	const char *key;      /* the key under "frameworks", also its import name */
 	const char *dists[4]; /* its distributions (PEP 503 names), preferred first; NULL-ended */
 	unsigned flags;       /* EL_FW_* */
+	const char *conda;    /* its conda package's name, where it has one */
 } el_framework_info;
 
 /* The frameworks envlock records, in the order show and report list them; NULL-ended by key. */

@@ -112,8 +112,10 @@ static void build_of(el_fact_framework *x)
 	} else if (fw->hip) {
 		x->build = EL_BUILD_ROCM;
 		x->build_version = fw->hip;
-	} else {
+	} else if (fw->st.recorded || fw->cpu_only == EL_YES) {
 		x->build = EL_BUILD_CPU;
+	} else {
+		x->build = EL_BUILD_NONE; /* an imported list's torch without a local version: its build is not known */
 	}
 }
 
@@ -133,6 +135,7 @@ static void framework_facts(el_facts *f, const el_view *v)
 		if (x->mmcv) {
 			x->label = fw->package ? fw->package : "mmcv";
 			x->ops = fw->ops == EL_YES;
+			x->ops_known = fw->ops != EL_UNSET;
 		}
 		build_of(x);
 		f->nframeworks++;

@@ -50,6 +50,7 @@ typedef struct {
 	const char *build_version;      /* the CUDA or ROCm version of the build */
 	bool mmcv;                      /* this is mmcv, and ops: whether it has its compiled ops */
 	bool ops;
+	bool ops_known; /* mmcv: whether its ops were read at all (not in an imported list) */
 } el_fact_framework;
 
 typedef struct {

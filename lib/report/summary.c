@@ -334,7 +334,7 @@ static void framework_rows(el_report *r)
 		}
 		if (x->fw->git_version && strcmp(x->fw->info->key, "torch") == 0)
 			part(&p, "git %.*s", EL_REPORT_SHORT_HEX, x->fw->git_version);
-		if (x->mmcv) {
+		if (x->mmcv && x->ops_known) {
 			const char *cudart = x->fw->ops_cudart;
 
 			if (x->ops)

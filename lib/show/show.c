@@ -208,11 +208,15 @@ static void show_frameworks(shower *sh)
 			if (what) {
 				row(sh, "torch", "%s (%s build)", v, what);
 				fprintf(sh->out, "%-*s  built for %s %s\n", LABEL_WIDTH, "", what, T(sh, x->build_version));
-			} else {
+			} else if (x->build == EL_BUILD_CPU) {
 				row(sh, "torch", "%s (CPU-only build)", v);
+			} else {
+				row(sh, "torch", "%s", v);
 			}
-		} else if (x->mmcv) {
+		} else if (x->mmcv && x->ops_known) {
 			row(sh, T(sh, x->label), "%s (%s)", v, x->ops ? "ops" : "no compiled ops");
+		} else if (x->mmcv) {
+			row(sh, T(sh, x->label), "%s", v);
 		} else {
 			row(sh, x->label, "%s", v);
 		}

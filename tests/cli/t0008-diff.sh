@@ -18,7 +18,7 @@ check_eq "identical: nothing on stderr" "" "$(cat "$scratch/err")"
 check_status "diff of two machines" 1 $?
 check_eq "first section: gpu" "gpu" "$(sed -n 1p "$scratch/out")"
 check_eq "first line: the driver major changed" "  driver          450.142.00               → 535.129.03                 risky" "$(sed -n 2p "$scratch/out")"
-check_eq "the eight core changes are risky, in this order" \
+check_eq "the ten core changes are risky, in this order (torchvision and mmcv's ops run in torch's process: their CUDA runtime is core)" \
 "gpu driver 450.142.00 535.129.03
 cuda version 10.2.89 11.8.89
 cudnn version 8.2.1 8.9.7
@@ -26,16 +26,18 @@ compilers gcc 5.4.0 11.4.0
 python version 3.7.16 3.10.12
 frameworks mmcv 1.7.5 2.1.0
 frameworks mmdet 2.25.1 3.2.0
-frameworks torch 1.10.0+cu102 2.1.2+cu118" \
+frameworks torch 1.10.0+cu102 2.1.2+cu118
+loads mmcv libcudart /usr/local/cuda-10.2/lib64/libcudart.so.10.2.89
+loads torchvision libcudart /usr/local/cuda-10.2/lib64/libcudart.so.10.2.89" \
 "$(awk '/^[a-z]/ { s = $1 } / risky$/ && $1 !~ /^\// { print s, $1, $2, $4 }' "$scratch/out")"
 check_eq "within each section, nothing less severe comes before a risky line" "" \
 	"$(awk '/^[a-z]/ { info = 0; next } / info$/ { info = 1 } / risky$/ && info { print }' "$scratch/out")"
-check_eq "sections with a risky change come before info-only ones" "gpu cuda cudnn compilers python frameworks system conda pip loads env" \
+check_eq "sections with a risky change come before info-only ones" "gpu cuda cudnn compilers python frameworks loads system conda pip env" \
 	"$(grep '^[a-z]' "$scratch/out" | tr '\n' ' ' | sed 's/ $//')"
 verdict=$(tail -n 1 "$scratch/out")
 case "$verdict" in
-# the eight core changes, and B's finding that mmcv's ops load another CUDA runtime than torch
-"0 breaking, 9 risky, "*" info differences: core parts changed, B may not run what A runs") ok "verdict counts and says what it means" ;;
+# the ten core changes, and B's finding that mmcv's ops load another CUDA runtime than torch
+"0 breaking, 11 risky, "*" info differences: core parts changed, B may not run what A runs") ok "verdict counts and says what it means" ;;
 *) not_ok "verdict counts and says what it means"; echo "#   got: $verdict" ;;
 esac
 check_grep "conda and pip kept apart: conda numpy" "^  numpy  *1.21.6 py37h976b520_0 conda-forge  *→ (none)  *info$" "$scratch/out"

@@ -130,3 +130,52 @@ printf -- '-i ftp://mirror/simple\ntorch==1.0\n' >ftp.txt
 check_status "an index that is not http(s) or file: refused" 1 $?
 check_grep "naming it" "^envlock: ftp.txt:1: --index-url 'ftp://mirror/simple': " err
 if [ -e rel.lock.json ] || [ -e ftp.lock.json ]; then not_ok "nothing written on a refused file"; else ok "nothing written on a refused file"; fi
+
+# ---- an imported list is judged by the same rules as a saved lock: a colleague's pip freeze
+# against the 16.04 box's lock (torch 1.10.0+cu102, mmcv-full 1.7.5, mmdet 2.25.1, a V100)
+W=$GOLDEN/ubuntu1604-mmdet.lock.json
+"$PYTHON" - "$W" >colleague.txt <<'PY'
+import json, sys
+for d in json.load(open(sys.argv[1]))["pip"]["distributions"]:
+    v = {"torch": "1.10.0+cu113", "torchvision": "0.11.1+cu113", "mmcv-full": "1.4.0"}.get(d["name"], d["version"])
+    print("%s==%s" % (d["name"], v))
+PY
+"$ENVLOCK" import colleague.txt -o colleague.lock.json >/dev/null 2>&1
+"$ENVLOCK" diff "$W" colleague.lock.json --json >out 2>err
+check_status "diff of the box's lock and the colleague's pip freeze: differences" 1 $?
+diffrow() { # KEY FIELD: of the diff's entry for KEY in out
+	"$PYTHON" -c 'import json, sys
+for d in json.load(open("out"))["differences"]:
+    if d["key"] == sys.argv[1]: print(d[sys.argv[2]]); break' "$1" "$2"
+}
+check_eq "torch cu102 -> cu113: risky" "risky" "$(diffrow torch severity)"
+check_eq "with its reason: another CUDA runtime under torch" \
+	"torch's build cu102 → cu113: another CUDA runtime under torch, and extensions built against the old one (mmcv-full's ops) need rebuilding" \
+	"$(diffrow torch reason)"
+check_eq "mmcv-full 1.7.5 -> 1.4.0: risky, as mmcv in a saved lock's frameworks" "risky mmcv 1.7.5 → 1.4.0" \
+	"$(diffrow mmcv-full severity) $(diffrow mmcv-full reason)"
+check_eq "no longer 'no core part changed'" "0 breaking, 2 risky" \
+	"$("$PYTHON" -c 'import json; c = json.load(open("out"))["counts"]; print("%d breaking, %d risky" % (c["breaking"], c["risky"]))')"
+sed 's/^torch==.*/torch==1.10.0+cpu/' colleague.txt >cpu.txt
+"$ENVLOCK" import cpu.txt -o cpu.lock.json >/dev/null 2>&1
+"$ENVLOCK" diff "$W" cpu.lock.json --json >out 2>err
+check_eq "torch cu102 -> cpu, where A records a GPU: breaking" "breaking" "$(diffrow torch severity)"
+sed 's/^mmcv-full==.*/mmcv-full==1.7.5/' colleague.txt >bad.txt
+"$ENVLOCK" import bad.txt -o bad.lock.json >/dev/null 2>&1
+"$ENVLOCK" check bad.lock.json --json >out 2>err
+check_status "check of an imported list whose mmdet refuses its mmcv-full" 1 $?
+check_eq "mmdet 2.25.1 with mmcv-full 1.7.5: breaking, as check of the saved lock says" \
+	"mmcv-outside-mmdet-range breaking mmdet 2.25.1 / mmcv-full 1.7.5" \
+	"$("$PYTHON" -c 'import json
+for f in json.load(open("out"))["findings"]: print(f["rule"], f["severity"], f["subject"])')"
+"$ENVLOCK" check colleague.lock.json >out 2>err
+check_status "the colleague's own list (mmcv-full 1.4.0, inside mmdet 2.25.1's range): no finding" 0 $?
+
+# conda's explicit lists: pytorch's build string names its build
+for b in cuda10.2_cudnn7.6.5_0 cpu_0; do
+	printf '@EXPLICIT\nhttps://conda.anaconda.org/pytorch/linux-64/pytorch-1.10.0-py3.7_%s.tar.bz2#0123456789abcdef0123456789abcdef\n' "$b" >"pt-$b.txt"
+	"$ENVLOCK" import "pt-$b.txt" -o "pt-$b.lock.json" >/dev/null 2>&1
+done
+"$ENVLOCK" diff pt-cuda10.2_cudnn7.6.5_0.lock.json pt-cpu_0.lock.json --json >out 2>err
+check_eq "conda: pytorch cuda10.2 -> cpu (no GPU recorded): risky, with the builds" \
+	"risky torch's build cuda10.2 → cpu: torch changes between CPU-only and CUDA" "$(diffrow pytorch severity) $(diffrow pytorch reason)"

@@ -266,22 +266,71 @@ static void core_items_are_risky_when_what_matters_changes(void **state)
 
 static void core_item_appearing_is_risky(void **state)
 {
+	const el_diff_scene full = { .gpu = false, .frameworks = true };
 	char *reason = NULL;
 
 	(void)state;
-	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "mmdet", NULL, "2.25.1", &reason), ENVLOCK_SEV_RISKY);
+	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "mmdet", NULL, "2.25.1", &full, &reason), ENVLOCK_SEV_RISKY);
 	assert_string_equal(reason, "mmdet none → 2.25.1");
 	free(reason);
-	assert_int_equal(el_diff_classify(EL_SEC_CUDA, "version", "10.2.89", NULL, &reason), ENVLOCK_SEV_RISKY);
+	assert_int_equal(el_diff_classify(EL_SEC_CUDA, "version", "10.2.89", NULL, &full, &reason), ENVLOCK_SEV_RISKY);
 	assert_string_equal(reason, "CUDA release 10.2 → none");
 	free(reason);
-	assert_int_equal(el_diff_classify(EL_SEC_CUDNN, "version", "8.2.1", "8.2.4", &reason), ENVLOCK_SEV_RISKY);
+	assert_int_equal(el_diff_classify(EL_SEC_CUDNN, "version", "8.2.1", "8.2.4", &full, &reason), ENVLOCK_SEV_RISKY);
 	assert_string_equal(reason, "cuDNN 8.2.1 → 8.2.4");
 	free(reason);
-	/* same name, other section: not core */
-	assert_int_equal(el_diff_classify(EL_SEC_PIP, "torch", "1.10.0", "2.0.0", &reason), ENVLOCK_SEV_INFO);
+	/* same name, other section: not core, where the frameworks are compared */
+	assert_int_equal(el_diff_classify(EL_SEC_PIP, "torch", "1.10.0", "2.0.0", &full, &reason), ENVLOCK_SEV_INFO);
 	assert_null(reason);
-	assert_int_equal(el_diff_classify(EL_SEC_CUDA, "default", "/a", "/b", &reason), ENVLOCK_SEV_INFO);
+	assert_int_equal(el_diff_classify(EL_SEC_CUDA, "default", "/a", "/b", NULL, &reason), ENVLOCK_SEV_INFO);
+	assert_null(reason);
+}
+
+/* torch's builds, any module's CUDA runtime, and an imported list's entries standing for the frameworks */
+static void builds_modules_and_lists(void **state)
+{
+	const el_diff_scene gpu = { .gpu = true, .frameworks = true }, list = { .gpu = false, .frameworks = false };
+	const el_diff_scene list_gpu = { .gpu = true, .frameworks = false };
+	char *reason = NULL;
+
+	(void)state;
+	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "torch", "1.10.0+cu102", "1.10.0+cu113", &gpu, &reason), ENVLOCK_SEV_RISKY);
+	assert_non_null(strstr(reason, "torch's build cu102 → cu113: another CUDA runtime under torch"));
+	free(reason);
+	/* to or from +cpu: breaking where a GPU is recorded, risky where none is */
+	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "torch", "1.10.0+cu102", "1.10.0+cpu", &gpu, &reason), ENVLOCK_SEV_BREAKING);
+	assert_non_null(strstr(reason, "a CPU-only torch runs nothing on the GPU"));
+	free(reason);
+	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "torch", "2.1.0+cpu", "2.1.2+cu118", &gpu, &reason), ENVLOCK_SEV_BREAKING);
+	free(reason);
+	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "torch", "1.10.0+cu102", "1.10.0+cpu", &list, &reason), ENVLOCK_SEV_RISKY);
+	free(reason);
+	/* two releases: the release says it */
+	assert_int_equal(el_diff_classify(EL_SEC_FRAMEWORKS, "torch", "1.10.0+cu102", "2.1.2+cu118", &gpu, &reason), ENVLOCK_SEV_RISKY);
+	assert_string_equal(reason, "torch 1.10.0+cu102 → 2.1.2+cu118");
+	free(reason);
+	/* an imported pip list: its torch, mmcv-full and mmdet speak for the frameworks, by their version word */
+	assert_int_equal(el_diff_classify(EL_SEC_PIP, "torch", "1.10.0+cu102", "1.10.0+cpu", &list_gpu, &reason), ENVLOCK_SEV_BREAKING);
+	free(reason);
+	assert_int_equal(el_diff_classify(EL_SEC_PIP, "mmcv-full", "1.7.5", "1.4.0", &list, &reason), ENVLOCK_SEV_RISKY);
+	assert_string_equal(reason, "mmcv 1.7.5 → 1.4.0");
+	free(reason);
+	assert_int_equal(el_diff_classify(EL_SEC_PIP, "mmdet", "2.25.1 editable /home/alice/mmdetection", "2.25.1", &list, &reason),
+			 ENVLOCK_SEV_INFO);
+	assert_null(reason);
+	assert_int_equal(el_diff_classify(EL_SEC_PIP, "numpy", "1.21.6", "1.26.3", &list, &reason), ENVLOCK_SEV_INFO);
+	assert_null(reason);
+	/* conda's build strings */
+	assert_int_equal(el_diff_classify(EL_SEC_CONDA, "pytorch", "1.10.0 py3.7_cuda10.2_cudnn7.6.5_0 pytorch",
+					  "1.10.0 py3.7_cuda11.3_cudnn8.2.0_0 pytorch", &list, &reason), ENVLOCK_SEV_RISKY);
+	assert_non_null(strstr(reason, "torch's build cuda10.2 → cuda11.3"));
+	free(reason);
+	/* the CUDA runtime any framework module loads */
+	assert_int_equal(el_diff_classify(EL_SEC_LOADS, "torchvision libcudart", "10.2.89 /a/libcudart.so.10.2.89",
+					  "11.8.89 /b/libcudart.so.11.8.89", &gpu, &reason), ENVLOCK_SEV_RISKY);
+	assert_string_equal(reason, "CUDA runtime torchvision loads 10.2 → 11.8");
+	free(reason);
+	assert_int_equal(el_diff_classify(EL_SEC_LOADS, "mmcv libcudart", "10.2.89 /a", "10.2.89 /b", &gpu, &reason), ENVLOCK_SEV_INFO);
 	assert_null(reason);
 }
 
@@ -919,6 +968,7 @@ int main(void)
 		cmocka_unit_test(unsorted_conda_list_matches_the_same_archive),
 		cmocka_unit_test(core_items_are_risky_when_what_matters_changes),
 		cmocka_unit_test(core_item_appearing_is_risky),
+		cmocka_unit_test(builds_modules_and_lists),
 		cmocka_unit_test(entries_sorted_most_severe_first),
 		cmocka_unit_test(section_filters),
 		cmocka_unit_test(all_lists_identical_items),

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:f1eb23bb66049c76dc4f5dc2cbcab4bede768890f3f28cbea8e2c442137a6f36,
+# sha256:597a8a9aa809b33dba79cbb9a6ce11a57b3318385871de16e2d002143c01d818,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:f1eb23bb66049c76dc4f5dc2cbcab4bede768890f3f28cbea8e2c442137a6f36"
+LABEL envlock.lock-id="sha256:597a8a9aa809b33dba79cbb9a6ce11a57b3318385871de16e2d002143c01d818"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

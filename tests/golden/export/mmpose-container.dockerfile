@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:2b215fc2992f8eb18ebaa8fcdb09eb59110871ffb88bb02ddf3b98d9789c05c5,
+# sha256:e3245c35fdb734952ecb7b9a43b42fb23433c76d09d6a253d17584e5f5aac121,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:2b215fc2992f8eb18ebaa8fcdb09eb59110871ffb88bb02ddf3b98d9789c05c5"
+LABEL envlock.lock-id="sha256:e3245c35fdb734952ecb7b9a43b42fb23433c76d09d6a253d17584e5f5aac121"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,7 +1,8 @@
 /*
- * After apply: probe this machine again and compare it with the lock the
- * way `envlock diff` does, over the sections restore works on. What is
- * left is printed; a breaking difference means the restore is not done.
+ * After apply: probe this machine again (the locked environment: its conda
+ * prefix and Python) and compare it with the lock the way `envlock diff`
+ * does, over the sections restore works on. What is left is printed; a
+ * breaking difference means the restore is not done.
  */
 #include <stdio.h>
 
@@ -14,7 +15,7 @@ int envlock_restore_remaining(size_t *breaking, envlock_restore *r, envlock_ctx 
 			      const envlock_lock *lock, FILE *stream, unsigned flags)
 {
 	static const char *const sections[] = { "gpu", "cuda", "cudnn", "python", "conda", "pip", "frameworks" };
-	envlock_probe_opts popts = r->opts.probe;
+	envlock_probe_opts popts;
 	envlock_diff_opts dopts = { 0 };
 	envlock_rules *rules = NULL;
 	envlock_lock *live = NULL;
@@ -23,12 +24,8 @@ int envlock_restore_remaining(size_t *breaking, envlock_restore *r, envlock_ctx 
 	int rc;
 
 	*breaking = 0;
-	popts.checkpoints = popts.configs = popts.repos = NULL;
-	popts.checkpoint_count = popts.config_count = popts.repo_count = 0;
-	popts.default_repo = 0;
-	popts.on_warning = NULL;
-	if (!popts.conda_prefix)
-		popts.conda_prefix = r->opts.conda_target;
+	/* the locked environment, which apply may have made: the Python the lock names, not the first on PATH */
+	el_restore_env_probe(r, &popts);
 	dopts.only = sections;
 	dopts.only_count = sizeof(sections) / sizeof(sections[0]);
 	if ((rc = envlock_rules_load_default(&rules, ctx)) != 0 ||

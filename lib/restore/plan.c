@@ -13,6 +13,7 @@
 #include "plan.h"
 #include "util/error.h"
 #include "util/xalloc.h"
+#include "util/text.h"
 
 static const char *const step_names[EL_STEP_COUNT] = {
 	"driver", "cuda", "compilers", "cudnn", "conda", "repos", "pip", "configs", "checkpoints", "verify"
@@ -84,6 +85,37 @@ static bool exists_under(const el_root *root, const char *abs)
 	struct stat st;
 
 	return abs && el_root_stat(root, abs, &st) == 0;
+}
+
+void el_restore_env_probe(envlock_restore *r, envlock_probe_opts *popts)
+{
+	const el_view *v = r->lock;
+	const char *exe = v->python.executable, *conda_prefix = v->conda.prefix;
+
+	*popts = r->opts.probe;
+	popts->checkpoints = popts->configs = popts->repos = NULL;
+	popts->checkpoint_count = popts->config_count = popts->repo_count = 0;
+	popts->default_repo = 0;
+	popts->on_warning = NULL;
+	if (!popts->conda_prefix) {
+		const char *prefix = r->opts.conda_target ? r->opts.conda_target : conda_prefix;
+
+		if (exists_under(&r->root, prefix))
+			popts->conda_prefix = prefix;
+	}
+	if (popts->python || !exe)
+		return;
+	free(r->moved_python);
+	r->moved_python = NULL;
+	if (r->opts.conda_target) {
+		/* the locked Python moves with the environment; one outside it stays where it is not */
+		if (!conda_prefix || !el_starts_with(exe, conda_prefix) || exe[strlen(conda_prefix)] != '/')
+			return;
+		r->moved_python = el_xasprintf("%s%s", r->opts.conda_target, exe + strlen(conda_prefix));
+		exe = r->moved_python;
+	}
+	if (exists_under(&r->root, exe))
+		popts->python = exe;
 }
 
 int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_lock *lock,
@@ -160,20 +192,7 @@ int envlock_restore_plan(envlock_restore **out, envlock_ctx *ctx, const envlock_
 			r->opts.cuda_runfile = f->host;
 	}
 
-	/* probe the environment the lock describes: its conda prefix and Python, when there */
-	popts = opts->probe;
-	popts.checkpoints = popts.configs = popts.repos = NULL;
-	popts.checkpoint_count = popts.config_count = popts.repo_count = 0;
-	popts.default_repo = 0;
-	popts.on_warning = NULL;
-	if (!popts.conda_prefix) {
-		const char *prefix = r->opts.conda_target ? r->opts.conda_target : v->conda.prefix;
-
-		if (exists_under(&r->root, prefix))
-			popts.conda_prefix = prefix;
-	}
-	if (!popts.python && !r->opts.conda_target && exists_under(&r->root, v->python.executable))
-		popts.python = v->python.executable;
+	el_restore_env_probe(r, &popts);
 	r->live_opts = popts;
 	/* and the locked repositories that are there, to compare their commits and changes */
 	for (size_t i = 0; i < v->repos.nrepos; i++) {
@@ -254,6 +273,7 @@ void envlock_restore_free(envlock_restore *r)
 	}
 	free(r->dest);
 	free(r->named_target);
+	free(r->moved_python);
 	free(r->id);
 	free(r->short_id);
 	free(r->state_dir);

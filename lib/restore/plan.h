@@ -118,6 +118,7 @@ struct envlock_restore {
 	envlock_restore_opts opts;
 	el_root root;             /* what the live probe read */
 	char *named_target;       /* <root_prefix>/envs/<--name>, when given */
+	char *moved_python;       /* the locked Python under --conda-target, when probed there */
 	char *dest;               /* host folder configs, checkpoints and repos go under */
 	el_root dest_root;
 	el_hashcache *hashes;
@@ -244,6 +245,16 @@ char *el_restore_in_tree(const envlock_restore *r, const char *host_path);
 void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_hint);
 /* Does this plan run the tree's programs with host paths, were it allowed (--root, no --chroot)? */
 #define EL_RESTORE_REFUSE_TREE(r) (!(r)->root.live && !(r)->opts.chroot)
+
+/*
+ * The probe options for the environment the lock describes as it is on this
+ * machine now: --conda-prefix/--python as given, else the conda prefix (or
+ * --conda-target) and the locked Python (moved with the target) where they
+ * exist. No repositories, configs or checkpoints. Plan probes with it, and
+ * the comparison after apply again, when a step may have made them.
+ */
+void el_restore_env_probe(envlock_restore *r, envlock_probe_opts *popts);
+
 
 /* How the caller names option in advice (envlock_restore_opts.option_text), or "the 'option' option". */
 const char *el_restore_option(envlock_restore *r, const char *option);

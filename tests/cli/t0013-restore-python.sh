@@ -50,6 +50,14 @@ else
 	check_eq "nothing went into the Python the venv points to" "" "$("$VENV_PY" -m pip list --format=freeze 2>/dev/null | grep elpkg)"
 	"$ENVLOCK" restore A.lock --python "$PWD/B/bin/python" --only pip --wheels wheels --dry-run >again
 	check_status "second run: nothing to do" 0 $?
+	# no --python: the venv the lock names, and the comparison afterwards
+	# reads that venv's Python, not the first python3 on PATH
+	A/bin/python -m pip uninstall -q -y elpkg-beta
+	"$ENVLOCK" restore A.lock --only pip --wheels wheels --yes >out 2>err
+	check_status "pip restore into the locked venv" 0 $?
+	check_grep "the missing one went back into the locked venv" "done    pip install 1 pinned distribution into $PWD/A/bin/python" out
+	check_eq "a restore that matches the lock says so" "this machine against the lock: identical" "$(tail -n 1 out)"
+	check_eq "and lists nothing as still different" "" "$(grep 'Still different' out)"
 
 	# a wheel that is not the locked file
 	mkdir bad && cp wheels/*.whl bad/

@@ -110,31 +110,52 @@ static const cJSON *scope_row(const cJSON *table, const char *name)
 	return NULL;
 }
 
+/*
+ * The command that installs the package of a scope row: for an OpenMMLab
+ * codebase the release that fits the mmcv here (from the knowledge), else
+ * the table's words, else mim install NAME. malloc'd.
+ */
+static char *scope_install(const el_view *v, const cJSON *row, const char *first, const char *name)
+{
+	char *install = first ? el_fix_codebase(v, first) : NULL;
+
+	if (!install && el_jget_str(row, "install"))
+		install = el_xstrdup(el_jget_str(row, "install"));
+	return install ? install : el_xasprintf("mim install %s", first ? first : name);
+}
+
+/* The first distribution a scope row names, NULL when none; *have: one of them is installed. */
+static const char *scope_distribution(const el_view *v, const cJSON *row, bool *have)
+{
+	const cJSON *dists = el_jget(row, "distributions");
+	const char *first = NULL;
+
+	*have = false;
+	if (!cJSON_IsArray(dists))
+		return NULL;
+	for (const cJSON *d = dists->child; d; d = d->next)
+		if (cJSON_IsString(d)) {
+			first = first ? first : d->valuestring;
+			*have = *have || installed(v, d->valuestring);
+		}
+	return first;
+}
+
 static void needs_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
 		      const el_config *c, const el_cfg_facts *x)
 {
 	for (size_t i = 0; i < x->nneeds; i++) {
 		const el_cfg_need *n = &x->needs[i];
-		const cJSON *row = scope_row(table, n->name), *dists = el_jget(row, "distributions");
-		const char *first = NULL;
+		const cJSON *row = scope_row(table, n->name);
+		const char *first;
 		char subject[512], scope[128], *install;
-		bool have = false;
+		bool have;
 
-		if (!row || !cJSON_IsArray(dists))
-			continue;
-		for (const cJSON *d = dists->child; d; d = d->next)
-			if (cJSON_IsString(d)) {
-				first = first ? first : d->valuestring;
-				have = have || installed(v, d->valuestring);
-			}
-		if (have || !first)
+		if (!row || (first = scope_distribution(v, row, &have)) == NULL || have)
 			continue;
 		snprintf(scope, sizeof(scope), "%.*s", (int)strcspn(n->name, "."), n->name);
 		snprintf(subject, sizeof(subject), "%s: %s", c->path, scope);
-		/* an OpenMMLab codebase: the release that fits the mmcv here, from the knowledge; else the table's words */
-		install = el_fix_codebase(v, first);
-		if (!install)
-			install = el_xstrdup(el_jget_str(row, "install") ? el_jget_str(row, "install") : first);
+		install = scope_install(v, row, first, scope);
 		el_finding_add(f, rule, subject, el_jget_str(row, "source") ? el_jget_str(row, "source")
 									    : el_jget_str(table, "source"),
 			       (const char *const[]){
@@ -555,24 +576,30 @@ static void config_resume_nothing(envlock_findings *f, const cJSON *rule, const 
 /* A chain that stopped on something missing: mmengine stops on it too (no effective value to judge) */
 static void config_chain_missing(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
 {
-	char subject[512], fix[600];
+	char subject[512];
 
-	(void)table;
 	for (size_t i = 0; i < v->configs.nfiles; i++) {
 		const el_config *c = &v->configs.files[i];
-		bool package;
+		const char *missing = c->effective_missing;
+		bool package, have;
+		char *fix;
 
-		if (!c->path || !c->effective_missing || !c->effective_error)
+		if (!c->path || !missing || !c->effective_error)
 			continue;
-		package = !strchr(c->effective_missing, '/');
-		snprintf(subject, sizeof(subject), "%s: %s", c->path, c->effective_missing);
-		if (package)
-			snprintf(fix, sizeof(fix), "mim install %s", c->effective_missing);
-		else
-			snprintf(fix, sizeof(fix), "put %s back, or correct the _base_ that names it", c->effective_missing);
+		package = !strchr(missing, '/');
+		snprintf(subject, sizeof(subject), "%s: %s", c->path, missing);
+		if (package) {
+			/* a scope the table knows installs as that codebase does; another package by its name */
+			const cJSON *row = scope_row(table, missing);
+
+			fix = scope_install(v, row, row ? scope_distribution(v, row, &have) : NULL, missing);
+		} else {
+			fix = el_xasprintf("put %s back, or correct the _base_ that names it", missing);
+		}
 		el_finding_add(f, rule, subject, NULL, (const char *const[]){
-			"config", c->path, "missing", c->effective_missing, "error", c->effective_error,
+			"config", c->path, "missing", missing, "error", c->effective_error,
 			"what", package ? "the package" : "the file", "fix", fix, NULL });
+		free(fix);
 	}
 }
 

@@ -60,6 +60,12 @@ check_grep "it names mmpretrain and the key" "model.backbone.type = 'mmpretrain.
 message vit.json config-needs-module fix >vit.fix
 check_grep "its fix: the newest mmpretrain that accepts this tree's mmcv 2.1.0, from the knowledge" \
 	"^pip install mmpretrain==1.2.0, the newest mmpretrain that accepts mmcv 2.1.0 (open-mmlab/mmpretrain mmpretrain/__init__.py @ v1.2.0" vit.fix
+# the same config on the mmcv-full 1.7.5 box: no mmpretrain release takes an mmcv 1.x
+run vit16 "$FIXTURES/ubuntu1604-mmdet" "$VIT"
+check_eq "on mmcv-full 1.7.5 the fix is another stack, not an mmpretrain that needs mmcv 2" \
+	"no mmpretrain release accepts mmcv-full 1.7.5: envlock solve --for mmpretrain plans a stack that has it" \
+	"$("$PYTHON" -c 'import json,sys
+print([f["fix"] for f in json.load(open(sys.argv[1]))["findings"] if f["rule"]=="config-needs-module" and ": mmpretrain" in f["subject"]][0])' vit16.json)"
 site=$(cd seedbox && find . -path '*site-packages/mmpose-*.dist-info' | head -n 1)
 site=${site%/*}
 site=${site#./}
@@ -186,7 +192,14 @@ mkdir -p pk/configs
 printf "_base_ = ['mmdet::rtmdet/rtmdet_tiny_8xb32-300e_coco.py']\nmodel = dict(bbox_head=dict(num_classes=3))\n" >pk/configs/rtm.py
 run pkg_none "$FIXTURES/no-nvidia" "$scratch/pk/configs/rtm.py"
 has "a package base of a package not installed is breaking" pkg_none "breaking config-chain-missing"
-check_eq "its fix installs it" "mim install mmdet" "$(message pkg_none.json config-chain-missing fix)"
+check_eq "its fix, on a machine without mmcv, plans the stack mmdet needs" \
+	"envlock solve --for mmdet plans the torch, mmcv and mmdet to install together" \
+	"$(message pkg_none.json config-chain-missing fix)"
+printf "_base_ = ['mmpretrain::_base_/default_runtime.py']\n" >pk/configs/cls.py
+run pkg_mmcv2 "$FIXTURES/mmpose-container" "$scratch/pk/configs/cls.py"
+message pkg_mmcv2.json config-chain-missing fix >pkg_mmcv2.fix
+check_grep "beside mmcv 2.1.0, the newest mmpretrain that accepts it" \
+	"^pip install mmpretrain==1.2.0, the newest mmpretrain that accepts mmcv 2.1.0 (open-mmlab/mmpretrain mmpretrain/__init__.py" pkg_mmcv2.fix
 run pkg_file seedbox "$scratch/pk/configs/rtm.py"
 check_grep "a config the package does not ship names the in-tree path" \
 	"needs the file /$site/mmdet/.mim/configs/rtmdet/rtmdet_tiny_8xb32-300e_coco.py, which the machine probed lacks" pkg_file.json

@@ -53,16 +53,6 @@ int cmd_check(int argc, char **argv, envlock_ctx *ctx)
 		default: return cmd_bad_option("check", argv, usage);
 		}
 	}
-	/* tools/train.py's --cfg-options takes several K=V: so does check, as the operands after it */
-	for (int i = optind; cfg_options && i < argc;) {
-		if (strchr(argv[i], '=')) {
-			cmd_push_arg(&cfg_options, &opts.cfg_option_count, argv[i]);
-			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(*argv));
-			argc--;
-		} else {
-			i++;
-		}
-	}
 	opts.configs = configs;
 	opts.cfg_options = cfg_options;
 	if (optind < argc && configs) {

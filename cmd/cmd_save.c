@@ -10,7 +10,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: envlock save [-o FILE] [--root DIR] [--conda-prefix PREFIX] [--python EXE]\n"
-	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--cfg-options K=V]...\n"
+	      "                    [--checkpoint PATH|GLOB]... [--config FILE]... [--cfg-options K=V...]...\n"
 	      "                    [--repo DIR]...\n"
 	      "                    [--no-repo] [--no-patch] [--no-cache] [--verify] [--redact] [--json] [--quiet]\n"
 	      "\n"
@@ -20,8 +20,9 @@ static void usage(FILE *out)
 	      "      --python EXE      the Python whose packages to record\n"
 	      "      --checkpoint P    a weights file, a folder of them, or a glob; hashed (SHA-256)\n"
 	      "      --config FILE     a config, recorded with its text and its _base_ chain\n"
-	      "      --cfg-options K=V an override of the config (as mmcv's --cfg-options),\n"
-	      "                        merged into its effective value\n"
+	      "      --cfg-options K=V...  overrides of the config (as mmcv's --cfg-options:\n"
+	      "                        every K=V up to the next option), merged into its\n"
+	      "                        effective value\n"
 	      "      --repo DIR        a git repository (default: the one holding the current\n"
 	      "                        directory, when saving this machine)\n"
 	      "      --no-repo         record no repository\n"

@@ -245,10 +245,54 @@ static int finish(int rc)
 	return CMD_USAGE;
 }
 
+/*
+ * mmcv's tools/train.py takes --cfg-options K=V [K=V ...]: every K=V after
+ * it up to the next option. getopt takes one argument per option, so each
+ * K=V that follows gets its own --cfg-options here, for every command
+ * alike. A new vector (argv's strings, one more slot each at most); NULL
+ * when argv has no --cfg-options.
+ */
+static char **expand_cfg_options(int *argc, char **argv)
+{
+	static char cfg_flag[] = "--cfg-options";
+	char **out;
+	int n = 0, taking = 0, i;
+
+	for (i = 0; i < *argc; i++)
+		if (strcmp(argv[i], "--cfg-options") == 0 || strncmp(argv[i], "--cfg-options=", 14) == 0)
+			break;
+	if (i == *argc)
+		return NULL;
+	out = el_xcalloc((size_t)*argc * 2 + 1, sizeof(*out));
+	for (i = 0; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			while (i < *argc)
+				out[n++] = argv[i++];
+			break;
+		}
+		if (a[0] == '-') {
+			/* --cfg-options takes the next word itself; --cfg-options=K=V holds its first */
+			taking = strcmp(a, "--cfg-options") == 0 ? 2 : strncmp(a, "--cfg-options=", 14) == 0;
+		} else if (taking == 2) {
+			taking = 1;
+		} else if (taking && strchr(a, '=')) {
+			out[n++] = cfg_flag;
+		} else {
+			taking = 0;
+		}
+		out[n++] = argv[i];
+	}
+	*argc = n;
+	return out;
+}
+
 int main(int argc, char **argv)
 {
 	const cmd_entry *c;
 	envlock_ctx *ctx = NULL;
+	char **expanded;
 	int rc;
 
 	if (argc < 2) {
@@ -281,7 +325,10 @@ int main(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	running = c;
+	if ((expanded = expand_cfg_options(&argc, argv)) != NULL)
+		argv = expanded;
 	rc = c->fn(argc - 1, argv + 1, ctx);
+	free(expanded);
 	if (rc < 0)
 		cmd_error("%s: %s", c->name, ctx ? envlock_error_last(ctx) : "failed");
 	rc = cmd_exit_status(rc);

@@ -225,6 +225,16 @@ check_grep "a changed list, as Python writes it" "$SEED: train_dataloader.datase
 check_eq "nothing else of the config differs" 2 "$(grep "^  $SEED: " diff.out | grep -c ' → ')"
 check_grep "and the findings that came with it" "^  $SEED: train_dataloader  *new: rule config-workers-starved" diff.out
 "$ENVLOCK" diff seed.lock seed2.lock --json >diff.json 2>&1
+# one --cfg-options with several K=V, as tools/train.py takes them, in save as in check
+"$ENVLOCK" save --root seedbox --config "$SEED" --cfg-options train_dataloader.num_workers=2 \
+	train_dataloader.dataset.pipeline.5.input_size=[288,384] -o seed3.lock >save3.out 2>&1
+check_status "save takes several K=V after one --cfg-options" 0 $?
+"$ENVLOCK" diff seed2.lock seed3.lock --only configs >diff23.out 2>&1
+check_status "and records what two --cfg-options record" 0 $?
+"$ENVLOCK" save --root seedbox --cfg-options train_dataloader.num_workers=2 --config "$SEED" -q -o - >seed4.lock 2>save4.err
+check_eq "the next option ends them" 2 "$(jget seed4.lock configs.files.0.effective.value.train_dataloader.num_workers)"
+"$ENVLOCK" check --root seedbox --config "$SEED" --cfg-options train_dataloader.num_workers=2 seed.lock >bad9.out 2>bad9.err
+check_status "a word without = ends them too: here a lockfile beside --config" 2 $?
 check_eq "--json has the key path" "32 2" "$("$PYTHON" -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 x=[i for i in d["differences"] if i["key"].endswith(": train_dataloader.num_workers")]

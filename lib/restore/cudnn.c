@@ -400,8 +400,21 @@ static bool live_header(const el_view *live, const char *path)
 }
 
 /* The link items of one locked library: its soname link, then every other link the lock had. */
+/* Is dir/name a link this step makes (a link to a link: libcudnn.so -> libcudnn.so.8)? */
+static bool links_to_planned(envlock_restore *r, const el_step *s, const char *dir, const char *name)
+{
+	char *abs = el_path_join(dir, name), *host = el_restore_host(&r->root, abs);
+	bool hit = false;
+
+	for (size_t k = 0; k < s->n && !hit; k++)
+		hit = s->items[k].run == el_apply_symlink && s->items[k].path && strcmp(s->items[k].path, host) == 0;
+	free(host);
+	free(abs);
+	return hit;
+}
+
 static void plan_links(envlock_restore *r, el_step *s, const el_library *lib, const char *dir,
-		       size_t *links_ok, size_t *changes)
+		       size_t *links_ok, size_t *changes, el_buf *dangling, size_t *n_dangling)
 {
 	el_strvec pairs = EL_STRVEC_INIT;
 
@@ -419,7 +432,17 @@ static void plan_links(envlock_restore *r, el_step *s, const el_library *lib, co
 		el_item *it;
 
 		if (seen == EL_SEEN_LINK && strcmp(have, pairs.v[i + 1]) == 0) {
-			(*links_ok)++;
+			/* as locked, and in place only when what it names is there too */
+			struct stat st;
+
+			abs = el_path_join(dir, pairs.v[i]);
+			if (el_root_stat(&r->root, abs, &st) == 0 || links_to_planned(r, s, dir, have)) {
+				(*links_ok)++;
+			} else {
+				el_buf_printf(dangling, "%s%s -> %s", dangling->len ? ", " : "", pairs.v[i], have);
+				(*n_dangling)++;
+			}
+			free(abs);
 			free(have);
 			continue;
 		}
@@ -446,7 +469,8 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 	unpack_job *job = el_xcalloc(1, sizeof(*job));
 	el_strvec dirs = EL_STRVEC_INIT, cache = EL_STRVEC_INIT;
 	char *lib_dir = NULL, *inc_dir = NULL;
-	size_t links_ok = 0, files_ok = 0, changes = 0;
+	size_t links_ok = 0, files_ok = 0, changes = 0, n_dangling = 0;
+	el_buf dangling = EL_BUF_INIT(1u << 20);
 	el_item *it;
 
 	if (!cudnn->nlibraries) {
@@ -492,7 +516,7 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 				el_strvec_push(&job->digests, lib->sha256);
 			}
 		}
-		plan_links(r, s, lib, dir, &links_ok, &changes);
+		plan_links(r, s, lib, dir, &links_ok, &changes, &dangling, &n_dangling);
 		if (lib->soname && lib->ld_cache && strcmp(lib->ld_cache, "listed") == 0)
 			el_args_push(&cache, lib->soname, lib->path, NULL);
 		free(dir);
@@ -532,6 +556,15 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 	}
 	if (links_ok)
 		el_step_add(s, ENVLOCK_ITEM_OK, "%zu soname links in place", links_ok);
+	if (n_dangling && missing.len) {
+		el_step_add(s, ENVLOCK_ITEM_OK, "%zu soname link%s in place, to the files the unpack above puts there",
+			    n_dangling, n_dangling == 1 ? "" : "s");
+	} else if (n_dangling) {
+		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "%zu soname link%s in %s name%s nothing: %s", n_dangling,
+				 n_dangling == 1 ? "" : "s", lib_dir, n_dangling == 1 ? "s" : "", el_buf_cstr(&dangling));
+		el_item_note(it, "the loader cannot load through them: put back the files of cuDNN %s (rerun with %s), or remove the links",
+			     version ? version : "(the locked version)", el_restore_option(r, "cudnn_archive"));
+	}
 	/* every library folder searched by the loader */
 	for (size_t i = 0; i < dirs.n; i++) {
 		char *conf, *host;
@@ -596,6 +629,7 @@ done:
 	free(lib_dir);
 	free(inc_dir);
 	el_buf_release(&missing);
+	el_buf_release(&dangling);
 }
 
 /* value (at the field named by fmt) checked with bad: refused as the lock's own checks refuse (el_lock_refuse) */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* The host path of abs: every component resolved under the root, or all but the last. */
@@ -42,6 +43,18 @@ char *el_restore_tree_file(const envlock_restore *r, const char *name, char **in
 {
 	*in_tree = el_xasprintf("/tmp/envlock-restore-%s.%s", r->short_id, name);
 	return el_restore_host(&r->root, *in_tree);
+}
+
+const char *el_restore_tree_file_in(const envlock_restore *r, const el_strvec *argv)
+{
+	char *prefix = el_xasprintf("/tmp/envlock-restore-%s.", r->short_id);
+	const char *hit = NULL;
+
+	for (size_t i = 0; i < argv->n && !hit; i++)
+		if (el_starts_with(argv->v[i], prefix) && !strchr(argv->v[i] + strlen(prefix), '/'))
+			hit = argv->v[i];
+	free(prefix);
+	return hit;
 }
 
 char *el_restore_in_tree(const envlock_restore *r, const char *host_path)

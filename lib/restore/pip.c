@@ -198,14 +198,54 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
  * An install of reqs with python (its host path on this machine, its path
  * in the tree under --root) from wheels (--wheels, the same way; NULL: none).
  */
+/*
+ * What a requirements file installs, for the plan's text: the first 10
+ * pins ("torch==1.10.0+cu102"; a VCS or editable install by its name or
+ * folder) and how many more. malloc'd.
+ */
+static char *req_names(const el_buf *reqs)
+{
+	el_buf out = EL_BUF_INIT(1u << 16);
+	const char *p = el_buf_cstr(reqs);
+	size_t n = 0;
+
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+		const char *name = p, *egg;
+		size_t nlen;
+
+		if (el_starts_with(p, "-e ")) {
+			name = p + 3;
+			egg = strstr(name, "#egg=");
+			if (egg && egg < p + len) {
+				name = egg + 5;
+			} else {
+				const char *slash = memrchr(name, '/', (size_t)(p + len - name));
+
+				name = slash && slash + 1 < p + len ? slash + 1 : name;
+			}
+		}
+		nlen = strcspn(name, " \n");
+		if (len && n++ < 10)
+			el_buf_printf(&out, "%s%.*s", out.len ? ", " : "", (int)nlen, name);
+		p += len + (p[len] == '\n');
+	}
+	if (n > 10)
+		el_buf_printf(&out, " and %zu more", n - 10);
+	return el_buf_detach(&out);
+}
+
 static el_item *add_install(envlock_restore *r, el_step *s, const char *python, const char *wheels,
 			    el_buf *reqs, size_t count, const char *what, const char *file, bool hashes,
-			    bool mmcv_ops, const char *only_binary)
+			    bool mmcv_ops, const char *only_binary, const char *reinstall)
 {
 	pip_job *j = el_xcalloc(1, sizeof(*j));
-	el_item *it = el_step_add(s, ENVLOCK_ITEM_DO, "pip install %zu %s into %s%s%s", count, what, python,
-				  hashes ? " (hash-checked)" : "", r->opts.chroot ? ", inside the tree (chroot)" : "");
+	char *names = req_names(reqs);
+	el_item *it = el_step_add(s, ENVLOCK_ITEM_DO, "pip install %zu %s into %s%s%s: %s", count, what, python,
+				  hashes ? " (hash-checked)" : "", r->opts.chroot ? ", inside the tree (chroot)" : "", names);
 	char *req_in_tree = NULL;
+
+	free(names);
 
 	if (r->root.live) {
 		j->req_path = el_xasprintf("%s/restore-%s.%s", r->state_dir, r->short_id, file);
@@ -227,6 +267,11 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 	}
 	el_args_push(&it->argv, "-r", req_in_tree ? req_in_tree : j->req_path, NULL);
 	free(req_in_tree);
+	/* at the locked version but not as locked: pip replaces it only when told to */
+	if (reinstall) {
+		el_strvec_push(&it->argv, "--force-reinstall");
+		note_more(it, reinstall);
+	}
 	if (mmcv_ops) {
 		el_args_push(&it->envv, "MMCV_WITH_OPS=1", "FORCE_CUDA=1", NULL);
 		el_item_note(it, "mmcv-full, if pip builds it from source, is built with its CUDA ops (MMCV_WITH_OPS=1 FORCE_CUDA=1)");
@@ -249,7 +294,7 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
  * (CC, CXX). The item's text shows all of it.
  */
 static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, const char *wheels,
-			   const el_pip_dist *d)
+			   const el_pip_dist *d, const char *reinstall)
 {
 	const el_toolkit *tk = r->lock->cuda.default_tk;
 	pip_job *j = el_xcalloc(1, sizeof(*j));
@@ -275,6 +320,10 @@ static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, c
 	if (wheels)
 		el_args_push(&it->argv, "--no-index", "--find-links", wheels, NULL);
 	el_strvec_push(&it->argv, pin);
+	if (reinstall) {
+		el_strvec_push(&it->argv, "--force-reinstall");
+		note_more(it, reinstall);
+	}
 	add_indexes(r, it, &d, 1);
 	for (size_t i = 0; i < it->argv.n; i++)
 		el_buf_printf(&cmd, "%s%s", i ? " " : "", it->argv.v[i]);
@@ -298,6 +347,26 @@ static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, c
 	free(cxx);
 }
 
+/*
+ * Why a distribution installed at the locked version is installed again,
+ * as check would judge it: mmcv without the compiled ops the locked one
+ * has, torch a CPU-only build where the locked one is a CUDA build. NULL
+ * when it is as locked.
+ */
+static const char *reinstall_reason(const envlock_restore *r, const char *norm)
+{
+	const char *key = strcmp(norm, "torch") == 0 ? "torch"
+			  : strcmp(norm, "mmcv-full") == 0 || strcmp(norm, "mmcv") == 0 ? "mmcv" : NULL;
+	const el_framework *want = key ? el_view_framework(r->lock, key) : NULL;
+	const el_framework *have = key ? el_view_framework(r->live, key) : NULL;
+
+	if (!want || !have || !want->st.present || !have->st.present)
+		return NULL;
+	if (strcmp(key, "mmcv") == 0)
+		return want->ops == EL_YES && have->ops == EL_NO ? "installed without its compiled ops" : NULL;
+	return want->cpu_only == EL_NO && have->cpu_only == EL_YES ? "installed as a CPU-only build" : NULL;
+}
+
 /* Does the lock say d came from a page of find-links (OpenMMLab's, for mmcv-full)? */
 static bool from_page(const el_pip_dist *d)
 {
@@ -313,6 +382,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	el_buf pinned = EL_BUF_INIT(64u << 20), editable = EL_BUF_INIT(64u << 20);
 	el_buf refused = EL_BUF_INIT(1u << 20), from_repos_text = EL_BUF_INIT(1u << 20);
 	size_t n_ok = 0, n_pinned = 0, n_hashed = 0, n_editable = 0, n_conda = 0;
+	el_buf reinstall = EL_BUF_INIT(1u << 20);
+	const char *why, *mmcv_build_why = NULL;
 	bool mmcv_ops = mmcv && mmcv->ops == EL_YES;
 	bool mmcv_pending = false, same_env;
 	char *python = NULL, *python_in_tree = NULL, *wheels_in_tree = NULL;
@@ -365,7 +436,9 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		}
 		norm = el_pep503_name(name);
 		have = same_env ? live_dist(index, n_index, norm) : NULL;
-		if (have && strcmp(have->version ?: "", version) == 0 && have->editable == is_editable) {
+		why = NULL;
+		if (have && strcmp(have->version ?: "", version) == 0 && have->editable == is_editable &&
+		    (is_editable || (why = reinstall_reason(r, norm)) == NULL)) {
 			n_ok++;
 			free(norm);
 			continue;
@@ -447,11 +520,15 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 				only_binary = name;
 			else if (is_mmcv && !r->kit && !mmcv_build) {
 				mmcv_build = d;
+				mmcv_build_why = why;
 				free(norm);
 				continue;
 			}
 			if (w)
 				sha = w->sha256;
+			if (why)
+				el_buf_printf(&reinstall, "%s%s %s is %s: installed again (--force-reinstall)",
+					      reinstall.len ? "; " : "", name, version, why);
 			pinned_dists[n_pinned] = d;
 			el_buf_printf(&pinned, "%s==%s\n", name, version);
 			if (sha) {
@@ -528,7 +605,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		bool hashes = n_hashed == n_pinned;
 		el_item *it = add_install(r, s, python_arg, wheels, hashes ? &with_hash : &pinned, n_pinned,
 					  n_pinned == 1 ? "pinned distribution" : "pinned distributions",
-					  "requirements.txt", hashes, mmcv_pending, only_binary);
+					  "requirements.txt", hashes, mmcv_pending, only_binary,
+					  reinstall.len ? el_buf_cstr(&reinstall) : NULL);
 
 		if (r->kit) {
 			note_more(it, "offline from the kit's wheels, each checked by pip against the kit's sha256");
@@ -561,12 +639,17 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 		if (EL_RESTORE_REFUSE_TREE(r))
 			el_restore_needs_chroot(r, it, "the file lists the pins, as `envlock export --format requirements` writes them");
 	}
-	if (mmcv_build)
-		add_mmcv_build(r, s, python_arg, wheels, mmcv_build);
+	if (mmcv_build) {
+		char *again = mmcv_build_why ? el_xasprintf("%s %s is %s: built again (--force-reinstall)", mmcv_build->name,
+							    mmcv_build->version, mmcv_build_why) : NULL;
+
+		add_mmcv_build(r, s, python_arg, wheels, mmcv_build, again);
+		free(again);
+	}
 	if (n_editable) {
 		el_item *it = add_install(r, s, python_arg, wheels, &editable, n_editable,
 					  n_editable == 1 ? "editable install" : "editable installs", "editable.txt",
-					  false, mmcv_pending && !n_pinned, NULL);
+					  false, mmcv_pending && !n_pinned, NULL, NULL);
 
 		add_indexes(r, it, NULL, 0);
 		if (from_repos_text.len)
@@ -590,4 +673,5 @@ done:
 	el_buf_release(&kit_used);
 	el_buf_release(&refused);
 	el_buf_release(&from_repos_text);
+	el_buf_release(&reinstall);
 }

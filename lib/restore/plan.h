@@ -234,6 +234,8 @@ void el_restore_runfile_note(envlock_restore *r, el_item *it, const char *versio
  * tree's /tmp is resolved under the root (host.c).
  */
 char *el_restore_tree_file(const envlock_restore *r, const char *name, char **in_tree);
+/* The argument of argv that is such a file (its in-tree path), or NULL. */
+const char *el_restore_tree_file_in(const envlock_restore *r, const el_strvec *argv);
 /* The in-tree path of a host path under the root (malloc'd), or NULL when it is outside (host.c). */
 char *el_restore_in_tree(const envlock_restore *r, const char *host_path);
 /*

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "plan.h"
+#include "util/atomic.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 el_item *el_step_add(el_step *s, envlock_item_state state, const char *fmt, ...)
@@ -82,19 +84,42 @@ const char *el_restore_option(envlock_restore *r, const char *option)
 	return r->option_texts.v[r->option_texts.n - 1];
 }
 
+/*
+ * The file a program inside the tree reads (the item's data, for its
+ * in-tree path file), written now beside the journal so that the command
+ * a person runs names a file that exists: its path there (absolute, made
+ * from the state folder), or NULL when it cannot be written.
+ */
+static char *save_tree_file(envlock_restore *r, const el_item *it, const char *file)
+{
+	char *path, *real;
+
+	if (!it->data || el_mkdir_p(r->state_dir, 0700) != 0 || !(real = realpath(r->state_dir, NULL)))
+		return NULL;
+	path = el_path_join(real, el_path_base(file));
+	free(real);
+	if (el_write_atomic(NULL, path, it->data, it->data_len, 0644) != 0) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
 void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_hint)
 {
 	el_buf cmd = EL_BUF_INIT(1u << 20);
-	char *old = it->note;
+	char *old = it->note, *saved = NULL;
+	const char *file = el_restore_tree_file_in(r, &it->argv);
 
+	if (file && (saved = save_tree_file(r, it, file)) != NULL)
+		el_buf_printf(&cmd, "cp %s %s%s && ", saved, r->root.prefix, file);
 	el_buf_printf(&cmd, "chroot %s", r->root.prefix);
 	for (size_t i = 0; i < it->argv.n; i++)
 		el_buf_printf(&cmd, " %s", it->argv.v[i]);
 	it->note = NULL;
 	el_item_note(it, "under %s, run from here it would bake this machine's path to the tree into the environment and load this machine's libraries: rerun with %s as root, or run it inside the tree yourself: %s%s%s%s%s",
 		     el_restore_option(r, "root"), el_restore_option(r, "chroot"), el_buf_cstr(&cmd),
-		     file_hint ? " (" : "", file_hint ? file_hint : "", file_hint ? ")" : "",
-		     old ? "; " : "");
+		     file_hint ? " (" : "", file_hint ? file_hint : "", file_hint ? ")" : "", old ? "; " : "");
 	if (old) {
 		char *joined = el_xasprintf("%s%s", it->note, old);
 
@@ -103,5 +128,6 @@ void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_h
 		free(old);
 	}
 	it->state = ENVLOCK_ITEM_MANUAL;
+	free(saved);
 	el_buf_release(&cmd);
 }

@@ -127,3 +127,14 @@ check_status "restore --json --yes" 0 $?
 check_eq "stdout is one JSON document whose cudnn items are done" "done" \
 	"$("$PYTHON" -c "import json; d = json.load(open('applied.json')); print(' '.join(sorted({i['state'] for s in d['steps'] if s['step'] == 'cudnn' for i in s['items'] if i['state'] != 'ok'})))")"
 check_grep "the comparison with the lock went to stderr" "this machine against the lock: identical" err
+
+# links as locked that name files not there yet: "in place" only beside the
+# unpack that brings the files, and a step to do when nothing brings them
+cp -a "$FIXTURES/ubuntu1604-mmdet" dang
+rm -f dang/usr/local/cuda-10.2/lib64/libcudnn*.so.8.2.1
+: >any.tar.xz
+"$ENVLOCK" restore "$GOLDEN/ubuntu1604-mmdet.lock.json" --root dang --only cudnn --cudnn-archive any.tar.xz --dry-run >dang.plan 2>&1
+check_grep "links to files the archive brings say so" "^  ok      14 soname links in place, to the files the unpack above puts there$" dang.plan
+check_eq "none is counted in place as it stands" "" "$(grep '^  ok      [0-9]* soname links in place$' dang.plan)"
+"$ENVLOCK" restore "$GOLDEN/ubuntu1604-mmdet.lock.json" --root "$FIXTURES/ubuntu1604-mmdet" --only cudnn --dry-run >whole.plan 2>&1
+check_grep "the tree as locked: its links in place" "^  ok      14 soname links in place$" whole.plan

@@ -141,6 +141,28 @@ PY
 	unset PIP_CONFIG_FILE
 fi
 
+# --- what check finds is a step to do, never "as locked" ---------------------
+# the locked machine's own tree, once without mmcv's compiled ops, once with
+# a CPU-only torch of the same version: pip would call both "already
+# satisfied", so the plan installs them again with --force-reinstall
+lock=$GOLDEN/ubuntu1604-mmdet.lock.json
+cp -a "$FIXTURES/ubuntu1604-mmdet" noops && find noops -path '*site-packages/mmcv/_ext*' -delete
+"$ENVLOCK" restore "$lock" --root noops --only pip --dry-run >noops.plan 2>&1
+check_grep "mmcv-full without its ops is not counted as locked" "^  ok      23 distributions as locked$" noops.plan
+check_grep "it is installed again, by name" "^  manual  pip install 1 pinned distribution into /home/alice/miniconda3/envs/mmdet/bin/python3.7: mmcv-full==1.7.5$" noops.plan
+check_grep "with pip told to replace it, and why" \
+	"-r /tmp/envlock-restore-[0-9a-f]*.requirements.txt --force-reinstall .*mmcv-full 1.7.5 is installed without its compiled ops: installed again (--force-reinstall)" noops.plan
+cp -a "$FIXTURES/ubuntu1604-mmdet" cpu && sed -i "s/^cuda = '10.2'/cuda = None/" cpu/home/alice/miniconda3/envs/mmdet/lib/python3.7/site-packages/torch/version.py
+"$ENVLOCK" restore "$lock" --root cpu --only pip --dry-run >cpu.plan 2>&1
+check_grep "a CPU-only torch of the locked version is installed again" \
+	"^  manual  pip install 1 pinned distribution into .*: torch==1.10.0+cu102$" cpu.plan
+check_grep "from PyTorch's index, replacing the CPU build" \
+	"--force-reinstall --extra-index-url https://download.pytorch.org/whl/cu102 .*torch 1.10.0+cu102 is installed as a CPU-only build" cpu.plan
+"$ENVLOCK" restore "$lock" --root "$FIXTURES/ubuntu1604-mmdet" --only pip --dry-run >same.plan 2>&1
+check_grep "the tree as locked: every distribution as locked" "^  ok      24 distributions as locked$" same.plan
+check_eq "and nothing installed again" "" "$(grep -e '--force-reinstall' same.plan)"
+rm -rf noops cpu
+
 # --- conda, through the stand-in -----------------------------------------
 lock=$GOLDEN/ubuntu1604-mmdet.lock.json
 id12=$(jget "$lock" id | cut -c8-19)
@@ -159,10 +181,13 @@ ln -s "$STANDIN" D/opt/py/bin/python3.7
 check_status "--root without --chroot: conda and pip are manual, nothing to do" 1 $?
 check_grep "conda: manual, with the reason" "^  manual  create conda environment /home/alice/miniconda3/envs/mmdet with conda (29 packages" plan
 check_grep "and the command to run inside the tree, by the tree's paths" \
-	"rerun with --chroot as root, or run it inside the tree yourself: chroot $scratch/D /home/alice/miniconda3/bin/conda create --yes --prefix /home/alice/miniconda3/envs/mmdet --file /tmp/envlock-restore-$id12.conda-explicit.txt (the spec is what \`envlock export --format conda-explicit\` writes)" plan
-check_grep "pip: manual, with the tree's python by its path in the tree" \
-	"^  manual  pip install 23 pinned distributions into /opt/py/bin/python3.7$" plan
-check_grep "and its command" "bake this machine's path to the tree into the environment.*chroot $scratch/D /opt/py/bin/python3.7 -m pip install --no-deps .* -r /tmp/envlock-restore-$id12.requirements.txt" plan
+	"rerun with --chroot as root, or run it inside the tree yourself: cp $scratch/.envlock/envlock-restore-$id12.conda-explicit.txt $scratch/D/tmp/envlock-restore-$id12.conda-explicit.txt && chroot $scratch/D /home/alice/miniconda3/bin/conda create --yes --prefix /home/alice/miniconda3/envs/mmdet --file /tmp/envlock-restore-$id12.conda-explicit.txt (the spec is what \`envlock export --format conda-explicit\` writes)" plan
+check_eq "the file that command copies is there, the spec of the lock (the plan wrote it beside its journal)" \
+	"$(cat expect)" "$(grep -v '^#\|^@\|^$' .envlock/envlock-restore-$id12.conda-explicit.txt)"
+check_grep "pip: manual, with the tree's python by its path in the tree, naming the first ten pins and how many more" \
+	"^  manual  pip install 23 pinned distributions into /opt/py/bin/python3.7: addict==2.4.0, cycler==0.11.0, .*, Pillow==9.5.0 and 13 more$" plan
+check_grep "and its command" "bake this machine's path to the tree into the environment.*cp $scratch/.envlock/envlock-restore-$id12.requirements.txt $scratch/D/tmp/envlock-restore-$id12.requirements.txt && chroot $scratch/D /opt/py/bin/python3.7 -m pip install --no-deps .* -r /tmp/envlock-restore-$id12.requirements.txt" plan
+check_eq "whose file lists the 23 pins" 23 "$(grep -c '==' .envlock/envlock-restore-$id12.requirements.txt)"
 check_eq "0 to do" "0" "$(sed -n 's/^\([0-9]*\) to do,.*/\1/p' plan)"
 STANDIN_LOG=$scratch/standin.log "$ENVLOCK" restore "$lock" --root D --only conda --only pip --python /opt/py/bin/python3.7 --yes >out 2>err
 check_status "apply without --chroot: nothing to do, the manual items left" 1 $?

@@ -16,7 +16,9 @@ static void usage(FILE *out)
 	      "\n"
 	      "Every DT_NEEDED of FILE, and theirs, resolved as glibc's ld.so does (DT_RPATH,\n"
 	      "LD_LIBRARY_PATH, DT_RUNPATH, ld.so.cache, the default folders, $ORIGIN), with\n"
-	      "what found each library, and the symbol versions a library lacks.\n"
+	      "what found each library, and the symbol versions a library lacks. For a library\n"
+	      "not found, the same library with another version in the folders searched, and\n"
+	      "the command that makes a missing soname link.\n"
 	      "\n"
 	      "Exit status: 0 everything found, 1 something missing, 2 an error.\n", out);
 }

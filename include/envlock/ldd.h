@@ -42,7 +42,8 @@ ENVLOCK_EXTERN(int) envlock_ldd_print(const envlock_ldd *l, envlock_ctx *ctx, FI
 /**
  * The same as JSON: {"file", "interpreter", "needed": [{"soname", "path"
  * (null: not found), "realpath", "found_by", "needed": [...] | "repeat":
- * true, "error"}], "missing_versions": [{"file", "version", "library",
+ * true, "error", and for one not found "near": [{"path", "soname", "fix"
+ * (null: another version)}]}], "missing_versions": [{"file", "version", "library",
  * "library_path"}], "not_found": [names in load order: the first is where
  * ld.so stops]}, keys sorted, 2-space indent.
  */

@@ -33,6 +33,7 @@ int envlock_ldd_resolve(envlock_ldd **out, envlock_ctx *ctx, const char *file, c
 		envlock_ldd_free(l);
 		return rc;
 	}
+	el_loader_near(l->ld, l->tree);
 	*out = l;
 	return 0;
 }
@@ -104,6 +105,62 @@ static void print_tree(FILE *out, unsigned flags, const el_ld_obj *obj, el_buf *
 	}
 }
 
+/*
+ * The near misses of the need n of obj: a file with the soname wanted
+ * gets the command that makes its link, on a line of its own to paste;
+ * another version gets none (a link across versions loads a library
+ * of another ABI), and then what the name wanted needs instead.
+ */
+static void print_near(FILE *out, unsigned flags, const el_ld_obj *obj, const el_ld_need *n)
+{
+	int same = 0;
+
+	fputs("near misses for ", out);
+	tint(out, flags, BOLD);
+	el_term_put(out, n->name);
+	tint(out, flags, OFF);
+	fputs(" (needed by ", out);
+	el_term_put(out, obj->path);
+	fputs("):\n", out);
+	for (size_t i = 0; i < n->nnear; i++) {
+		const el_ld_near *m = &n->near[i];
+
+		fputs("  ", out);
+		if (m->soname && strcmp(m->soname, n->name) == 0) {
+			same = 1;
+			el_term_put(out, m->path);
+			fputs(" has the soname ", out);
+			el_term_put(out, n->name);
+			if (m->fix) {
+				fputs(", but no link of that name leads to it; this makes the link:\n    ", out);
+				el_term_put(out, m->fix);
+				fputc('\n', out);
+				if (m->ldconfig)
+					fputs("    ldconfig alone makes the link too: it scans that folder\n", out);
+			} else {
+				fputs(", but the ", out);
+				el_term_put(out, n->name);
+				fputs(" there is a file the loader passes over, not a link to it\n", out);
+			}
+			continue;
+		}
+		fputs("another version: ", out);
+		el_term_put(out, m->path);
+		if (m->soname) {
+			fputs(" (soname ", out);
+			el_term_put(out, m->soname);
+			fputs(")\n", out);
+		} else {
+			fputs(" (no soname)\n", out);
+		}
+	}
+	if (!same) {
+		fputs("  install the library that provides ", out);
+		el_term_put(out, n->name);
+		fputc('\n', out);
+	}
+}
+
 int envlock_ldd_print(const envlock_ldd *l, envlock_ctx *ctx, FILE *out, unsigned flags)
 {
 	const el_ld_tree *t = l->tree;
@@ -136,6 +193,13 @@ int envlock_ldd_print(const envlock_ldd *l, envlock_ctx *ctx, FILE *out, unsigne
 			fputc('\n', out);
 		}
 	}
+	for (size_t i = 0; i < t->nobjs; i++)
+		for (size_t k = 0; k < t->objs[i]->nneeded; k++) {
+			const el_ld_need *n = &t->objs[i]->needed[k];
+
+			if (n->nnear && !n->near_again)
+				print_near(out, flags, t->objs[i], n);
+		}
 	if (t->truncated)
 		fprintf(out, "more than %d objects: the rest was not followed\n", EL_LD_MAX_OBJECTS);
 	if (ferror(out))
@@ -155,6 +219,17 @@ static void json_needs(cJSON *arr, const el_ld_obj *obj)
 		el_jset_str_or_null(j, "found_by", n->obj ? el_ld_how_name(n->obj->how) : NULL);
 		if (n->error)
 			el_jset_str(j, "error", n->error);
+		if (!n->obj) {
+			cJSON *near = el_jset_arr(j, "near");
+
+			for (size_t i = 0; i < n->nnear; i++) {
+				cJSON *m = el_jpush_obj(near);
+
+				el_jset_str(m, "path", n->near[i].path);
+				el_jset_str_or_null(m, "soname", n->near[i].soname);
+				el_jset_str_or_null(m, "fix", n->near[i].fix);
+			}
+		}
 		if (n->obj && n->expand)
 			json_needs(el_jset_arr(j, "needed"), n->obj);
 		else if (n->obj)

@@ -2,16 +2,19 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "loader.h"
 #include "util/error.h"
 #include "util/ldcache.h"
+#include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -856,6 +859,7 @@ int el_loader_resolve(el_ld_tree **out, envlock_ctx *ctx, el_loader *ld, const c
 		r.platform = "";
 	choose_defaults(&r);
 	r.t = el_xcalloc(1, sizeof(*r.t));
+	r.t->defaults = r.defaults;
 	r.t->main = new_obj(&r, path, f, EL_LD_MAIN, NULL);
 	r.exe = r.opts->program ? r.opts->program->main : NULL;
 	seed(&r, r.opts->program);
@@ -896,9 +900,17 @@ void el_ld_tree_free(el_ld_tree *t)
 		el_ld_obj *o = t->objs[i];
 
 		for (size_t k = 0; k < o->nneeded; k++) {
-			free(o->needed[k].name);
-			free(o->needed[k].error);
-			el_strv_free(o->needed[k].searched);
+			el_ld_need *n = &o->needed[k];
+
+			free(n->name);
+			free(n->error);
+			el_strv_free(n->searched);
+			for (size_t j = 0; j < n->nnear; j++) {
+				free(n->near[j].path);
+				free(n->near[j].soname);
+				free(n->near[j].fix);
+			}
+			free(n->near);
 		}
 		free(o->needed);
 		free(o->path);
@@ -915,4 +927,445 @@ void el_ld_tree_free(el_ld_tree *t)
 	el_strv_free(t->not_found_names);
 	free(t->objs);
 	free(t);
+}
+
+/*
+ * Near misses (el_loader_near): a need not found, and in a folder
+ * searched for it the same library under another name. The common
+ * case is cuDNN copied by hand with cp: libcudnn.so.8.2.1 is there,
+ * its DT_SONAME is libcudnn.so.8, but the link of that name that
+ * ldconfig or the package would have made is not.
+ */
+
+/* Matching names looked at for one need: a folder of hostile names costs no more. */
+#define NEAR_LOOK 1024
+
+/* One file considered for a need. */
+typedef struct {
+	const char *rdir;   /* the folder's real path (borrowed from the loader's dirs) */
+	char *dir;          /* the folder as it was searched */
+	char *name;
+	char *real;         /* the file, in-root, links resolved */
+	const ld_file *file;
+	int group;          /* 0 its soname is the name wanted, 1 the same major version, 2 another */
+	int pref;           /* among the names of one file: 0 its soname, 1 its own name, 2 a link */
+	size_t order;       /* folders in search order, names sorted */
+} near_cand;
+
+typedef struct {
+	el_loader *ld;
+	const el_ld_tree *t;
+	strmap lists;       /* real folder -> its names (char **) */
+	char **cache_dirs;  /* the folders of the ld.so.cache entries, in cache order */
+	el_strvec scanned;  /* the real folders ldconfig scans */
+	strmap needs;       /* a need's name and folders searched (near_key) -> the first such need */
+	int have_cache_dirs, have_scanned;
+} near_state;
+
+static void free_names(void *v)
+{
+	el_strv_free(v);
+}
+
+/* The length of name's stem, before the ".so" that ends it or is followed by '.'; 0: it has none. */
+static size_t so_stem(const char *name)
+{
+	for (const char *p = strstr(name, ".so"); p; p = strstr(p + 1, ".so"))
+		if (p[3] == '\0' || p[3] == '.')
+			return (size_t)(p - name);
+	return 0;
+}
+
+/* Is name the library want (stem length stem) under another name: "libcudnn.so.9" for "libcudnn.so.8"? */
+static int same_library(const char *want, size_t stem, const char *name)
+{
+	return strcmp(name, want) != 0 && so_stem(name) == stem && strncmp(name, want, stem) == 0;
+}
+
+static int near_group(const char *want, const char *name, const char *soname)
+{
+	size_t len = strlen(want);
+
+	if (soname && strcmp(soname, want) == 0)
+		return 0;
+	/* libcudnn.so.8.2.1 (or a soname libcudnn.so.8.2) where libcudnn.so.8 is wanted */
+	if ((strncmp(name, want, len) == 0 && name[len] == '.') ||
+	    (soname && strncmp(soname, want, len) == 0 && soname[len] == '.'))
+		return 1;
+	return 2;
+}
+
+/* Could the loader load f into t: a shared object of t's class, byte order and machine? */
+static int near_loadable(const el_ld_tree *t, const ld_file *f)
+{
+	const el_elf_info *m = t->main->elf;
+
+	return !f->bad && f->elf_rc == 0 && f->elf.type == ET_DYN && f->elf.bits == m->bits &&
+	       f->elf.big_endian == m->big_endian && f->elf.machine == m->machine;
+}
+
+/* The sorted names of the real folder rdir, read once per call; empty when it cannot be listed. */
+static char **near_names(near_state *s, const char *rdir)
+{
+	char **names = map_get(&s->lists, rdir);
+
+	if (names)
+		return names;
+	if (el_root_list(s->ld->root, rdir, &names, NULL) != 0) {
+		el_strv_free(names);
+		names = el_xcalloc(1, sizeof(*names));
+	}
+	map_add(&s->lists, rdir, names);
+	return names;
+}
+
+/* The folders the cache's entries are in: where ld.so found what the cache names. */
+static char **near_cache_dirs(near_state *s)
+{
+	strmap seen = { NULL, NULL, 0, 0 };
+	el_strvec v = EL_STRVEC_INIT;
+	size_t n = el_ldcache_count(s->ld->cache);
+
+	if (s->have_cache_dirs)
+		return s->cache_dirs;
+	s->have_cache_dirs = 1;
+	for (size_t i = 0; s->ld->cache && i < n; i++) {
+		const char *soname, *path;
+		char *dir;
+
+		el_ldcache_entry(s->ld->cache, i, &soname, &path);
+		if (!path || path[0] != '/')
+			continue;
+		dir = el_path_dir(path);
+		if (!map_get(&seen, dir)) {
+			map_add(&seen, dir, &seen);
+			el_strvec_push_owned(&v, dir);
+		} else {
+			free(dir);
+		}
+	}
+	map_release(&seen, NULL);
+	s->cache_dirs = el_strvec_detach(&v);
+	return s->cache_dirs;
+}
+
+/*
+ * The folders of an ld.so.conf file, as ldconfig's parse_conf reads it:
+ * one folder a line ("DIR=TYPE" of old files ends at '='), '#' starts a
+ * comment, "include GLOB..." reads more files (a relative GLOB from the
+ * file's folder), "hwcap" lines name no folder. Depth-limited: an
+ * include loop ends.
+ */
+static void read_conf(near_state *s, const char *path, int depth)
+{
+	el_buf b = EL_BUF_INIT(1u << 20);
+	const char *pos, *line;
+	size_t len;
+
+	if (depth > 4 || el_root_read(s->ld->root, path, &b, NULL) != 0) {
+		el_buf_release(&b);
+		return;
+	}
+	pos = b.data;
+	while (el_next_line(&pos, b.data + b.len, &line, &len)) {
+		const char *hash = memchr(line, '#', len);
+
+		if (hash)
+			len = (size_t)(hash - line);
+		el_trim(&line, &len);
+		if (len > 7 && strncmp(line, "include", 7) == 0 && (line[7] == ' ' || line[7] == '\t')) {
+			char *globs = el_xstrndup(line + 8, len - 8), *from = el_path_dir(path), *save = NULL;
+
+			for (char *g = strtok_r(globs, " \t", &save); g; g = strtok_r(NULL, " \t", &save)) {
+				char *glob = g[0] == '/' ? el_xstrdup(g) : el_path_join(from, g);
+				char *gdir = el_path_dir(glob), **names = NULL;
+
+				if (el_root_list(s->ld->root, gdir, &names, NULL) == 0)
+					for (char **n = names; *n; n++)
+						if (fnmatch(el_path_base(glob), *n, FNM_PERIOD) == 0) {
+							char *sub = el_path_join(gdir, *n);
+
+							read_conf(s, sub, depth + 1);
+							free(sub);
+						}
+				el_strv_free(names);
+				free(gdir);
+				free(glob);
+			}
+			free(from);
+			free(globs);
+		} else if (len > 5 && strncasecmp(line, "hwcap", 5) == 0 && (line[5] == ' ' || line[5] == '\t')) {
+			continue;
+		} else if (len && line[0] == '/') {
+			const char *eq = memchr(line, '=', len);
+			char *dir = el_xstrndup(line, eq ? (size_t)(eq - line) : len);
+			const char *real;
+			size_t dl = strlen(dir);
+
+			while (dl > 1 && (dir[dl - 1] == '/' || dir[dl - 1] == ' ' || dir[dl - 1] == '\t'))
+				dir[--dl] = '\0';
+			if ((real = dir_real(s->ld, dir)) && !el_strvec_has(&s->scanned, real))
+				el_strvec_push(&s->scanned, real);
+			free(dir);
+		}
+	}
+	el_buf_release(&b);
+}
+
+/*
+ * Would `ldconfig` alone make the soname link for the file name in the
+ * real folder rdir? It scans the trusted folders (the loader's default
+ * ones) and those ld.so.conf lists, and takes only names that start
+ * with "lib" or "ld-" and hold ".so" (ldconfig.c, search_dir).
+ */
+static int ldconfig_makes(near_state *s, const char *rdir, const char *name)
+{
+	if ((strncmp(name, "lib", 3) != 0 && strncmp(name, "ld-", 3) != 0) || !strstr(name, ".so"))
+		return 0;
+	if (!s->have_scanned) {
+		s->have_scanned = 1;
+		for (const char *const *d = s->t->defaults; d && *d; d++) {
+			char *dir = el_xstrndup(*d, strlen(*d) > 1 ? strlen(*d) - 1 : 1);
+			const char *real = dir_real(s->ld, dir);
+
+			if (real && !el_strvec_has(&s->scanned, real))
+				el_strvec_push(&s->scanned, real);
+			free(dir);
+		}
+		read_conf(s, "/etc/ld.so.conf", 0);
+	}
+	return el_strvec_has(&s->scanned, rdir);
+}
+
+/* word as one shell word: as it is when no shell reads anything into it, else in single quotes. */
+static char *shell_word(const char *word)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-/,:@%=";
+	size_t len = strlen(word), quotes = 0;
+	char *out, *o;
+
+	if (len && strspn(word, plain) == len)
+		return el_xstrdup(word);
+	for (const char *p = word; *p; p++)
+		quotes += *p == '\'';
+	o = out = el_xcalloc(1, len + 3 * quotes + 3);
+	*o++ = '\'';
+	for (const char *p = word; *p; p++) {
+		if (*p == '\'') {
+			memcpy(o, "'\\''", 4); /* close, an escaped quote, open again */
+			o += 4;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\'';
+	return out;
+}
+
+/*
+ * The command that makes the link want -> c's file in its folder, or
+ * NULL when a file that is no link has that name there (the loader
+ * passed over it; replacing a file is for the user to decide). A link
+ * already there leads nowhere loadable: ln -sf replaces it.
+ */
+static char *near_fix(near_state *s, const near_cand *c, const char *want)
+{
+	char *link = el_path_join(c->dir, want), *ql, *qt, *fix;
+	/* a name that starts with '-' is no option to ln */
+	char *target = c->name[0] == '-' ? el_xasprintf("./%s", c->name) : el_xstrdup(c->name);
+	struct stat st;
+	int there = el_root_lstat_at(s->ld->root, c->rdir, want, &st) == 0;
+
+	if (there && !S_ISLNK(st.st_mode)) {
+		free(target);
+		free(link);
+		return NULL;
+	}
+	ql = shell_word(link);
+	qt = shell_word(target);
+	fix = el_xasprintf("ln -s%s %s %s && ldconfig", there ? "f" : "", qt, ql);
+	free(qt);
+	free(ql);
+	free(target);
+	free(link);
+	return fix;
+}
+
+/* The files named as want in the folder dir (as searched), appended to *c. */
+static void near_dir(near_state *s, const char *want, size_t stem, const char *dir, el_strvec *seen,
+		     near_cand **c, size_t *nc, size_t *cap)
+{
+	const char *rdir = dir_real(s->ld, dir);
+	char **names;
+
+	/* the same folder by another path (/lib and /usr/lib on merged-/usr) is read once */
+	if (!rdir || el_strvec_has(seen, rdir))
+		return;
+	el_strvec_push(seen, rdir);
+	names = near_names(s, rdir);
+	for (char **n = names; *n && *nc < NEAR_LOOK; n++) {
+		char *real = NULL;
+		const ld_file *f;
+		near_cand *k;
+
+		if (!same_library(want, stem, *n))
+			continue;
+		if (el_root_realpath_at(s->ld->root, rdir, *n, &real, NULL) != 0) {
+			free(real);
+			continue;
+		}
+		f = file_at(s->ld, real);
+		if (!near_loadable(s->t, f)) {
+			free(real);
+			continue;
+		}
+		EL_GROW(*c, *nc + 1, *cap);
+		k = &(*c)[*nc];
+		k->rdir = rdir;
+		k->dir = el_xstrdup(dir);
+		k->name = el_xstrdup(*n);
+		k->real = real;
+		k->file = f;
+		k->group = near_group(want, *n, f->elf.soname);
+		k->pref = f->elf.soname && strcmp(*n, f->elf.soname) == 0 ? 0 : strcmp(*n, el_path_base(real)) == 0 ? 1 : 2;
+		k->order = (*nc)++;
+	}
+}
+
+static int near_cmp(const void *a, const void *b)
+{
+	const near_cand *x = a, *y = b;
+	int c;
+
+	if (x->group != y->group)
+		return x->group - y->group;
+	if ((c = strcmp(x->name, y->name)) != 0)
+		return c;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Is c[i] the same file as a candidate named better (its soname, its own name) or found earlier? */
+static int near_dup(const near_cand *c, size_t nc, size_t i)
+{
+	for (size_t j = 0; j < nc; j++)
+		if (j != i && strcmp(c[j].real, c[i].real) == 0 &&
+		    (c[j].pref < c[i].pref || (c[j].pref == c[i].pref && j < i)))
+			return 1;
+	return 0;
+}
+
+static void near_need(near_state *s, el_ld_need *need)
+{
+	size_t stem = so_stem(need->name), nc = 0, cap = 0, kept = 0;
+	el_strvec seen = EL_STRVEC_INIT;
+	near_cand *c = NULL;
+
+	if (!stem)
+		return;
+	for (char **d = need->searched; *d; d++) {
+		if (strcmp(*d, "ld.so.cache") != 0) {
+			near_dir(s, need->name, stem, *d, &seen, &c, &nc, &cap);
+			continue;
+		}
+		for (char **cd = near_cache_dirs(s); cd && *cd; cd++)
+			near_dir(s, need->name, stem, *cd, &seen, &c, &nc, &cap);
+	}
+	el_strvec_release(&seen);
+	/* one entry a file: drop the other names first, then sort what is left */
+	for (size_t i = 0; i < nc; i++) {
+		if (near_dup(c, nc, i))
+			continue;
+		if (kept != i) {
+			near_cand tmp = c[kept];
+
+			c[kept] = c[i];
+			c[i] = tmp;
+		}
+		kept++;
+	}
+	qsort(c, kept, sizeof(*c), near_cmp);
+	if (kept)
+		need->near = el_xcalloc(kept < EL_LD_MAX_NEAR ? kept : EL_LD_MAX_NEAR, sizeof(*need->near));
+	for (size_t i = 0; i < kept && i < EL_LD_MAX_NEAR; i++) {
+		el_ld_near *m = &need->near[need->nnear++];
+
+		m->path = el_path_join(c[i].dir, c[i].name);
+		m->soname = c[i].file->elf.soname ? el_xstrdup(c[i].file->elf.soname) : NULL;
+		if (c[i].group == 0 && (m->fix = near_fix(s, &c[i], need->name)) != NULL)
+			m->ldconfig = ldconfig_makes(s, c[i].rdir, c[i].name);
+	}
+	for (size_t i = 0; i < nc; i++) {
+		free(c[i].dir);
+		free(c[i].name);
+		free(c[i].real);
+	}
+	free(c);
+}
+
+/*
+ * A need's name and the folders searched for it, each with its length
+ * before it (a path may hold any byte but NUL), malloc'd; NULL past the
+ * cap, and then the need is looked at on its own.
+ */
+static char *near_key(const el_ld_need *n)
+{
+	el_buf b = EL_BUF_INIT(1u << 24);
+	int rc = el_buf_printf(&b, "%zu:%s", strlen(n->name), n->name);
+
+	for (char **d = n->searched; *d && rc == 0; d++)
+		rc = el_buf_printf(&b, "%zu:%s", strlen(*d), *d);
+	if (rc != 0) {
+		el_buf_release(&b);
+		return NULL;
+	}
+	return el_buf_detach(&b);
+}
+
+static void near_copy(el_ld_need *to, const el_ld_need *from)
+{
+	to->near_again = 1;
+	if (!from->nnear)
+		return;
+	to->near = el_xcalloc(from->nnear, sizeof(*to->near));
+	for (size_t i = 0; i < from->nnear; i++) {
+		const el_ld_near *m = &from->near[i];
+
+		to->near[i].path = el_xstrdup(m->path);
+		to->near[i].soname = m->soname ? el_xstrdup(m->soname) : NULL;
+		to->near[i].fix = m->fix ? el_xstrdup(m->fix) : NULL;
+		to->near[i].ldconfig = m->ldconfig;
+	}
+	to->nnear = from->nnear;
+}
+
+void el_loader_near(el_loader *ld, el_ld_tree *t)
+{
+	near_state s;
+
+	memset(&s, 0, sizeof(s));
+	s.ld = ld;
+	s.t = t;
+	for (size_t i = 0; i < t->nobjs; i++)
+		for (size_t k = 0; k < t->objs[i]->nneeded; k++) {
+			el_ld_need *n = &t->objs[i]->needed[k];
+			const el_ld_need *first;
+			char *key;
+
+			if (n->obj || !n->searched || n->near || n->near_again)
+				continue;
+			/* a name many objects need is searched in the same folders: once is enough */
+			key = near_key(n);
+			if (key && (first = map_get(&s.needs, key)) != NULL) {
+				near_copy(n, first);
+			} else {
+				near_need(&s, n);
+				if (key)
+					map_add(&s.needs, key, n);
+			}
+			free(key);
+		}
+	map_release(&s.needs, NULL);
+	map_release(&s.lists, free_names);
+	el_strv_free(s.cache_dirs);
+	el_strvec_release(&s.scanned);
 }

@@ -42,6 +42,20 @@ const char *el_ld_how_name(el_ld_how how);
 
 typedef struct el_ld_obj el_ld_obj;
 
+/*
+ * A near miss of a need not found: a file in a folder the search looked
+ * in that is the same library under another name (libcudnn.so.8.2.1 or
+ * libcudnn.so.9 for libcudnn.so.8), one the loader could load there.
+ */
+typedef struct {
+	char *path;            /* in-root: the folder as it was searched, and the file's name */
+	char *soname;          /* its DT_SONAME, NULL when it has none */
+	char *fix;             /* its soname is the name wanted: the command that makes the link
+				  ("ln -s libcudnn.so.8.2.1 /usr/local/cuda/lib64/libcudnn.so.8 && ldconfig");
+				  NULL for another version, or when a file of that name is in the way */
+	int ldconfig;          /* fix is set and ldconfig scans the folder: ldconfig alone makes the link */
+} el_ld_near;
+
 /* One DT_NEEDED entry of an object. */
 typedef struct {
 	char *name;            /* as the object names it */
@@ -49,6 +63,9 @@ typedef struct {
 	char *error;           /* why a file the search found cannot be loaded ("file too short"), or NULL */
 	int expand;            /* the tree shows obj's own needs here, its first place depth first */
 	char **searched;       /* not found: the folders searched, in order ("ld.so.cache" for the cache), NULL-terminated; else NULL */
+	el_ld_near *near;      /* not found: its near misses, nearest first (el_loader_near); else NULL */
+	size_t nnear;
+	int near_again;        /* an earlier need of this name was searched in the same folders: near is a copy of its */
 } el_ld_need;
 
 struct el_ld_obj {
@@ -80,6 +97,7 @@ typedef struct el_ld_tree {
 	size_t not_found;      /* needs that resolved to nothing, or to a file that cannot be loaded */
 	char **not_found_names;/* their names in load order, NULL-terminated: the first is where ld.so stops */
 	int truncated;         /* more objects than EL_LD_MAX_OBJECTS: the rest was not resolved */
+	const char *const *defaults; /* the default folders searched, each with its final '/' (static) */
 } el_ld_tree;
 
 #define EL_LD_MAX_OBJECTS 8192
@@ -121,5 +139,21 @@ void el_loader_free(el_loader *ld);
 int el_loader_resolve(el_ld_tree **out, envlock_ctx *ctx, el_loader *ld, const char *file,
 		      const el_ld_opts *opts);
 void el_ld_tree_free(el_ld_tree *t);
+
+/* The most near misses named for one need. */
+#define EL_LD_MAX_NEAR 3
+
+/*
+ * Fill the near misses (el_ld_need.near) of every need of t that no
+ * folder answered: the files in the folders searched for it (the
+ * folders of the ld.so.cache entries for the cache) named as the same
+ * library with another version (the same stem before ".so"), of t's
+ * class and machine, at most EL_LD_MAX_NEAR, nearest first: the ones
+ * whose DT_SONAME is the name wanted (a missing soname link), then the
+ * same major version, then others, each group by name. Whether ldconfig
+ * scans a folder is read from <root>/etc/ld.so.conf and its includes,
+ * and the default folders. t must come from ld. Reads files only.
+ */
+void el_loader_near(el_loader *ld, el_ld_tree *t);
 
 #endif

@@ -200,6 +200,65 @@ static void config_workers_vs_cores(envlock_findings *f, const cJSON *rule, cons
 }
 
 /*
+ * The workers alive at once in each training process: the train loader's,
+ * and at validation the val loader's beside the train ones kept alive by
+ * persistent_workers=True. Every process (one per GPU) has its own.
+ */
+static void workers_over_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			     const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train"), *val = el_cfg_loader_of(x, "val");
+	long long cores = v->system.cpu.logical_cores, gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1;
+	long long train_w, val_w, at_val, peak, want, budget;
+	char detail[256], settings[512], a[32], b[32], subject[512];
+
+	(void)table;
+	if (!t || t->num_workers < 0 || cores <= 0)
+		return;
+	train_w = t->num_workers;
+	val_w = val && val->num_workers > 0 ? val->num_workers : 0;
+	at_val = (t->persistent_workers == EL_CFG_YES ? train_w : 0) + val_w;
+	peak = train_w > at_val ? train_w : at_val;
+	if (peak * procs <= cores)
+		return;
+	if (at_val > train_w)
+		snprintf(detail, sizeof(detail), "%lld train workers kept alive and %lld val workers at validation, "
+			 "in each of %lld training process(es)", train_w, val_w, procs);
+	else
+		snprintf(detail, sizeof(detail), "%lld train workers in each of %lld training process(es)", train_w, procs);
+	/*
+	 * The settings that fit: the train workers by the rule of thumb
+	 * config-workers-starved uses (half the cores, shared by the
+	 * processes); at validation at most 4 val workers (plenty for it),
+	 * and the train workers kept alive beside them within the cores.
+	 */
+	budget = cores / procs;
+	want = budget / 2 > 0 ? budget / 2 : 1;
+	if (at_val > train_w) {
+		long long val_s = val_w < 4 ? val_w : 4, train_s = train_w < want ? train_w : want;
+
+		if (train_s + val_s > budget)
+			train_s = budget - val_s > 0 ? budget - val_s : 1;
+		if (train_s == train_w)
+			snprintf(settings, sizeof(settings), "%s=%lld", val->workers_key, val_s);
+		else
+			snprintf(settings, sizeof(settings), "%s=%lld %s=%lld", t->workers_key, train_s,
+				 val->workers_key, val_s);
+	} else {
+		snprintf(settings, sizeof(settings), "%s=%lld", t->workers_key, want);
+	}
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, t->workers_key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "detail", detail, "settings", settings,
+		"total", fmt(a, sizeof(a), "%lld", peak * procs), "cores", fmt(b, sizeof(b), "%lld", cores), NULL });
+}
+
+static void config_workers_oversubscribed(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, workers_over_one);
+}
+
+/*
  * At the first validation the train loader's workers are still alive
  * when persistent_workers=True, and the val loader starts its own: every
  * training process (one per GPU) then has train + val workers. Each
@@ -610,6 +669,7 @@ static const struct {
 	{ "config_chain_missing", config_chain_missing },
 	{ "config_needs_module", config_needs_module },
 	{ "config_workers_vs_cores", config_workers_vs_cores },
+	{ "config_workers_oversubscribed", config_workers_oversubscribed },
 	{ "config_workers_memory", config_workers_memory },
 	{ "config_pin_memory", config_pin_memory },
 	{ "config_batch_vs_gpu_memory", config_batch_vs_gpu_memory },

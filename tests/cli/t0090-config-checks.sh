@@ -92,6 +92,31 @@ run seed_w2 seedbox "$SEED" --cfg-options train_dataloader.num_workers=2
 has "2 workers on 32 threads starve the GPU" seed_w2 "info config-workers-starved"
 check_eq "the suggestion is half the cores" "--cfg-options train_dataloader.num_workers=$((cores / 2))" \
 	"$(message seed_w2.json config-workers-starved fix)"
+# workers alive at once against the logical cores, whatever the memory
+has "32 persistent train + 32 val workers on 32 threads are oversubscribed" seed "risky config-workers-oversubscribed"
+check_eq "the count at validation is shown" \
+	"$SEED: 64 DataLoader worker processes at once (32 train workers kept alive and 32 val workers at validation, in each of 1 training process(es)) on 32 logical cores: each worker is a process of its own, so they take turns on the cores, and past the core count more workers feed the GPU slower, not faster" \
+	"$(message seed.json config-workers-oversubscribed)"
+check_eq "the fix sets both loaders in one --cfg-options" \
+	"--cfg-options train_dataloader.num_workers=16 val_dataloader.num_workers=4" "$(message seed.json config-workers-oversubscribed fix)"
+# shellcheck disable=SC2046
+run seed_fixed seedbox "$SEED" $(message seed.json config-workers-oversubscribed fix)
+lacks "that command clears it" seed_fixed config-workers-oversubscribed
+lacks "and the memory finding" seed_fixed config-workers-memory
+run seed_w64 seedbox "$SEED" --cfg-options train_dataloader.num_workers=64 train_dataloader.persistent_workers=False
+check_eq "64 train workers on 32 threads, counted without the val ones (not persistent)" \
+	"$SEED: 64 DataLoader worker processes at once (64 train workers in each of 1 training process(es)) on 32 logical cores: each worker is a process of its own, so they take turns on the cores, and past the core count more workers feed the GPU slower, not faster" \
+	"$(message seed_w64.json config-workers-oversubscribed)"
+lacks "64 workers fit in 31 GiB when not persistent: no memory finding, the cores one stands alone" seed_w64 config-workers-memory
+cp -a seedbox fourbox
+awk 'BEGIN { for (i = 0; i < 4; i++) printf "processor\t: %d\nmodel name\t: Intel(R) Core(TM) i5\n\n", i }' >fourbox/proc/cpuinfo
+printf 'MemTotal:       264241152 kB\nMemFree:         1048576 kB\n' >fourbox/proc/meminfo
+run four fourbox "$SEED" --cfg-options train_dataloader.num_workers=128 train_dataloader.persistent_workers=False val_dataloader.num_workers=2
+has "128 workers on 4 threads with 252 GiB: risky on the cores alone" four "risky config-workers-oversubscribed"
+check_eq "the fix is half the cores" "--cfg-options train_dataloader.num_workers=2" "$(message four.json config-workers-oversubscribed fix)"
+lacks "and no memory finding" four config-workers-memory
+run seed_ok seedbox "$SEED" --cfg-options val_dataloader.num_workers=2 train_dataloader.num_workers=16
+lacks "16 + 2 on 32 threads fit" seed_ok config-workers-oversubscribed
 has "no pin_memory on a GPU machine is noted" seed "info config-pin-memory"
 run seed_pin seedbox "$SEED" --cfg-options train_dataloader.pin_memory=True
 lacks "pin_memory=True is not" seed_pin config-pin-memory

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:d8f7f7b87314d61435f52c9e323d40f02a4cedd20d6ac545365bec5f211f9318,
+# sha256:b02b36bbae5bb6162fe0b453f671e786a561050c37b183280cba2ee052af5b02,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:d8f7f7b87314d61435f52c9e323d40f02a4cedd20d6ac545365bec5f211f9318"
+LABEL envlock.lock-id="sha256:b02b36bbae5bb6162fe0b453f671e786a561050c37b183280cba2ee052af5b02"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config/internal.h"
+#include "lock/model.h"
 #include "util/xalloc.h"
 
 cv *cv_new(el_cfg_run *r, cv_kind kind)
@@ -256,7 +257,8 @@ cJSON *cv_to_json(const cv *v)
 	case CV_BOOL:
 		return cJSON_CreateBool(v->u.b);
 	case CV_INT:
-		return cJSON_CreateNumber((double)v->u.i);
+		/* past 2^53 as its digits: a seed of 2**60 + 1 is not 2**60 */
+		return el_jnew_int(v->u.i);
 	case CV_FLOAT:
 		return cJSON_CreateNumber(v->u.f);
 	case CV_STR:

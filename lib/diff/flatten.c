@@ -7,13 +7,13 @@
  * (lock/view.h), which holds what "present" and "the default toolkit"
  * mean: flatten only puts the facts into words.
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff.h"
+#include "lock/model.h"
 #include "lock/view.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -485,7 +485,7 @@ static bool scalar(const cJSON *v)
 
 static void py_text(el_buf *b, const cJSON *v, int depth)
 {
-	char num[64];
+	char num[EL_FMT_DOUBLE_SIZE];
 
 	if (cJSON_IsString(v)) {
 		el_buf_putc(b, '\'');
@@ -496,11 +496,9 @@ static void py_text(el_buf *b, const cJSON *v, int depth)
 	} else if (cJSON_IsNull(v)) {
 		el_buf_puts(b, "None");
 	} else if (cJSON_IsNumber(v)) {
-		if (v->valuedouble == (double)(long long)v->valuedouble && fabs(v->valuedouble) < 1e15)
-			snprintf(num, sizeof(num), "%lld", (long long)v->valuedouble);
-		else
-			snprintf(num, sizeof(num), "%.17g", v->valuedouble);
-		el_buf_puts(b, num);
+		el_buf_put(b, num, el_fmt_double(num, v->valuedouble));
+	} else if (el_jraw_int(v)) {
+		el_buf_puts(b, v->valuestring); /* an integer past 2^53, as the config and the lock write it */
 	} else if ((cJSON_IsArray(v) || cJSON_IsObject(v)) && depth < FL_MAX_CONFIG_DEPTH) {
 		bool obj = cJSON_IsObject(v);
 

@@ -1,4 +1,5 @@
 /* Building, reading and writing the lock's JSON document. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "model.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 static cJSON *checked(cJSON *item)
@@ -69,9 +71,68 @@ void el_jset_str_or_null(cJSON *parent, const char *key, const char *val)
 		el_jset(parent, key, cJSON_CreateNull());
 }
 
+/* 2^53: from here on a double does not hold every integer */
+#define EXACT_LIMIT 9007199254740992ULL
+
+bool el_json_int_text(const char *s, size_t n, bool *big)
+{
+	const char *d = s + (n && *s == '-');
+	size_t nd = n - (size_t)(d - s);
+	unsigned long long u = 0;
+
+	/* none, a leading zero, -0 (the writer writes 0) or more digits than 2^64 has */
+	if (nd == 0 || nd > 20 || (*d == '0' && (nd > 1 || d > s)))
+		return false;
+	for (size_t i = 0; i < nd; i++) {
+		unsigned k = (unsigned)(d[i] - '0');
+
+		if (k > 9 || u > (~0ULL - k) / 10)
+			return false;
+		u = u * 10 + k;
+	}
+	if (d > s && u > 1ULL << 63)
+		return false;
+	if (big)
+		*big = u >= EXACT_LIMIT;
+	return true;
+}
+
+/* item made Raw with the n bytes of digits, its double kept for readers that look at valuedouble */
+static void make_raw(cJSON *item, const char *digits, size_t n, double d)
+{
+	char *s = cJSON_malloc(n + 1);
+
+	if (!s)
+		el_oom();
+	memcpy(s, digits, n);
+	s[n] = '\0';
+	item->type = cJSON_Raw | (item->type & cJSON_StringIsConst);
+	item->valuestring = s;
+	item->valuedouble = d;
+	item->valueint = d >= 2147483647.0 ? 2147483647 : d <= -2147483648.0 ? -2147483647 - 1 : (int)d;
+}
+
+const char *el_jraw_int(const cJSON *v)
+{
+	return cJSON_IsRaw(v) && v->valuestring && el_json_int_text(v->valuestring, strlen(v->valuestring), NULL)
+		       ? v->valuestring
+		       : NULL;
+}
+
+cJSON *el_jnew_int(long long val)
+{
+	unsigned long long mag = val < 0 ? 0ULL - (unsigned long long)val : (unsigned long long)val;
+	cJSON *item = checked(cJSON_CreateNumber((double)val));
+	char digits[24];
+
+	if (mag >= EXACT_LIMIT)
+		make_raw(item, digits, (size_t)snprintf(digits, sizeof(digits), "%lld", val), (double)val);
+	return item;
+}
+
 void el_jset_int(cJSON *parent, const char *key, long long val)
 {
-	el_jset(parent, key, cJSON_CreateNumber((double)val));
+	el_jset(parent, key, el_jnew_int(val));
 }
 
 void el_jset_bool(cJSON *parent, const char *key, bool val)
@@ -117,8 +178,17 @@ long long el_jget_int(const cJSON *obj, const char *key, long long fallback)
 
 long long el_jint(const cJSON *v, long long fallback)
 {
+	const char *digits = el_jraw_int(v);
 	double d;
 
+	if (digits) {
+		long long x;
+
+		/* an integer a double cannot hold, kept as its digits (el_jnew_int, el_json_exact_ints) */
+		errno = 0;
+		x = strtoll(digits, NULL, 10);
+		return errno ? fallback : x;
+	}
 	if (!cJSON_IsNumber(v))
 		return fallback;
 	d = v->valuedouble;
@@ -304,36 +374,23 @@ static int write_value(const cJSON *item, el_buf *out, int indent, int depth, bo
 	if (cJSON_IsString(item))
 		return write_string(out, item->valuestring, safe);
 	if (cJSON_IsNumber(item)) {
-		double d = item->valuedouble;
+		char num[EL_FMT_DOUBLE_SIZE];
 
-		if (!isfinite(d))
+		if (!isfinite(item->valuedouble))
 			return el_buf_puts(out, "null");
-		if (d == floor(d) && fabs(d) < 9007199254740992.0) {
-			char digits[24], *e = digits + sizeof(digits), *q = e;
-			long long v = (long long)d;
-			unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+		return el_buf_put(out, num, el_fmt_double(num, item->valuedouble));
+	}
+	if (cJSON_IsRaw(item)) {
+		/* an integer past 2^53 as its digits; no other raw text reaches a lock */
+		const char *digits = el_jraw_int(item);
 
-			do
-				*--q = (char)('0' + u % 10);
-			while ((u /= 10) != 0);
-			if (v < 0)
-				*--q = '-';
-			return el_buf_put(out, q, (size_t)(e - q));
-		}
-		/* the shortest form that reads back as the same double */
-		for (int prec = 15; prec <= 17; prec++) {
-			char num[40];
-
-			snprintf(num, sizeof(num), "%.*g", prec, d);
-			if (prec == 17 || strtod(num, NULL) == d)
-				return el_buf_puts(out, num);
-		}
+		return el_buf_puts(out, digits ? digits : "null");
 	}
 	if (cJSON_IsTrue(item))
 		return el_buf_puts(out, "true");
 	if (cJSON_IsFalse(item))
 		return el_buf_puts(out, "false");
-	if (cJSON_IsNull(item) || cJSON_IsInvalid(item) || cJSON_IsRaw(item))
+	if (cJSON_IsNull(item) || cJSON_IsInvalid(item))
 		return el_buf_puts(out, "null");
 	if (cJSON_IsArray(item)) {
 		const cJSON *c;
@@ -656,7 +713,13 @@ static int canon_string(canon *c, const unsigned char **s, size_t *n, bool *plai
 
 static int canon_value(canon *c, int depth, bool top);
 
-/* a whole number in plain digits below 2^53, as write_value writes it; nothing else */
+/*
+ * A whole number in plain digits below 2^53, as write_value writes it;
+ * nothing else. Past 15 digits the text is not proved here: an integer
+ * from 2^53 up loads as a Raw node with the text's digits
+ * (el_json_exact_ints), one past 64 bits as a double, and the document
+ * path writes each as loading left it, so both ways give the same id.
+ */
 static int canon_number(canon *c)
 {
 	const unsigned char *p = c->p, *digits;
@@ -819,4 +882,189 @@ int el_lock_canonical_text(char *text, size_t *len)
 		return -1;
 	*len = (size_t)((char *)c.w - text);
 	return 0;
+}
+
+/* the bytes that start a string or a number, outside strings; the text's NUL is not one */
+static const unsigned char token_start[256] = {
+	['"'] = 1, ['-'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1,
+};
+
+/* what cJSON reads as one number (parse_number's characters) */
+static const unsigned char number_byte[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['+'] = 1, ['-'] = 1, ['e'] = 1, ['E'] = 1, ['.'] = 1,
+};
+
+/* past space, structure and the letters of true, false and null: to a string or a number, or the end */
+static const unsigned char *skip_to_token(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), minus = _mm_set1_epi8('-'), below = _mm_set1_epi8('0' - 1),
+		      above = _mm_set1_epi8('9' + 1);
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above));
+		int m = _mm_movemask_epi8(
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, minus)), digit));
+
+		if (m)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && !token_start[*p])
+		p++;
+	return p;
+}
+
+/* a number starts after space (cJSON skips every byte up to ' ') or : , [ -; a digest's digits follow a letter or '"' */
+static bool number_may_follow(const unsigned char *text, const unsigned char *start)
+{
+	return start == text || start[-1] <= ' ' || start[-1] == ':' || start[-1] == ',' || start[-1] == '[' ||
+	       start[-1] == '-';
+}
+
+/*
+ * Whether text may hold an integer of 2^53 or more: a run of 16 digits
+ * or more where a number can start. A lock's digests have such runs
+ * now and then, after a letter or a quote; most locks hold no such
+ * integer, and this pass (sixteen bytes at a time) spares them the
+ * token by token one.
+ */
+static bool may_hold_bigint(const unsigned char *text, const unsigned char *end)
+{
+	const unsigned char *p = text;
+	size_t run = 0; /* the digits just before p */
+
+#ifdef __SSE2__
+	const __m128i below = _mm_set1_epi8('0' - 1), above = _mm_set1_epi8('9' + 1);
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above)));
+
+		if (m == 0xffffu) {
+			run += 16;
+		} else {
+			/* the run before p ends in this block after its first digits; then a new run ends the block */
+			if (run + (size_t)__builtin_ctz(~m) >= 16 && number_may_follow(text, p - run))
+				return true;
+			run = (size_t)__builtin_clz(~(m << 16));
+		}
+		p += 16;
+	}
+#endif
+	for (; p < end; p++) {
+		if (*p >= '0' && *p <= '9') {
+			run++;
+			continue;
+		}
+		if (run >= 16 && number_may_follow(text, p - run))
+			return true;
+		run = 0;
+	}
+	return run >= 16 && number_may_follow(text, p - run);
+}
+
+/*
+ * Integers a double cannot hold, found in a JSON text. cJSON keeps every
+ * number as a double, so 2^60 + 1 would load as 2^60 and be written back
+ * as 1.152921504606847e+18: the text's own digits are found here, by the
+ * number's place among the text's numbers (cJSON makes one node for each,
+ * in the text's order), and put back into the parsed document as Raw
+ * nodes, which write_value writes as they are. The text is read before
+ * el_lock_canonical_text rewrites it; the document changed after the
+ * schema has judged it, which sees the double as every earlier envlock
+ * did.
+ */
+void el_json_bigints_find(el_json_bigints *out, const char *text, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)text, *end = p + len;
+	size_t index = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!may_hold_bigint(p, end))
+		return;
+	while ((p = skip_to_token(p, end)) < end) {
+		const unsigned char *start = p;
+		bool big = false;
+
+		if (*p == '"') {
+			/* a string's digits are not a number: to its closing quote, past any escaped one */
+			for (p++;;) {
+				p = skip_plain(p, end);
+				if (p >= end || *p == '"')
+					break;
+				p += *p == '\\' && end - p >= 2 ? 2 : 1;
+			}
+			p += p < end;
+			continue;
+		}
+		while (p < end && number_byte[*p])
+			p++;
+		if (p - start >= 16 && el_json_int_text((const char *)start, (size_t)(p - start), &big) && big) {
+			el_json_bigint *b;
+
+			if (out->n == out->cap) {
+				out->cap = out->cap ? out->cap * 2 : 8;
+				out->v = el_xrealloc(out->v, out->cap * sizeof(*out->v));
+			}
+			b = &out->v[out->n++];
+			b->index = index;
+			memcpy(b->digits, start, (size_t)(p - start));
+			b->digits[p - start] = '\0';
+		}
+		index++;
+	}
+}
+
+typedef struct {
+	const el_json_bigints *found;
+	size_t next, index;
+} bigint_walk;
+
+/* the numbers under item in document order; false once every one found is placed, or the text is not doc's */
+static bool bigints_place(cJSON *item, bigint_walk *w)
+{
+	for (; item; item = item->next) {
+		if (cJSON_IsNumber(item)) {
+			if (w->index++ == w->found->v[w->next].index) {
+				const el_json_bigint *b = &w->found->v[w->next];
+
+				if (strtod(b->digits, NULL) != item->valuedouble)
+					return false;
+				make_raw(item, b->digits, strlen(b->digits), item->valuedouble);
+				if (++w->next == w->found->n)
+					return false;
+			}
+		} else if (item->child && !bigints_place(item->child, w)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+void el_json_bigints_apply(cJSON *doc, const el_json_bigints *found)
+{
+	bigint_walk w = { found, 0, 0 };
+
+	if (doc && found->n)
+		bigints_place(doc, &w);
+}
+
+void el_json_bigints_release(el_json_bigints *found)
+{
+	free(found->v);
+	memset(found, 0, sizeof(*found));
+}
+
+void el_json_exact_ints(cJSON *doc, const char *text, size_t len)
+{
+	el_json_bigints found;
+
+	el_json_bigints_find(&found, text, len);
+	el_json_bigints_apply(doc, &found);
+	el_json_bigints_release(&found);
 }

@@ -50,6 +50,7 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	envlock_lock *lock;
 	el_arena *arena = el_arena_new_room(&room, &roomsize);
 	cJSON *doc, *ver;
+	el_json_bigints big;
 	bool canonical;
 	int rc;
 
@@ -90,6 +91,8 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 					    path, CJSON_NESTING_LIMIT);
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not valid JSON (line %zu)", path, line);
 	}
+	/* integers past 2^53 as the text writes them, read before the text is rewritten */
+	el_json_bigints_find(&big, b.data, b.len);
 	/* every command says when a lock's id is not its content's: the id from the text, when it can be */
 	canonical = el_lock_canonical_text(b.data, &b.len) == 0;
 	if (canonical)
@@ -97,12 +100,14 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 	el_buf_release(&b);
 	ver = el_jget(doc, "envlock");
 	if (!cJSON_IsObject(doc) || !cJSON_IsNumber(ver)) {
+		el_json_bigints_release(&big);
 		el_arena_delete(arena, doc);
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not an envlock lockfile (no \"envlock\" version)", path);
 	}
 	if (ver->valuedouble != ENVLOCK_FORMAT_VERSION) {
 		double v = ver->valuedouble;
 
+		el_json_bigints_release(&big);
 		el_arena_delete(arena, doc);
 		return el_error_set(ctx, ENVLOCK_EVERSION,
 				    "'%s': lockfile format %g is not supported (this envlock reads %d)",
@@ -113,10 +118,13 @@ int el_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path, bool va
 
 		/* the schema is the contract: every command refuses what it does not allow */
 		if (el_schema_check_lock(doc, why, sizeof(why)) != 0) {
+			el_json_bigints_release(&big);
 			el_arena_delete(arena, doc);
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not a valid lockfile: %s", path, why);
 		}
 	}
+	el_json_bigints_apply(doc, &big);
+	el_json_bigints_release(&big);
 	lock = el_xcalloc(1, sizeof(*lock));
 	lock->arena = arena;
 	lock->doc = doc;	/* else its id is computed when someone asks (envlock_lock_id) */

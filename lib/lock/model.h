@@ -51,7 +51,8 @@ void el_jpush_str(cJSON *arr, const char *val);
 /*
  * Readers; NULL / fallback when the member is missing or of another type
  * (for el_jget_int also when the number is not a whole number that fits
- * a long long: 1.5, 1e300, an infinity or a NaN).
+ * a long long: 1.5, 1e300, an infinity or a NaN). An integer held as its
+ * digits (el_jnew_int, el_json_exact_ints) is read from them, exactly.
  */
 cJSON *el_jget(const cJSON *obj, const char *key);
 const char *el_jget_str(const cJSON *obj, const char *key);
@@ -59,6 +60,49 @@ long long el_jget_int(const cJSON *obj, const char *key, long long fallback);
 bool el_jget_bool(const cJSON *obj, const char *key, bool fallback);
 /* v as el_jget_int reads a member: its whole number, else fallback. */
 long long el_jint(const cJSON *v, long long fallback);
+
+/*
+ * An integer as a JSON value: a number, or, when its magnitude is 2^53 or
+ * more (a double cannot hold every such integer: 2^60 + 1 would become
+ * 2^60), a Raw node with its digits, which el_json_write writes as they
+ * are and el_jint reads back exactly. Never NULL.
+ */
+cJSON *el_jnew_int(long long val);
+
+/*
+ * Whether the n bytes at s are an integer as JSON writes it (an optional
+ * '-', digits, no leading zero, not -0) within [-2^63, 2^64); *big (may
+ * be NULL) says whether its magnitude is 2^53 or more.
+ */
+bool el_json_int_text(const char *s, size_t n, bool *big);
+
+/* The digits of v when it is such an integer held as a Raw node (el_jnew_int), else NULL. */
+const char *el_jraw_int(const cJSON *v);
+
+/*
+ * The integers of a JSON text whose magnitude is 2^53 or more (within
+ * the 64-bit range of el_json_int_text), each by its place among the
+ * text's numbers, with its digits. Found before the text is rewritten
+ * (el_lock_canonical_text), applied to the document cJSON parsed from
+ * the same text: each such number node becomes a Raw node holding the
+ * text's digits (its valuedouble kept), so the document writes back the
+ * number the text holds, and el_jint reads it. A number past 64 bits, a
+ * fraction or an exponent (1.152921504606847e+18, as envlock wrote such
+ * integers before) stays a double. text[len] must be a NUL.
+ */
+typedef struct {
+	size_t index;    /* the number's place among the text's numbers, from 0 */
+	char digits[24]; /* as the text writes it */
+} el_json_bigint;
+typedef struct {
+	el_json_bigint *v;
+	size_t n, cap;
+} el_json_bigints;
+void el_json_bigints_find(el_json_bigints *out, const char *text, size_t len);
+void el_json_bigints_apply(cJSON *doc, const el_json_bigints *found);
+void el_json_bigints_release(el_json_bigints *found);
+/* The three at once, for a document parsed from text. */
+void el_json_exact_ints(cJSON *doc, const char *text, size_t len);
 
 /*
  * Serialise item with keys sorted bytewise: indent 2 gives the lockfile

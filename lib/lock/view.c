@@ -837,12 +837,11 @@ static el_pairs figures(el_view *v, const cJSON *o)
 			if (cJSON_IsString(it)) {
 				dst[n].val = it->valuestring;
 			} else if (cJSON_IsNumber(it)) {
-				s = view_alloc(v, 32, 1);
-				if (it->valuedouble == (double)(long long)it->valuedouble)
-					snprintf(s, 32, "%lld", (long long)it->valuedouble);
-				else
-					snprintf(s, 32, "%.17g", it->valuedouble);
+				s = view_alloc(v, EL_FMT_DOUBLE_SIZE, 1);
+				el_fmt_double(s, it->valuedouble);
 				dst[n].val = s;
+			} else if (el_jraw_int(it)) {
+				dst[n].val = it->valuestring; /* an integer past 2^53, as the lock writes it */
 			} else if (cJSON_IsBool(it)) {
 				dst[n].val = cJSON_IsTrue(it) ? "true" : "false";
 			} else {

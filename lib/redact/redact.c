@@ -59,10 +59,11 @@ static void mask_values(cJSON *v, bool under_secret, size_t *n)
 
 		if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
 			mask_values(c, secret, n);
-		} else if (secret && (cJSON_IsString(c) || cJSON_IsNumber(c)) &&
+		} else if (secret && (cJSON_IsString(c) || cJSON_IsNumber(c) || el_jraw_int(c)) &&
 			   !(cJSON_IsString(c) && (strcmp(c->valuestring, EL_REDACT_SECRET) == 0 || c->valuestring[0] == '$' ||
 						   !*c->valuestring))) {
-			if (cJSON_IsNumber(c))
+			/* a number, also one past 2^53 kept as its digits (a Raw node), becomes the string */
+			if (!cJSON_IsString(c))
 				c->type = cJSON_String | (c->type & cJSON_StringIsConst);
 			set_string(c, el_xstrdup(EL_REDACT_SECRET));
 			(*n)++;

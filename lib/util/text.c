@@ -1,5 +1,7 @@
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -79,6 +81,34 @@ bool el_is_text(const char *s, size_t len)
 		p += n + 1;
 	}
 	return true;
+}
+
+size_t el_fmt_double(char buf[EL_FMT_DOUBLE_SIZE], double d)
+{
+	if (!isfinite(d))
+		return (size_t)snprintf(buf, EL_FMT_DOUBLE_SIZE, "%s", isnan(d) ? "nan" : d < 0 ? "-inf" : "inf");
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		/* every whole number below 2^53 is exact: its digits (and -0.0 is 0) */
+		char digits[24], *e = digits + sizeof(digits), *q = e;
+		long long v = (long long)d;
+		unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+		do
+			*--q = (char)('0' + u % 10);
+		while ((u /= 10) != 0);
+		if (v < 0)
+			*--q = '-';
+		memcpy(buf, q, (size_t)(e - q));
+		buf[e - q] = '\0';
+		return (size_t)(e - q);
+	}
+	/* 17 significant digits always read back as the same double; fewer often do */
+	for (int prec = 15;; prec++) {
+		int n = snprintf(buf, EL_FMT_DOUBLE_SIZE, "%.*g", prec, d);
+
+		if (prec == 17 || strtod(buf, NULL) == d)
+			return (size_t)n;
+	}
 }
 
 bool el_starts_with(const char *s, const char *prefix)

@@ -20,6 +20,19 @@ void el_trim(const char **s, size_t *len);
 /* True when the buffer looks like text: no NUL bytes, valid UTF-8. */
 bool el_is_text(const char *s, size_t len);
 
+/* Room for any el_fmt_double text and its NUL. */
+#define EL_FMT_DOUBLE_SIZE 40
+
+/*
+ * d as the lockfile writes it and people read it: a whole number below
+ * 2^53 in plain digits (32, not 32.0 or 3.2e+01), anything else the
+ * shortest of %.15g, %.16g and %.17g that strtod reads back as the same
+ * double (0.005 and 1e-05, not 0.0050000000000000001); an infinity or a
+ * NaN as "inf", "-inf", "nan" (the lock writer writes null instead).
+ * Returns the length written to buf, NUL excluded.
+ */
+size_t el_fmt_double(char buf[EL_FMT_DOUBLE_SIZE], double d);
+
 /* True when s starts with prefix. */
 bool el_starts_with(const char *s, const char *prefix);
 bool el_ends_with(const char *s, const char *suffix);

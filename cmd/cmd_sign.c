@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "util/interrupt.h"
 
 static void usage_sign(FILE *out)
 {
@@ -233,7 +234,15 @@ int cmd_keygen(int argc, char **argv, envlock_ctx *ctx)
 		usage_keygen(stderr);
 		return CMD_USAGE;
 	}
-	if ((rc = envlock_keygen(&res, ctx, prefix, force)) != 0) {
+	/*
+	 * A few small files, written one after the other: a signal is held
+	 * until the pair is whole or nothing is written (each file's commit
+	 * refuses once it came), never leaving NAME.new or half a pair
+	 */
+	el_interrupt_poll_begin();
+	rc = envlock_keygen(&res, ctx, prefix, force);
+	el_interrupt_poll_end();
+	if (rc != 0) {
 		cmd_error("keygen: %s%s", envlock_error_last(ctx),
 			  rc == ENVLOCK_EEXISTS ? "; --force replaces the key pair" : "");
 		rc = CMD_FAIL;

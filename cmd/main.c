@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "lock/untrusted.h"
 #include "lock/view.h"
+#include "util/interrupt.h"
 #include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -327,11 +328,16 @@ int main(int argc, char **argv)
 	running = c;
 	if ((expanded = expand_cfg_options(&argc, argv)) != NULL)
 		argv = expanded;
+	/* SIGINT, SIGTERM, SIGHUP: nothing half-written is left behind (util/interrupt.h) */
+	el_interrupt_install();
 	rc = c->fn(argc - 1, argv + 1, ctx);
 	free(expanded);
 	if (rc < 0)
 		cmd_error("%s: %s", c->name, ctx ? envlock_error_last(ctx) : "failed");
 	rc = cmd_exit_status(rc);
 	envlock_ctx_free(ctx);
-	return finish(rc);
+	rc = finish(rc);
+	/* a signal the command unwound from, cleaning up: die of it now, as shells expect */
+	el_interrupt_reraise(said_error);
+	return rc;
 }

@@ -6,11 +6,17 @@
  * target, is never followed), and the limits on size, entry count and
  * compression ratio stop a bomb before it fills the disk.
  *
- * A file whose digest does not match the manifest, or that a limit cut
- * short, is removed again.
+ * Everything is written into a staging folder beside the target
+ * (".NAME.extract-XXXXXX"), which takes the target's name only once the
+ * whole archive is in it and checked: a failure, or a signal (polled
+ * between entries and between pieces of a file), removes it and leaves
+ * the target as it was. With --force the old folder's other entries are
+ * kept, hard-linked into the staging folder first, and the two folders
+ * are exchanged at the end.
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +33,8 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/interrupt.h"
+#include "util/root.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -40,9 +48,17 @@ typedef struct {
 	struct timespec mtime;
 } dir_time;
 
+#define EL_EXTRACT_MAX_DEPTH 256 /* folders of an old --force target, one inside another */
+
 typedef struct {
 	envlock_ctx *ctx;
 	const char *archive;
+	const char *dir;      /* the target, as the caller named it */
+	char *final;          /* where the staging folder goes: dir, or with --force its real path */
+	char *stage;          /* the staging folder, once made */
+	int replace;          /* final is an old folder, exchanged at the end */
+	dir_time *kept;       /* the old folder's folders, their times put back at the end */
+	size_t nkept, capkept;
 	el_bstream *in;
 	struct archive *a;    /* the tar reader of in */
 	int root_fd;
@@ -380,6 +396,10 @@ static int put_file(extractor *x, const char *path, struct archive_entry *e, con
 		return entry_error(x, ENVLOCK_EIO, path, "%s", el_strerror(errno));
 	h = el_sha256_begin();
 	while ((n = archive_read_data(x->a, x->buf, EL_BUNDLE_CHUNK)) > 0) {
+		if (el_interrupted()) {
+			rc = el_interrupt_error(x->ctx, x->dir);
+			break;
+		}
 		x->total += (unsigned long long)n;
 		if (x->total > x->max_total) {
 			rc = entry_error(x, ENVLOCK_ELIMIT, path, "more than %llu bytes in all, stopped", x->max_total);
@@ -644,7 +664,9 @@ static int load_manifest(extractor *x, const el_buf *m, const el_buf *lock, cJSO
 		int same;
 
 		memset(&l, 0, sizeof(l));
-		l.doc = cJSON_ParseWithLength(lock->data ? lock->data : "", lock->len);
+		l.doc = cJSON_ParseWithLength(el_buf_cstr(lock), lock->len);
+		/* integers past 2^53 as their digits, as loading a lock reads them, for the same id */
+		el_json_exact_ints(l.doc, el_buf_cstr(lock), lock->len);
 		same = cJSON_IsObject(l.doc);
 		if (same) {
 			el_lock_compute_id(&l);
@@ -657,19 +679,201 @@ static int load_manifest(extractor *x, const el_buf *m, const el_buf *lock, cJSO
 	return 0;
 }
 
-/* Make the target folder (its parent must exist), or open it with force. */
+/* "'<dir>/<rel>'" of the old folder, for a message. */
+static int old_error(extractor *x, int code, const char *rel, const char *why, int err)
+{
+	return el_error_set(x->ctx, code, "'%s/%s': %s%s%s", x->dir, rel, why, err ? ": " : "",
+			    err ? el_strerror(err) : "");
+}
+
+/*
+ * --force: the old folder's entries, in the staging folder too: each
+ * file, link or other non-folder hard-linked (the old one is never
+ * written: what the archive replaces is renamed over in the staging
+ * folder), each folder made again with its mode and owner, its time
+ * put back at the end. from and to are closed here.
+ */
+static int keep_old(extractor *x, int from, int to, const char *rel, dev_t dev, int depth)
+{
+	DIR *d = fdopendir(from);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d) {
+		rc = old_error(x, ENVLOCK_EIO, rel, "cannot read it", errno);
+		close(from);
+		close(to);
+		return rc;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		const char *name = e->d_name;
+		char *path;
+		struct stat st;
+		int sub_from, sub_to;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			continue;
+		if (el_interrupted()) {
+			rc = el_interrupt_error(x->ctx, x->dir);
+			break;
+		}
+		path = *rel ? el_xasprintf("%s/%s", rel, name) : el_xstrdup(name);
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			rc = old_error(x, ENVLOCK_EIO, path, "cannot read it", errno);
+		} else if (!S_ISDIR(st.st_mode)) {
+			if (linkat(dirfd(d), name, to, name, 0) != 0)
+				rc = old_error(x, ENVLOCK_EIO, path,
+					       "--force keeps it in the new folder by a hard link, which failed", errno);
+		} else if (st.st_dev != dev) {
+			rc = old_error(x, ENVLOCK_EINVAL, path,
+				       "a mount point: --force replaces the folder as a whole and cannot move it", 0);
+		} else if (depth >= EL_EXTRACT_MAX_DEPTH) {
+			rc = old_error(x, ENVLOCK_ELIMIT, path, "folders too deep to keep", 0);
+		} else if (mkdirat(to, name, 0700) != 0 ||
+			   (sub_to = openat(to, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			rc = old_error(x, ENVLOCK_EIO, path, "cannot make it in the new folder", errno);
+		} else if ((sub_from = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			rc = old_error(x, ENVLOCK_EIO, path, "cannot read it", errno);
+			close(sub_to);
+		} else {
+			int fd = dup(sub_to);
+
+			rc = fd < 0 ? old_error(x, ENVLOCK_EIO, path, "cannot read it", errno)
+				    : keep_old(x, sub_from, fd, path, dev, depth + 1);
+			if (fd < 0)
+				close(sub_from);
+			/* root may give it back to its owner; anyone else keeps what they can */
+			if (fchown(sub_to, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+				rc = rc ? rc : old_error(x, ENVLOCK_EIO, path, "cannot keep its owner", errno);
+			fchmod(sub_to, st.st_mode & 07777);
+			close(sub_to);
+			EL_GROW(x->kept, x->nkept + 1, x->capkept);
+			x->kept[x->nkept].path = path;
+			x->kept[x->nkept++].mtime = st.st_mtim;
+			path = NULL;
+		}
+		free(path);
+	}
+	closedir(d);
+	close(to);
+	return rc;
+}
+
+/*
+ * The old folder's folders get their times back, before the archive's
+ * own (set_dir_times), except those the archive wrote into: theirs is
+ * now, as when it was extracted into the old folder itself.
+ */
+static void set_kept_times(extractor *x)
+{
+	el_bindex touched;
+
+	memset(&touched, 0, sizeof(touched));
+	for (size_t i = 0; i < x->seen.cap; i++) {
+		const el_bnode *nd = &x->seen.v[i];
+		const char *slash = nd->path ? strrchr(nd->path, '/') : NULL;
+
+		if (slash && nd->made != EL_MADE_NONE)
+			el_bindex_find(&touched, nd->path, (size_t)(slash - nd->path), 1);
+	}
+	for (size_t i = 0; i < x->nkept; i++) {
+		struct timespec times[2] = { { 0, UTIME_OMIT }, x->kept[i].mtime };
+		const char *leaf;
+		int dfd;
+
+		if (!el_bindex_find(&touched, x->kept[i].path, strlen(x->kept[i].path), 0) &&
+		    open_parent(x, x->kept[i].path, 0, &dfd, &leaf) == 0)
+			utimensat(dfd, leaf, times, AT_SYMLINK_NOFOLLOW);
+	}
+	el_bindex_release(&touched);
+}
+
+/*
+ * The staging folder beside the target: its parent must exist, and the
+ * target must not, unless force (then it is a folder, or a link to one,
+ * whose entries are kept). Open on x->root_fd.
+ */
 static int open_target(extractor *x, const char *dir, int force)
 {
-	int made = mkdir(dir, 0755) == 0;
+	struct stat st, up;
+	char *parent = NULL;
+	size_t n = strlen(dir);
+	int rc = 0, from;
 
-	if (!made && errno == EEXIST && !force)
-		return el_error_set(x->ctx, ENVLOCK_EEXISTS, "'%s': already exists", dir);
-	if (!made && errno != EEXIST)
-		return el_error_set(x->ctx, errno == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "'%s': %s", dir,
-				    el_strerror(errno));
-	x->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (made ? O_NOFOLLOW : 0));
-	if (x->root_fd < 0)
+	if (!*dir)
+		return el_error_set(x->ctx, ENVLOCK_ENOTFOUND, "'%s': %s", dir, el_strerror(ENOENT));
+	if (lstat(dir, &st) == 0) {
+		if (!force)
+			return el_error_set(x->ctx, ENVLOCK_EEXISTS, "'%s': already exists", dir);
+		if (stat(dir, &st) != 0)
+			return el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(ENOTDIR));
+		/* ".", "a/..", a link to a folder: the folder itself is what is replaced */
+		if (!(x->final = realpath(dir, NULL)))
+			return el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(errno));
+		if (strcmp(x->final, "/") == 0)
+			return el_error_set(x->ctx, ENVLOCK_EINVAL, "'%s': the root folder cannot be replaced", dir);
+		x->replace = 1;
+	} else if (errno != ENOENT) {
 		return el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(errno));
+	} else {
+		while (n > 1 && dir[n - 1] == '/')
+			n--;
+		x->final = el_xstrndup(dir, n);
+	}
+	parent = strchr(x->final, '/') ? el_path_dir(x->final) : el_xstrdup(".");
+	x->stage = el_xasprintf("%s/.%s.extract-XXXXXX", parent, el_path_base(x->final));
+	if (!mkdtemp(x->stage)) {
+		int e = errno;
+
+		free(x->stage);
+		x->stage = NULL;
+		free(parent);
+		return el_error_set(x->ctx, e == ENOENT ? ENVLOCK_ENOTFOUND : ENVLOCK_EIO, "'%s': %s", dir, el_strerror(e));
+	}
+	x->root_fd = open(x->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (x->root_fd < 0) {
+		rc = el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", x->stage, el_strerror(errno));
+	} else if (!x->replace) {
+		/* mkdtemp's 0700, made what mkdir(dir, 0755) would have made */
+		mode_t um = umask(0);
+
+		umask(um);
+		fchmod(x->root_fd, 0755 & ~um);
+	} else if (stat(parent, &up) != 0 || up.st_dev != st.st_dev) {
+		rc = el_error_set(x->ctx, ENVLOCK_EINVAL,
+				  "'%s': a mount point: --force replaces the folder as a whole and cannot replace it", dir);
+	} else if ((from = open(x->final, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		rc = el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(errno));
+	} else {
+		int to = dup(x->root_fd);
+
+		if (to < 0) {
+			rc = el_error_set(x->ctx, ENVLOCK_EIO, "'%s': %s", dir, el_strerror(errno));
+			close(from);
+		} else {
+			rc = keep_old(x, from, to, "", st.st_dev, 0);
+		}
+		if (fchown(x->root_fd, st.st_uid, st.st_gid) != 0 && errno != EPERM && rc == 0)
+			rc = el_error_set(x->ctx, ENVLOCK_EIO, "'%s': cannot keep its owner: %s", dir, el_strerror(errno));
+		fchmod(x->root_fd, st.st_mode & 07777);
+	}
+	free(parent);
+	return rc;
+}
+
+/* The complete staging folder takes the target's name; the old folder (--force) goes. */
+static int put_in_place(extractor *x)
+{
+	if (el_interrupted())
+		return el_interrupt_error(x->ctx, x->dir);
+	if (el_dir_rename(x->stage, x->final, x->replace) != 0)
+		return el_error_set(x->ctx, errno == EEXIST || errno == ENOTEMPTY ? ENVLOCK_EEXISTS : ENVLOCK_EIO,
+				    "'%s': %s", x->dir, errno == EEXIST || errno == ENOTEMPTY ? "already exists"
+											   : el_strerror(errno));
+	free(x->stage);
+	x->stage = NULL;
 	return 0;
 }
 
@@ -721,6 +925,7 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	memset(&x, 0, sizeof(x));
 	x.ctx = ctx;
 	x.archive = archive;
+	x.dir = dir;
 	x.root_fd = -1;
 	x.parent_fd = -1;
 	x.max_total = opts->max_total_bytes ? opts->max_total_bytes : EL_EXTRACT_MAX_TOTAL;
@@ -729,6 +934,8 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	x.buf = el_xmalloc_io(EL_BUNDLE_CHUNK);
 	x.pid = (long)getpid();
 
+	/* a signal is polled from here on, and unwinds through the failure path below */
+	el_interrupt_poll_begin();
 	/* the head is checked before anything is made: a non-bundle leaves no folder behind */
 	if ((rc = open_archive(&x)) != 0 ||
 	    (rc = read_head(&x, EL_BUNDLE_LOCK, NULL, &lock, &lock_time)) != 0 ||
@@ -745,6 +952,10 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	while ((st = archive_read_next_header(x.a, &e)) == ARCHIVE_OK || st == ARCHIVE_WARN) {
 		const char *name = el_archive_pathname(e);
 
+		if (el_interrupted()) {
+			rc = el_interrupt_error(ctx, dir);
+			goto done;
+		}
 		if (++x.entries > x.max_entries) {
 			char shown_name[320];
 
@@ -762,15 +973,29 @@ int envlock_bundle_extract(envlock_ctx *ctx, const char *archive, const char *di
 	}
 	if ((rc = check_missing(&x, manifest)) != 0)
 		goto done;
+	set_kept_times(&x);
 	set_dir_times(&x);
+	drop_parent(&x);
+	rc = put_in_place(&x);
 done:
 	drop_parent(&x);
 	if (x.root_fd >= 0)
 		close(x.root_fd);
 	el_bstream_close(x.in);
+	/* a failure or a signal: the target stays as it was */
+	if (x.stage)
+		el_remove_tree(x.stage);
+	if (rc != 0 && el_interrupted())
+		rc = el_interrupt_error(ctx, dir);
+	el_interrupt_poll_end();
+	free(x.stage);
+	free(x.final);
 	for (size_t i = 0; i < x.ndirs; i++)
 		free(x.dirs[i].path);
 	free(x.dirs);
+	for (size_t i = 0; i < x.nkept; i++)
+		free(x.kept[i].path);
+	free(x.kept);
 	el_bindex_release(&x.seen);
 	cJSON_Delete(manifest);
 	el_buf_release(&lock);

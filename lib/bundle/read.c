@@ -190,7 +190,9 @@ int envlock_bundle_verify(envlock_bundle_report *rep, envlock_ctx *ctx, const ch
 	{
 		envlock_lock lock = { 0 };
 
-		lock.doc = cJSON_ParseWithLength(lockbuf.data ? lockbuf.data : "", lockbuf.len);
+		lock.doc = cJSON_ParseWithLength(el_buf_cstr(&lockbuf), lockbuf.len);
+		/* integers past 2^53 as their digits, as loading a lock reads them, for the same id */
+		el_json_exact_ints(lock.doc, el_buf_cstr(&lockbuf), lockbuf.len);
 		if (!cJSON_IsObject(lock.doc)) {
 			problem(stream, rep, EL_BUNDLE_LOCK, "not valid JSON");
 		} else {

@@ -49,6 +49,7 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/hashcache.h"
+#include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/root.h"
 #include "util/text.h"
@@ -951,6 +952,12 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 		time_t t = x->mtime < clamp ? x->mtime : clamp;
 		struct archive_entry *e = NULL;
 
+		/* a signal: stop between entries and between pieces; the caller says why */
+		if (el_interrupted()) {
+			free(path);
+			rc = ENVLOCK_ERROR;
+			break;
+		}
 		if (x->type == ENT_DIR) {
 			e = new_entry(path, AE_IFDIR, 0755, t, 0);
 		} else if (x->type == ENT_LINK) {
@@ -966,7 +973,7 @@ static int write_body(envlock_ctx *ctx, const walk *w, feeder *f, zout *z, const
 		if (raw && raw_begin(z) != 0)
 			rc = el_error_set(ctx, ENVLOCK_EIO, "writing the archive: %s", zout_reason(z));
 		while (rc == 0 && x->type == ENT_FILE && x->stored) {
-			const feed_slot *s = feed_next(f);
+			const feed_slot *s = el_interrupted() ? NULL : feed_next(f);
 			int last;
 
 			if (!s) {
@@ -1271,7 +1278,7 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 	el_buf lock = EL_BUF_INIT(EL_BUNDLE_MAX_META);
 	el_tmpfile out = EL_TMPFILE_INIT;
 	struct stat st;
-	int rc = 0;
+	int rc = 0, polling = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.ctx = ctx;
@@ -1289,7 +1296,12 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 	if ((rc = lock_text(&lock, id, sizeof(id), ctx, &w)) != 0)
 		goto done;
 
-	/* write next to the output, fsync, then rename: a failed bundle leaves nothing behind */
+	/*
+	 * write next to the output, fsync, then rename: a failed bundle leaves
+	 * nothing behind, nor does a signal (polled between pieces)
+	 */
+	el_interrupt_poll_begin();
+	polling = 1;
 	if ((rc = el_tmpfile_open(&out, ctx, out_path)) != 0)
 		goto done;
 	rc = name_output(ctx, write_archive(ctx, &w, out.fd, out.tmp, el_path_base(top), &lock, id, NULL), out_path);
@@ -1298,6 +1310,10 @@ int envlock_bundle_create(envlock_ctx *ctx, const char *work_dir, const char *ou
 		rc = el_tmpfile_commit(&out, 0644);
 done:
 	el_tmpfile_rollback(&out);
+	if (rc != 0 && polling && el_interrupted())
+		rc = el_interrupt_error(ctx, out_path);
+	if (polling)
+		el_interrupt_poll_end();
 	for (size_t i = 0; i < w.n; i++) {
 		free(w.v[i].rel);
 		free(w.v[i].target);
@@ -1465,6 +1481,7 @@ int el_bundle_create_plan(envlock_ctx *ctx, const el_bundle_plan *plan, const ch
 	w.top = plan->name;
 	if (!opts->lock_path || !plan->name || !*plan->name || (plan->late_path && !plan->late))
 		return el_error_set(ctx, ENVLOCK_EINVAL, "a bundle plan needs a lock, a top folder and its late file's maker");
+	el_interrupt_poll_begin();
 	if ((rc = plan_walk(&w, ctx, plan)) == 0 && (rc = lock_text(&lock, id, sizeof(id), ctx, &w)) == 0 &&
 	    (rc = el_tmpfile_open(&out, ctx, out_path)) == 0) {
 		rc = name_output(ctx, write_archive(ctx, &w, out.fd, out.tmp, plan->name, &lock, id, plan), out_path);
@@ -1472,6 +1489,9 @@ int el_bundle_create_plan(envlock_ctx *ctx, const el_bundle_plan *plan, const ch
 			rc = el_tmpfile_commit(&out, 0644);
 	}
 	el_tmpfile_rollback(&out);
+	if (rc != 0 && el_interrupted())
+		rc = el_interrupt_error(ctx, out_path);
+	el_interrupt_poll_end();
 	for (size_t i = 0; i < w.n; i++)
 		free(w.v[i].rel);
 	free(w.v);

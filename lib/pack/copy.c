@@ -10,6 +10,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/interrupt.h"
 #include "util/progress.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -35,6 +36,11 @@ static int pump(envlock_ctx *ctx, int fd, const char *src, off_t length, int out
 			want = (size_t)(length - (off_t)total);
 		if (want == 0)
 			break;
+		/* envlock_pack polls: a signal stops the copy, and the kit (pack.c) */
+		if (el_interrupted()) {
+			rc = el_interrupt_error(ctx, dst ? dst : src);
+			break;
+		}
 		got = read(fd, buf, want);
 		if (got < 0 && errno == EINTR)
 			continue;

@@ -6,7 +6,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "lock/untrusted.h"
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/interrupt.h"
 #include "util/root.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -34,7 +34,8 @@ void pk_warn(pk_pack *p, const char *fmt, ...)
 	el_buf b = EL_BUF_INIT(8192);
 	va_list ap;
 
-	if (!p->opts->on_warning)
+	/* a signal cut the copies short: the pack fails as a whole, in one line (envlock_pack) */
+	if (!p->opts->on_warning || el_interrupted())
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -54,7 +55,7 @@ void pk_say(pk_pack *p, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (!p->stream)
+	if (!p->stream || el_interrupted())
 		return;
 	va_start(ap, fmt);
 	n = vasprintf(&line, fmt, ap);
@@ -113,19 +114,6 @@ char *pk_abs(const char *path)
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
 	return el_path_join(cwd, path);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
-/* rm -rf, never following a link */
-static void remove_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static bool empty_dir(const char *path)
@@ -421,30 +409,20 @@ static int check_dirs(envlock_ctx *ctx, const envlock_pack_opts *opts)
 	return rc;
 }
 
-/* Put the finished kit folder tmp at out (a folder), replacing an old one only now. */
+/*
+ * Put the finished kit folder tmp at out (a folder), replacing an old one
+ * (or an empty one) only now, at once; a signal until then leaves out as
+ * it was.
+ */
 static int put_in_place(envlock_ctx *ctx, const char *tmp, const char *out)
 {
-	char *old = NULL;
-	int rc = 0;
+	struct stat st;
 
-	if (rename(tmp, out) == 0) {
-		el_fsync_parent(out);
-		return 0;
-	}
-	if (errno != ENOTEMPTY && errno != EEXIST)
+	if (el_interrupted())
+		return el_interrupt_error(ctx, out);
+	if (el_dir_rename(tmp, out, lstat(out, &st) == 0) != 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
-	old = el_xasprintf("%s.old-%ld", out, (long)getpid());
-	if (rename(out, old) != 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
-	} else if (rename(tmp, out) != 0) {
-		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", out, el_strerror(errno));
-		rename(old, out);
-	} else {
-		remove_tree(old);
-		el_fsync_parent(out);
-	}
-	free(old);
-	return rc;
+	return 0;
 }
 
 /*
@@ -540,6 +518,11 @@ static int pack_kit(envlock_pack_report *report, envlock_ctx *ctx, const envlock
 		goto done;
 	pk_conda(&p);
 	pk_pip(&p);
+	/* a signal in the middle of them made items look missing: this kit is not the lock's */
+	if (el_interrupted()) {
+		rc = el_interrupt_error(ctx, out);
+		goto done;
+	}
 	report->items = p.items.n;
 	report->missing = p.missing.n;
 	report->not_needed = p.not_needed;
@@ -578,7 +561,7 @@ done:
 	if (rc != 0 && rc != PK_AGAIN)
 		el_error_restate_staged(ctx, rc, tmp, out);
 	if (rc != 0 || archive)
-		remove_tree(tmp);
+		el_remove_tree(tmp);
 	entries_release(&p.items);
 	entries_release(&p.missing);
 	for (size_t i = 0; i < p.nstaged; i++) {
@@ -612,6 +595,8 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	}
 	if ((rc = check_dirs(ctx, opts)) != 0 || (rc = check_out(ctx, out, archive, opts->force)) != 0)
 		return rc;
+	/* a signal is polled from here on: the staging folder is removed, out stays as it was */
+	el_interrupt_poll_begin();
 	/*
 	 * A .tar.zst is written in one pass over the caches' files. A cache
 	 * file found not to be the lock's is only known at its end, when it is
@@ -619,7 +604,11 @@ int envlock_pack(envlock_pack_report *report, envlock_ctx *ctx, const envlock_lo
 	 * again the careful way (each file checked before the bundle writer
 	 * reads it), which leaves the file out and says why, as always.
 	 */
-	if (archive && (rc = pack_kit(report, ctx, lock, lock_path, out, opts, stream, true)) != PK_AGAIN)
-		return rc;
-	return pack_kit(report, ctx, lock, lock_path, out, opts, stream, false);
+	rc = archive ? pack_kit(report, ctx, lock, lock_path, out, opts, stream, true) : PK_AGAIN;
+	if (rc == PK_AGAIN && !el_interrupted())
+		rc = pack_kit(report, ctx, lock, lock_path, out, opts, stream, false);
+	if (rc != 0 && el_interrupted())
+		rc = el_interrupt_error(ctx, out);
+	el_interrupt_poll_end();
+	return rc;
 }

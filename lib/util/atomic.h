@@ -82,6 +82,25 @@ int el_write_output(envlock_ctx *ctx, const char *path, const void *data, size_t
 /* write(2) all of p, retrying short writes and EINTR; 0 or -1 (errno set). */
 int el_write_all(int fd, const char *p, size_t len);
 
+/*
+ * Give the complete folder staged (beside path, on the same file system)
+ * the name path. Without replace, path must not exist: a folder made
+ * there meanwhile is not replaced (-1, EEXIST). With replace, path is a
+ * folder and the two are exchanged at once (renameat2 RENAME_EXCHANGE;
+ * where the kernel or the file system has none, the old folder is
+ * renamed to "<staged>.old" first, and back if the new one cannot take
+ * its place); the old folder is then removed. The parent is fsynced.
+ * 0, or -1 with errno and nothing changed.
+ */
+int el_dir_rename(const char *staged, const char *path, int replace);
+
+/*
+ * rm -rf path, never following a symlink; a folder of ours without
+ * owner rwx is opened up first. 0, or -1 with errno when something is
+ * left (or path could not be read).
+ */
+int el_remove_tree(const char *path);
+
 /* mkdir -p for dir with mode; 0 or ENVLOCK_EIO. */
 int el_mkdir_p(const char *dir, mode_t mode);
 

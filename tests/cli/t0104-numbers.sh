@@ -156,3 +156,13 @@ fi
 check_status "save --redact of a config with a 19-digit api_key" 0 $?
 check_eq "its value is masked" '"<secret>"' "$(grep -o '"api_key": *[^,}]*' r.lock | head -n 1 | sed 's/.*: *//')"
 check_eq "and its digits are nowhere in the lock" 0 "$(grep -c 1234567890123456789 r.lock)"
+
+# a bundle sealing a lock with such a number verifies and extracts (its id read the same way)
+mkdir -p wd && printf 'lr = 0.005\n' >wd/train.py
+"$ENVLOCK" bundle wd -o wd.tar.zst --lock b.lock -q >bundle.out 2>&1
+check_status "bundle with the lock of 64-bit integers" 0 $?
+"$ENVLOCK" bundle verify wd.tar.zst >verify.out 2>&1
+check_status "it verifies: the lock's id is the manifest's" 0 $?
+"$ENVLOCK" bundle extract wd.tar.zst wd.out >extract.out 2>&1
+check_status "and extracts" 0 $?
+check_eq "with the digits as saved" "$(grep -c 1152921504606846978 b.lock)" "$(grep -c 1152921504606846978 wd.out/envlock.lock.json)"

@@ -116,13 +116,14 @@ int cmd_lock_arg(envlock_lock **out, envlock_ctx *ctx, const char *name, int arg
 
 /*
  * ENVLOCK_PRINT_COLOR for stdout on a terminal, unless NO_COLOR is set
- * (no-color.org) or TERM=dumb; else 0.
+ * (no-color.org) or TERM=dumb; and ENVLOCK_PRINT_WIDTH(cmd_term_width(stdout)).
  */
 unsigned cmd_print_flags(void);
 
 /*
- * The columns prose written to out wraps at: the terminal's width when
- * out is one, else COLUMNS when it is set (20 to 10000), else 0: never.
+ * The columns prose written to out wraps at: COLUMNS when it is set (20
+ * to 10000; 0: never wrap), else the terminal's width when out is one,
+ * else 100 (a pipe or a file).
  */
 int cmd_term_width(FILE *out);
 

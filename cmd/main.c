@@ -101,9 +101,11 @@ unsigned cmd_print_flags(void)
 {
 	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
 
+	unsigned width = ENVLOCK_PRINT_WIDTH(cmd_term_width(stdout));
+
 	if ((no && *no) || (term && strcmp(term, "dumb") == 0) || !isatty(STDOUT_FILENO))
-		return 0;
-	return ENVLOCK_PRINT_COLOR;
+		return width;
+	return ENVLOCK_PRINT_COLOR | width;
 }
 
 int cmd_term_width(FILE *out)
@@ -113,13 +115,17 @@ int cmd_term_width(FILE *out)
 	char *end;
 	long n;
 
+	/* COLUMNS first, as ls and git take it (0: never wrap); then the terminal's; else 100, as for a file or a pipe */
+	if (cols && *cols) {
+		n = strtol(cols, &end, 10);
+		if (!*end && n == 0)
+			return 0;
+		if (!*end && n >= 20 && n <= 10000)
+			return (int)n;
+	}
 	if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	/* not a terminal: COLUMNS when it is set (a pager, a test), else no wrapping at all */
-	if (!cols || !*cols)
-		return 0;
-	n = strtol(cols, &end, 10);
-	return *end || n < 20 || n > 10000 ? 0 : (int)n;
+	return 100;
 }
 
 void cmd_warning(const char *msg, void *data)

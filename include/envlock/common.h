@@ -44,6 +44,14 @@ typedef enum {
 
 /** Flags for the human printers (show, diff, ldd, solve, check). */
 #define ENVLOCK_PRINT_COLOR 1u /**< ANSI colours (the caller checks for a tty and NO_COLOR) */
+/**
+ * Wrap the prose a person reads at n columns (0: never; at most 65535):
+ * at spaces only, so a command, a URL or a path is never broken and a line
+ * holding a longer one runs past n. The printers that wrap say so.
+ */
+#define ENVLOCK_PRINT_WIDTH(n) ((unsigned)(n) << 16)
+/** The width ENVLOCK_PRINT_WIDTH put into flags. */
+#define ENVLOCK_PRINT_WIDTH_OF(flags) ((int)((flags) >> 16))
 
 /** Library context: holds the last error. Not thread-safe; one per thread. */
 typedef struct envlock_ctx envlock_ctx;

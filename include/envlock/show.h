@@ -25,7 +25,9 @@ ENVLOCK_EXTERN(int) envlock_show_print(const envlock_lock *lock,
  * Print findings for a person: per finding its severity, section and
  * subject, then the message, the fix and the source, indented; last the
  * counts ("1 breaking, 0 risky, 2 info"), or "no findings: every rule
- * passed". flags: ENVLOCK_PRINT_COLOR tints the severities. Returns 0,
+ * passed". flags: ENVLOCK_PRINT_COLOR tints the severities;
+ * ENVLOCK_PRINT_WIDTH wraps the message, the fix and the source (a
+ * command in them stays on one line). Returns 0,
  * or ENVLOCK_EIO when writing fails.
  */
 ENVLOCK_EXTERN(int) envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx,

@@ -89,17 +89,18 @@ static char *finding_label(const envlock_diff_entry *e)
 	return el_xasprintf("%s rule %s", e->change == ENVLOCK_DIFF_RESOLVED ? "resolved:" : "new:", e->rule);
 }
 
-static void print_detail(FILE *out, const char *label, const char *text)
+/* A finding's reason, fix or source under its row, wrapped at width (0: never) */
+static void print_detail(FILE *out, const char *label, const char *text, int width)
 {
 	if (text && *text) {
 		fprintf(out, "      %s", label);
-		el_term_put(out, text);
+		el_term_wrap(out, text, width, 6 + (int)strlen(label), 6);
 		fputc('\n', out);
 	}
 }
 
 static void print_entry(FILE *out, const envlock_diff_entry *e, const char *a, const char *b,
-			size_t kw, size_t aw, size_t bw, int color)
+			size_t kw, size_t aw, size_t bw, int color, int width)
 {
 	const char *sgr = color ? el_severity_sgr(e->severity) : NULL;
 	int finding = e->change == ENVLOCK_DIFF_FINDING || e->change == ENVLOCK_DIFF_RESOLVED;
@@ -125,10 +126,10 @@ static void print_entry(FILE *out, const envlock_diff_entry *e, const char *a, c
 	fputs(sgr ? EL_SGR_RESET : "", out);
 	fputc('\n', out);
 	if (finding) {
-		print_detail(out, "", e->reason);
+		print_detail(out, "", e->reason, width);
 		if (e->change == ENVLOCK_DIFF_FINDING) {
-			print_detail(out, "fix: ", e->fix);
-			print_detail(out, "source: ", e->source);
+			print_detail(out, "fix: ", e->fix, width);
+			print_detail(out, "source: ", e->source, width);
 		}
 	}
 }
@@ -141,7 +142,8 @@ static size_t wider(size_t w, const char *s, size_t cap)
 }
 
 /* Print the entries of one section, [from, to), with its own column widths. */
-static void print_section(FILE *out, const envlock_diff *d, size_t from, size_t to, char **shown, int color)
+static void print_section(FILE *out, const envlock_diff *d, size_t from, size_t to, char **shown, int color,
+			  int width)
 {
 	size_t kw = 0, aw = 0, bw = 0;
 
@@ -166,7 +168,7 @@ static void print_section(FILE *out, const envlock_diff *d, size_t from, size_t 
 	}
 	section_header(out, d->v[from].e.section, color);
 	for (size_t i = from; i < to; i++)
-		print_entry(out, &d->v[i].e, shown[2 * i], shown[2 * i + 1], kw, aw, bw, color);
+		print_entry(out, &d->v[i].e, shown[2 * i], shown[2 * i + 1], kw, aw, bw, color, width);
 }
 
 int envlock_diff_print(const envlock_diff *d, envlock_ctx *ctx, FILE *out, unsigned flags)
@@ -184,7 +186,7 @@ int envlock_diff_print(const envlock_diff *d, envlock_ctx *ctx, FILE *out, unsig
 	}
 	for (size_t i = 1; i <= d->n; i++)
 		if (i == d->n || d->v[i].section != d->v[from].section) {
-			print_section(out, d, from, i, shown, color);
+			print_section(out, d, from, i, shown, color, ENVLOCK_PRINT_WIDTH_OF(flags));
 			from = i;
 		}
 	verdict_line(out, d->verdict, worst, color);

@@ -33,6 +33,7 @@ static const char *colour(envlock_item_state s, unsigned flags)
 void envlock_restore_print(const envlock_restore *r, FILE *out, unsigned flags)
 {
 	const char *reset = (flags & ENVLOCK_PRINT_COLOR) ? "\033[0m" : "";
+	int width = ENVLOCK_PRINT_WIDTH_OF(flags);
 
 	for (int i = 0; i < EL_STEP_COUNT; i++) {
 		const el_step *s = &r->steps[i];
@@ -53,11 +54,11 @@ void envlock_restore_print(const envlock_restore *r, FILE *out, unsigned flags)
 				continue;
 			/* item texts quote the lock: escaped so a hostile one cannot drive the terminal */
 			fprintf(out, "  %s%-7s%s ", colour(it->state, flags), envlock_item_state_name(it->state), reset);
-			el_term_put(out, it->text);
+			el_term_wrap(out, it->text, width, 10, 10);
 			fputc('\n', out);
 			if (it->note) {
 				fprintf(out, "          %s ", it->state == ENVLOCK_ITEM_MANUAL ? "->" : " ");
-				el_term_put(out, it->note);
+				el_term_wrap(out, it->note, width, 13, 13);
 				fputc('\n', out);
 			}
 		}

@@ -1,6 +1,7 @@
 /* envlock check's findings for a person, lock text escaped for the terminal. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "envlock/show.h"
 #include "lock/model.h"
@@ -10,18 +11,18 @@
 
 #define INDENT 20
 
-/* "<indent><label><text>\n", text escaped. */
-static void detail(FILE *out, const char *label, const char *text)
+/* "<indent><label><text>\n", text escaped and wrapped at width (0: never) under the indent. */
+static void detail(FILE *out, const char *label, const char *text, int width)
 {
 	fprintf(out, "%*s%s", INDENT, "", label);
-	el_term_put(out, text);
+	el_term_wrap(out, text, width, INDENT + (int)strlen(label), INDENT);
 	fputc('\n', out);
 }
 
 int envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx, FILE *out, unsigned flags)
 {
 	static const char *const tint[] = { "", "\033[33m", "\033[1;31m" };
-	int colour = (flags & ENVLOCK_PRINT_COLOR) != 0;
+	int colour = (flags & ENVLOCK_PRINT_COLOR) != 0, width = ENVLOCK_PRINT_WIDTH_OF(flags);
 	size_t n = envlock_findings_count(f), count[3] = { 0, 0, 0 };
 
 	for (size_t i = 0; i < n; i++) {
@@ -35,10 +36,10 @@ int envlock_show_findings(const envlock_findings *f, envlock_ctx *ctx, FILE *out
 		fprintf(out, "%*s ", w < 10 ? (int)(10 - w) : 0, "");
 		el_term_put(out, x->subject);
 		fputc('\n', out);
-		detail(out, "", x->message);
+		detail(out, "", x->message, width);
 		if (*x->fix)
-			detail(out, "fix: ", x->fix);
-		detail(out, "source: ", x->source);
+			detail(out, "fix: ", x->fix, width);
+		detail(out, "source: ", x->source, width);
 	}
 	if (n == 0)
 		fputs("no findings: every rule passed\n", out);

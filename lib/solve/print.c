@@ -89,7 +89,7 @@ static void stack_text(el_buf *b, const sv_stack *s, size_t rank, unsigned flags
 		for (size_t i = 0; i < s->nlayers; i++)
 			el_buf_printf(&head, "%s%s %s", i ? " · " : "", s->layers[i].name, shown[i]);
 		el_buf_printf(b, "%s%zu  ", bold, rank);
-		sv_wrap(b, el_buf_cstr(&head), width, 3, 3);
+		el_wrap(b, el_buf_cstr(&head), width, 3, 3);
 		el_buf_printf(b, "%s\n", reset);
 		el_buf_release(&head);
 	}
@@ -97,7 +97,7 @@ static void stack_text(el_buf *b, const sv_stack *s, size_t rank, unsigned flags
 		int col = (int)(3 + nw + 2 + vw + 2);
 
 		el_buf_printf(b, "   %-*s  %-*s  ", (int)nw, s->layers[i].name, (int)vw, shown[i]);
-		sv_wrap(b, s->layers[i].why, width, col, col);
+		el_wrap(b, s->layers[i].why, width, col, col);
 		el_buf_putc(b, '\n');
 		free(shown[i]);
 	}
@@ -106,7 +106,7 @@ static void stack_text(el_buf *b, const sv_stack *s, size_t rank, unsigned flags
 		int col = (int)(3 + nw + 2);
 
 		el_buf_printf(b, "   %-*s  ", (int)nw, i ? "" : "not newer");
-		sv_wrap(b, line, width, col, col + 2);
+		el_wrap(b, line, width, col, col + 2);
 		el_buf_putc(b, '\n');
 		free(line);
 	}
@@ -114,7 +114,7 @@ static void stack_text(el_buf *b, const sv_stack *s, size_t rank, unsigned flags
 		int col = (int)(3 + nw + 2);
 
 		el_buf_printf(b, "   %-*s  ", (int)nw, i ? "" : "note");
-		sv_wrap(b, s->notes[i], width, col, col);
+		el_wrap(b, s->notes[i], width, col, col);
 		el_buf_putc(b, '\n');
 	}
 	for (size_t i = 0; i < s->ncommands; i++)
@@ -136,7 +136,7 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 		el_buf m = EL_BUF_INIT(8192);
 
 		machine_line(&m, &p->m);
-		sv_wrap(&b, el_buf_cstr(&m), width, 9, 9);
+		el_wrap(&b, el_buf_cstr(&m), width, 9, 9);
 		el_buf_release(&m);
 	}
 	el_buf_putc(&b, '\n');
@@ -158,14 +158,14 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 					  sv_opt(p, "output"), sv_opt(p, "pick"), sv_opt(p, "format"), sv_opt(p, "json"));
 
 		el_buf_printf(&b, "%zu stack%s fit%s. ", sol->nstacks, sol->nstacks == 1 ? "" : "s", sol->nstacks == 1 ? "s" : "");
-		sv_wrap(&b, tail, width, 14, 0);
+		el_wrap(&b, tail, width, 14, 0);
 		el_buf_putc(&b, '\n');
 		free(tail);
 	} else {
 		const sv_none *n = &sol->none;
 
 		el_buf_printf(&b, "nothing fits: %s\n  ", n->binding);
-		sv_wrap(&b, n->why, width, 2, 2);
+		el_wrap(&b, n->why, width, 2, 2);
 		el_buf_putc(&b, '\n');
 		if (n->source && *n->source) {
 			/* the source's first sentence: where the fact is; --json has all of it */
@@ -173,13 +173,13 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 			char *first = end ? el_xstrndup(n->source, (size_t)(end - n->source)) : el_xstrdup(n->source);
 
 			el_buf_puts(&b, "  source: ");
-			sv_wrap(&b, first, width, 10, 4);
+			el_wrap(&b, first, width, 10, 4);
 			el_buf_putc(&b, '\n');
 			free(first);
 		}
 		if (n->change) {
 			el_buf_puts(&b, "  smallest change: ");
-			sv_wrap(&b, n->change, width, 19, 4);
+			el_wrap(&b, n->change, width, 19, 4);
 			el_buf_putc(&b, '\n');
 		}
 		if (n->cpu_stacks)

@@ -8,7 +8,7 @@
  *   explain.c  each chosen layer's why, what rules out newer choices, the smallest change
  *   commands.c the install commands, the script and the requirements file
  *   print.c    text and JSON
- *   text.c     the words: option names, the requests, wrapping
+ *   text.c     the words: option names, the requests
  *   judge.c    --check --stack: a proposed stack's problems as findings
  */
 #ifndef EL_SOLVE_H
@@ -251,8 +251,5 @@ const char *sv_opt(const sv_problem *p, const char *option);
 
 /* The requests for humans: "mmdet==2.25.1, mmpretrain"; malloc'd. */
 char *sv_requests_text(const sv_problem *p);
-
-/* Wrap text into b at width (0: never), the first line after first columns, the rest indented by indent. */
-void sv_wrap(el_buf *b, const char *text, int width, int first, int indent);
 
 #endif

@@ -40,32 +40,3 @@ char *sv_requests_text(const sv_problem *p)
 	return el_buf_detach(&b);
 }
 
-void sv_wrap(el_buf *b, const char *text, int width, int first, int indent)
-{
-	int col = first;
-	bool start = true;
-
-	if (width <= 0 || width - indent < 20) {
-		el_buf_puts(b, text);
-		return;
-	}
-	for (const char *s = text; *s;) {
-		size_t n = strcspn(s, " ");
-		char *word = el_xstrndup(s, n);
-		int w = (int)el_term_width(word);
-
-		if (!start && col + 1 + w > width) {
-			el_buf_printf(b, "\n%*s", indent, "");
-			col = indent;
-		} else if (!start) {
-			el_buf_putc(b, ' ');
-			col++;
-		}
-		el_buf_puts(b, word);
-		col += w;
-		start = false;
-		free(word);
-		s += n;
-		s += strspn(s, " ");
-	}
-}

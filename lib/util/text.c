@@ -524,3 +524,119 @@ size_t el_term_width(const char *s)
 	}
 	return w;
 }
+
+static bool word_is(const char *s, size_t n, const char *const *list)
+{
+	for (int i = 0; list[i]; i++)
+		if (strlen(list[i]) == n && memcmp(list[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* An environment assignment before a command: MMCV_WITH_OPS=1, CUDA_HOME=/usr/local/cuda */
+static bool env_word(const char *s, size_t n)
+{
+	size_t eq = 0;
+
+	while (eq < n && (isupper((unsigned char)s[eq]) || s[eq] == '_' || (eq && isdigit((unsigned char)s[eq]))))
+		eq++;
+	return eq > 0 && eq < n && s[eq] == '=';
+}
+
+/*
+ * Does the word at s (n bytes), followed by the word at next (k bytes),
+ * start a command a person pastes: a program envlock's fixes name with
+ * its subcommand or an option ("pip install", "python -m", "ln -s",
+ * "envlock solve"), --cfg-options, or environment assignments before one?
+ * Prose that only names a program ("Python 3.7", "nvcc 10.2") is not one.
+ */
+static bool command_start(const char *s, size_t n, const char *next, size_t k)
+{
+	static const char *const programs[] = {
+		"pip", "pip3", "mim", "conda", "mamba", "micromamba", "uv", "python", "python3", "ln", "ldconfig",
+		"envlock", "docker", "nvcc", "sh", "apt", "apt-get", NULL
+	};
+	static const char *const verbs[] = {
+		"install", "uninstall", "download", "create", "activate", "run", "pip", "solve", "restore", "pack",
+		"save", "check", "diff", "verify", "bundle", "ldd", "export", "import", "show", "report", "sign",
+		"keygen", NULL
+	};
+	static const char *const any_next[] = { "chroot", "cp", "sudo", "--cfg-options", NULL };
+
+	if (word_is(s, n, any_next))
+		return k > 0;
+	if (env_word(s, n))
+		return k > 0 && (env_word(next, k) || command_start(next, k, "", 0) || word_is(next, k, programs));
+	return word_is(s, n, programs) && k > 0 && (next[0] == '-' || word_is(next, k, verbs));
+}
+
+/*
+ * The length of the next piece wrapping keeps whole at s: a word, or a
+ * command from its program up to the word that ends with ';' or ',' (kept)
+ * or before one that opens a '(' remark, so that it can be pasted from one
+ * line.
+ */
+static size_t wrap_unit(const char *s)
+{
+	size_t n = strcspn(s, " "), len = n;
+	const char *next = s + n + strspn(s + n, " ");
+
+	if (s[n - 1] == ';' || s[n - 1] == ',' || !command_start(s, n, next, strcspn(next, " ")))
+		return n;
+	for (const char *p = s + n; *p == ' ';) {
+		const char *w = p + strspn(p, " ");
+		size_t k = strcspn(w, " ");
+
+		if (!k || *w == '(')
+			break;
+		len = (size_t)(w - s) + k;
+		if (w[k - 1] == ';' || w[k - 1] == ',')
+			break;
+		p = w + k;
+	}
+	return len;
+}
+
+void el_wrap(el_buf *b, const char *text, int width, int first, int indent)
+{
+	int col = first;
+	bool start = true;
+
+	if (width <= 0 || width - indent < 20) {
+		el_buf_puts(b, text);
+		return;
+	}
+	for (const char *s = text; *s;) {
+		size_t n = wrap_unit(s);
+		char *word = el_xstrndup(s, n);
+		int w = (int)el_term_width(word);
+
+		if (!start && col + 1 + w > width) {
+			el_buf_printf(b, "\n%*s", indent, "");
+			col = indent;
+		} else if (!start) {
+			el_buf_putc(b, ' ');
+			col++;
+		}
+		el_buf_puts(b, word);
+		col += w;
+		start = false;
+		free(word);
+		s += n;
+		s += strspn(s, " ");
+	}
+}
+
+void el_term_wrap(FILE *out, const char *text, int width, int first, int indent)
+{
+	el_buf safe = EL_BUF_INIT((size_t)1 << 30), wrapped = EL_BUF_INIT((size_t)1 << 30);
+
+	if (el_term_text(&safe, text) != 0 || el_buf_putc(&safe, '\0') != 0)
+		el_term_put(out, text);
+	else {
+		el_wrap(&wrapped, safe.data, width, first, indent);
+		fwrite(wrapped.data, 1, wrapped.len, out);
+	}
+	el_buf_release(&safe);
+	el_buf_release(&wrapped);
+}

@@ -115,4 +115,16 @@ bool el_term_safe(const char *s);
 /* Columns el_term_text(s) takes, counting a code point as one, for aligning text. */
 size_t el_term_width(const char *s);
 
+/*
+ * text appended to b wrapped at width columns, at spaces only: a word
+ * (a URL, a path, a pin) is never broken, nor a command from its program
+ * (pip, mim, conda, ln, envlock, --cfg-options, ...) to the ';' or ','
+ * that ends it, so a line holding a longer one runs past width. The first line starts at column first, the others
+ * after indent spaces. width 0, or under indent + 20: no wrapping.
+ */
+void el_wrap(el_buf *b, const char *text, int width, int first, int indent);
+
+/* el_term_text(text), wrapped as el_wrap does, written to out. */
+void el_term_wrap(FILE *out, const char *text, int width, int first, int indent);
+
 #endif

@@ -6,7 +6,11 @@ set -u
 LANG=C
 LC_ALL=C
 TZ=UTC
-export LANG LC_ALL TZ
+# what envlock prints for a person is not wrapped unless a test asks for a width
+# (piped output otherwise wraps at 100, t0106 tests that; COLUMNS=0, envlock's
+# "never", would make pip and conda, which read it too, print nothing)
+COLUMNS=10000
+export LANG LC_ALL TZ COLUMNS
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ENVLOCK=${ENVLOCK:-$top/build/envlock}
 FIXTURES=${FIXTURES:-$top/tests/fixtures/roots}

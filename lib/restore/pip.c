@@ -19,9 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "envlock/check.h"
 #include "plan.h"
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/spawn.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -144,6 +146,77 @@ static bool runnable(const el_root *root, const char *abs)
 	return ok;
 }
 
+/*
+ * The argv of pip install for python: its own pip, or the runner the plan
+ * found for an environment without one; pip's options that uv does not
+ * take are left out for uv.
+ */
+static void push_pip_install(const envlock_restore *r, el_strvec *argv, const char *python)
+{
+	if (!r->pip_runner.n) {
+		el_args_push(argv, python, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
+			     NULL);
+		return;
+	}
+	for (size_t i = 0; i < r->pip_runner.n; i++)
+		el_strvec_push(argv, r->pip_runner.v[i]);
+	if (r->pip_runner_uv)
+		el_args_push(argv, "install", "--python", python, "--no-deps", NULL);
+	else
+		el_args_push(argv, "--python", python, "install", "--no-deps", "--no-input", "--disable-pip-version-check",
+			     NULL);
+}
+
+/* pip's --force-reinstall; uv's word for it */
+static const char *reinstall_flag(const envlock_restore *r)
+{
+	return r->pip_runner_uv ? "--reinstall" : "--force-reinstall";
+}
+
+/* The pip version a "pip X.Y.Z from ..." line names is 22.3 or later (the first with --python) */
+static bool pip_has_python_option(const char *version_line)
+{
+	const char *v = el_starts_with(version_line, "pip ") ? version_line + 4 : NULL;
+
+	return v && envlock_version_cmp(v, "22.3") >= 0;
+}
+
+/*
+ * When python's environment has no pip (the probe of that environment
+ * lists none), find what runs pip for it: python3 (or python) on PATH
+ * whose pip takes --python, else uv. Sets r->pip_runner; returns false
+ * when neither is there.
+ */
+static bool find_pip_runner(envlock_restore *r, const char *python)
+{
+	static const char *const pythons[] = { "python3", "python" };
+	char *uv;
+
+	for (size_t i = 0; i < 2; i++) {
+		char *exe = el_which(pythons[i]);
+		const char *argv[] = { exe, "-m", "pip", "--version", NULL };
+		el_buf out = EL_BUF_INIT(1u << 16);
+		int status = -1;
+
+		if (exe && strcmp(exe, python) != 0 && el_spawn(argv, 20000, &out, &status) == 0 && status == 0 &&
+		    pip_has_python_option(el_buf_cstr(&out))) {
+			el_args_push(&r->pip_runner, exe, "-m", "pip", NULL);
+			el_buf_release(&out);
+			free(exe);
+			return true;
+		}
+		el_buf_release(&out);
+		free(exe);
+	}
+	if ((uv = el_which("uv")) != NULL) {
+		el_args_push(&r->pip_runner, uv, "pip", NULL);
+		r->pip_runner_uv = true;
+		free(uv);
+		return true;
+	}
+	return false;
+}
+
 /* it's note, and then more (a note can say several things) */
 static void note_more(el_item *it, const char *more)
 {
@@ -254,8 +327,7 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 		j->in_tree = true;
 		it->chroot = true;
 	}
-	el_args_push(&it->argv, python, "-m", "pip", "install", "--no-deps", "--no-input",
-		     "--disable-pip-version-check", NULL);
+	push_pip_install(r, &it->argv, python);
 	if (hashes)
 		el_strvec_push(&it->argv, "--require-hashes");
 	if (wheels)
@@ -269,7 +341,7 @@ static el_item *add_install(envlock_restore *r, el_step *s, const char *python, 
 	free(req_in_tree);
 	/* at the locked version but not as locked: pip replaces it only when told to */
 	if (reinstall) {
-		el_strvec_push(&it->argv, "--force-reinstall");
+		el_strvec_push(&it->argv, reinstall_flag(r));
 		note_more(it, reinstall);
 	}
 	if (mmcv_ops) {
@@ -315,13 +387,13 @@ static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, c
 		el_strvec_push_owned(&it->envv, el_xstrndup(p, n));
 		p += n + (p[n] == ' ');
 	}
-	el_args_push(&it->argv, python, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
-		     "--no-build-isolation", "--no-binary", d->name, NULL);
+	push_pip_install(r, &it->argv, python);
+	el_args_push(&it->argv, "--no-build-isolation", "--no-binary", d->name, NULL);
 	if (wheels)
 		el_args_push(&it->argv, "--no-index", "--find-links", wheels, NULL);
 	el_strvec_push(&it->argv, pin);
 	if (reinstall) {
-		el_strvec_push(&it->argv, "--force-reinstall");
+		el_strvec_push(&it->argv, reinstall_flag(r));
 		note_more(it, reinstall);
 	}
 	add_indexes(r, it, &d, 1);
@@ -420,6 +492,16 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	/* pip runs as the tree's Python under --root: by its path there (a chroot), else by its host path */
 	python_arg = r->root.live ? python : python_in_tree;
 	index = index_dists(&r->live->pip, &n_index);
+	/* the environment the probe read is the one to install into, and it has no pip of its own */
+	if (r->root.live && same_env && runnable(&r->root, python_in_tree) && !live_dist(index, n_index, "pip") &&
+	    !find_pip_runner(r, python)) {
+		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip distributions: %s has no pip, and there is no other to run for it",
+					  python);
+
+		el_item_note(it, "give it one (%s -m ensurepip), or put uv, or a python3 whose pip is 22.3 or later (pip --python), on PATH",
+			     python);
+		goto done;
+	}
 	for (size_t i = 0; i < pip->ndists; i++) {
 		const el_pip_dist *d = &pip->dists[i], *have;
 		const char *name = d->name, *version = d->version, *installer = d->installer;
@@ -527,8 +609,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			if (w)
 				sha = w->sha256;
 			if (why)
-				el_buf_printf(&reinstall, "%s%s %s is %s: installed again (--force-reinstall)",
-					      reinstall.len ? "; " : "", name, version, why);
+				el_buf_printf(&reinstall, "%s%s %s is %s: installed again (%s)",
+					      reinstall.len ? "; " : "", name, version, why, reinstall_flag(r));
 			pinned_dists[n_pinned] = d;
 			el_buf_printf(&pinned, "%s==%s\n", name, version);
 			if (sha) {
@@ -640,8 +722,8 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			el_restore_needs_chroot(r, it, "the file lists the pins, as `envlock export --format requirements` writes them");
 	}
 	if (mmcv_build) {
-		char *again = mmcv_build_why ? el_xasprintf("%s %s is %s: built again (--force-reinstall)", mmcv_build->name,
-							    mmcv_build->version, mmcv_build_why) : NULL;
+		char *again = mmcv_build_why ? el_xasprintf("%s %s is %s: built again (%s)", mmcv_build->name,
+							    mmcv_build->version, mmcv_build_why, reinstall_flag(r)) : NULL;
 
 		add_mmcv_build(r, s, python_arg, wheels, mmcv_build, again);
 		free(again);

@@ -274,6 +274,7 @@ void envlock_restore_free(envlock_restore *r)
 	free(r->dest);
 	free(r->named_target);
 	free(r->moved_python);
+	el_strvec_release(&r->pip_runner);
 	free(r->id);
 	free(r->short_id);
 	free(r->state_dir);

@@ -119,6 +119,14 @@ struct envlock_restore {
 	el_root root;             /* what the live probe read */
 	char *named_target;       /* <root_prefix>/envs/<--name>, when given */
 	char *moved_python;       /* the locked Python under --conda-target, when probed there */
+	/*
+	 * The locked environment has no pip of its own (a uv venv, a venv made
+	 * --without-pip): what runs pip for it instead, a pip of 22.3 or later
+	 * elsewhere ("python3 -m pip --python PY") or uv ("uv pip ... --python
+	 * PY"); pip_runner.n is 0 when the environment's own pip runs.
+	 */
+	el_strvec pip_runner;
+	bool pip_runner_uv;
 	char *dest;               /* host folder configs, checkpoints and repos go under */
 	el_root dest_root;
 	el_hashcache *hashes;

@@ -57,8 +57,11 @@ void envlock_restore_print(const envlock_restore *r, FILE *out, unsigned flags)
 			el_term_wrap(out, it->text, width, 10, 10);
 			fputc('\n', out);
 			if (it->note) {
-				fprintf(out, "          %s ", it->state == ENVLOCK_ITEM_MANUAL ? "->" : " ");
-				el_term_wrap(out, it->note, width, 13, 13);
+				const char *mark = it->state == ENVLOCK_ITEM_MANUAL ? "->" : " ";
+				int at = 10 + (int)strlen(mark) + 1;
+
+				fprintf(out, "          %s ", mark);
+				el_term_wrap(out, it->note, width, at, at);
 				fputc('\n', out);
 			}
 		}

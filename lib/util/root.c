@@ -634,3 +634,27 @@ const char *el_root_reason(int code, int err_no)
 		return "unexpected error";
 	}
 }
+
+bool el_is_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+char *el_which(const char *name)
+{
+	const char *path = getenv("PATH");
+
+	for (const char *p = path; p && *p;) {
+		size_t n = strcspn(p, ":");
+		char *dir = el_xstrndup(p, n), *file = dir[0] == '/' ? el_path_join(dir, name) : NULL;
+
+		free(dir);
+		if (file && el_is_executable(file))
+			return file;
+		free(file);
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}

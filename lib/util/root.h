@@ -95,6 +95,12 @@ const char *el_root_reason(int code, int err_no);
 /* Join an in-root directory and a name ("/a" + "b" -> "/a/b"); malloc'd. */
 char *el_path_join(const char *dir, const char *name);
 
+/* A regular file this process may run (stat follows links). */
+bool el_is_executable(const char *path);
+
+/* The first regular executable file named name in a folder of PATH (absolute folders only), or NULL. malloc'd. */
+char *el_which(const char *name);
+
 /* The last component of path (borrowed, inside path). */
 const char *el_path_base(const char *path);
 

@@ -174,11 +174,11 @@ static char *build_loader(el_verify_run *run, el_verify_stage *st)
 {
 	el_buf out = EL_BUF_INIT(EL_CC_OUTPUT);
 	el_spawn_opts so = { run->envp, 1 };
-	char *cc = el_verify_in_path("gcc"), *src = NULL, *prog = NULL;
+	char *cc = el_which("gcc"), *src = NULL, *prog = NULL;
 	int status = -1, rc;
 
 	if (!cc)
-		cc = el_verify_in_path("cc");
+		cc = el_which("cc");
 	if (!cc) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "no C compiler to build the program that loads cuDNN (no gcc or cc in PATH)");
 		el_verify_fix(st, "install gcc (nvcc needs it as its host compiler too), or add its folder to PATH");

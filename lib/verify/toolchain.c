@@ -177,30 +177,6 @@ char *el_verify_first_error(const char *text, size_t len)
 
 /* ---- finding nvcc ---- */
 
-static bool is_executable(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-char *el_verify_in_path(const char *name)
-{
-	const char *path = getenv("PATH");
-
-	for (const char *p = path; p && *p;) {
-		size_t n = strcspn(p, ":");
-		char *dir = el_xstrndup(p, n), *file = dir[0] == '/' ? el_path_join(dir, name) : NULL;
-
-		free(dir);
-		if (file && is_executable(file))
-			return file;
-		free(file);
-		p += n + (p[n] == ':');
-	}
-	return NULL;
-}
-
 /* The nvcc a recorded toolkit of this machine runs (Debian's: its /usr/bin/nvcc wrapper), or NULL. */
 static char *toolkit_nvcc(const el_toolkit *tk)
 {
@@ -212,7 +188,7 @@ static char *toolkit_nvcc(const el_toolkit *tk)
 
 static char *try_nvcc(char *nvcc, el_buf *tried)
 {
-	if (!nvcc || is_executable(nvcc))
+	if (!nvcc || el_is_executable(nvcc))
 		return nvcc;
 	el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
 	free(nvcc);
@@ -254,7 +230,7 @@ static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *
 			return nvcc;
 		}
 	}
-	if ((nvcc = el_verify_in_path("nvcc")) != NULL) {
+	if ((nvcc = el_which("nvcc")) != NULL) {
 		*source = "PATH";
 		return nvcc;
 	}
@@ -476,7 +452,7 @@ void el_verify_toolchain(el_verify_run *run)
 	}
 	el_jset_str(st->figures, "nvcc", nvcc);
 	el_jset_str(st->figures, "found_by", source);
-	if (!is_executable(nvcc)) {
+	if (!el_is_executable(nvcc)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "'%s': %s", nvcc,
 			      access(nvcc, F_OK) == 0 ? "not an executable file" : "no such file");
 		el_verify_fix(st, "name a CUDA toolkit folder to compile with: the one holding bin/nvcc");
@@ -516,7 +492,7 @@ void el_verify_toolchain(el_verify_run *run)
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "nvcc was still compiling after %d s and was stopped", EL_NVCC_COMPILE_MS / 1000);
 	} else if (rc != 0) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "'%s' could not be started", nvcc);
-	} else if (status != 0 || !is_executable(run->program)) {
+	} else if (status != 0 || !el_is_executable(run->program)) {
 		char *release = tk && tk->release ? el_xstrdup(tk->release)
 			      : *version ? el_version_prefix(version, 2) : NULL;
 		char *first = el_verify_first_error(out.data, out.len);

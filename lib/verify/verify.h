@@ -174,7 +174,6 @@ typedef struct {
  * The first executable name in PATH's absolute folders, as an absolute
  * path (malloc'd), or NULL.
  */
-char *el_verify_in_path(const char *name);
 
 /* One run of envlock verify, shared by the stages (verify.c runs them; their helpers are in stage.c). */
 typedef struct {

@@ -59,6 +59,41 @@ else
 	check_eq "a restore that matches the lock says so" "this machine against the lock: identical" "$(tail -n 1 out)"
 	check_eq "and lists nothing as still different" "" "$(grep 'Still different' out)"
 
+	# a venv without pip of its own: the pip of a python3 on PATH installs into it
+	# (pip --python, pip 22.3 and later), else uv, else one line saying so
+	"$VENV_PY" -m venv --without-pip NP
+	mkdir -p pybin uvbin nobin
+	ln -s "$VENV_PY" pybin/python3
+	if ! pv=$("$VENV_PY" -m pip --version 2>/dev/null) || [ "$(printf '%s\n' "$pv" | cut -d' ' -f2 | awk -F. '{ print ($1 > 22 || ($1 == 22 && $2 >= 3)) }')" != 1 ]; then
+		skip "a venv without pip" "$VENV_PY has no pip 22.3 or later (pip --python): ${pv:-no pip}"
+	else
+		# the locked environment had no pip either (as a uv venv has none)
+		"$VENV_PY" -m venv --without-pip NA
+		"$VENV_PY" -m pip --python "$PWD/NA/bin/python" install -q --no-deps --no-index wheels/*.whl
+		"$ENVLOCK" save --python "$PWD/NA/bin/python" -o NA.lock 2>/dev/null
+		check_eq "its lock has the two distributions and no pip" "elpkg-beta elpkg_alpha" \
+			"$("$PYTHON" -c "import json; print(' '.join(sorted(d['name'] for d in json.load(open('NA.lock'))['pip']['distributions'])))")"
+		PATH="$scratch/pybin:$PATH" "$ENVLOCK" restore NA.lock --python "$PWD/NP/bin/python" --only pip --wheels wheels --yes >out 2>err
+		check_status "pip restore into a venv made --without-pip" 0 $?
+		check_eq "both installed, by the other python's pip" "elpkg-beta==2.0.1 elpkg_alpha==1.0" \
+			"$(PATH="$scratch/pybin:$PATH" python3 -m pip --python "$PWD/NP/bin/python" list --format=freeze 2>/dev/null | grep elpkg | sort | tr '\n' ' ' | sed 's/ $//')"
+		check_grep "the log shows pip --python" "'$scratch/pybin/python3' '-m' 'pip' '--python' '$PWD/NP/bin/python' 'install' '--no-deps'" \
+			"$(ls -t .envlock/restore-*.log | head -n 1)"
+		check_eq "and the venv still has no pip of its own" "" "$(ls NP/lib/python3*/site-packages | grep -x pip)"
+	fi
+	# uv cannot be installed here (no PyPI): a stand-in that records its arguments, for the plan's command
+	printf '#!/bin/sh\necho "$@" >>"%s/uv.args"\n' "$scratch" >uvbin/uv
+	chmod +x uvbin/uv
+	"$VENV_PY" -m venv --without-pip NU
+	PATH="$scratch/uvbin:$scratch/nobin" "$ENVLOCK" restore NA.lock --python "$PWD/NU/bin/python" --only pip --wheels wheels --dry-run --json >uv.json 2>err
+	check_eq "no python3 with pip on PATH, uv there: the plan runs uv pip with --python, without pip's own options" \
+		"$scratch/uvbin/uv pip install --python $PWD/NU/bin/python --no-deps --require-hashes --no-index --find-links wheels -r .envlock/restore-$(jget NA.lock id | cut -c8-19).requirements.txt" \
+		"$("$PYTHON" -c "import json; print(' '.join(' '.join(i['argv']) for s in json.load(open('uv.json'))['steps'] for i in s['items'] if i.get('argv')))")"
+	PATH="$scratch/nobin" "$ENVLOCK" restore NA.lock --python "$PWD/NU/bin/python" --only pip --wheels wheels --dry-run >out 2>err
+	check_status "neither: the plan has a manual step" 1 $?
+	check_grep "one line saying what is missing" "^  manual  pip distributions: $PWD/NU/bin/python has no pip, and there is no other to run for it\$" out
+	check_grep "and what to do" "give it one ($PWD/NU/bin/python -m ensurepip), or put uv, or a python3 whose pip is 22.3 or later (pip --python), on PATH" out
+
 	# a wheel that is not the locked file
 	mkdir bad && cp wheels/*.whl bad/
 	"$PYTHON" - bad <<'EOF'

@@ -27,6 +27,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/interrupt.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -91,6 +92,18 @@ static const char *entry_target(const char *path, bool *is_lib)
 	return name;
 }
 
+/*
+ * Done with a temporary file of copy_entry: removed (unless it was
+ * renamed to its name), no longer one for a signal to remove, freed.
+ */
+static void tmp_done(char *tmp, bool remove)
+{
+	if (remove)
+		unlink(tmp);
+	el_interrupt_forget(tmp);
+	free(tmp);
+}
+
 /* Copy the entry's data to a temporary file in dir, hashing it; returns the fd's path. */
 static int copy_entry(struct archive *a, el_item *it, const char *dir, const char *name,
 		      char hex[EL_SHA256_HEX], char **tmp_out, unsigned long long *total)
@@ -101,7 +114,7 @@ static int copy_entry(struct archive *a, el_item *it, const char *dir, const cha
 	const void *block;
 	size_t len;
 	la_int64_t off;
-	int fd = mkstemp(tmp), r;
+	int fd = el_interrupt_mkstemp(tmp), r;
 
 	if (fd < 0) {
 		el_item_fail(it, "'%s': %s", dir, el_strerror(errno));
@@ -139,11 +152,9 @@ static int copy_entry(struct archive *a, el_item *it, const char *dir, const cha
 	return 0;
 fail:
 	el_sha256_abort(h);
-	if (fd >= 0) {
+	if (fd >= 0)
 		close(fd);
-		unlink(tmp);
-	}
-	free(tmp);
+	tmp_done(tmp, fd >= 0);
 	return -1;
 }
 
@@ -183,28 +194,25 @@ static int unpack_archive(el_item *it, el_apply *ap)
 			if (strcmp(j->names.v[i], name) == 0 && strcmp(j->digests.v[i], hex) != 0) {
 				el_item_fail(it, "'%s': %s has sha256 %.12s..., the lock recorded %.12s...; not installed",
 					     it->target, name, hex, j->digests.v[i]);
-				unlink(tmp);
-				free(tmp);
+				tmp_done(tmp, true);
 				goto done;
 			}
 		}
 		final = el_xasprintf("%s/%s", is_lib ? j->lib_dir : j->inc_dir, name);
 		if (lstat(final, &st) == 0 && el_apply_aside(ap, it, final, NULL) != 0) {
-			unlink(tmp);
-			free(tmp);
+			tmp_done(tmp, true);
 			free(final);
 			goto done;
 		}
 		if (rename(tmp, final) != 0) {
 			el_item_fail(it, "'%s': %s", final, el_strerror(errno));
-			unlink(tmp);
-			free(tmp);
+			tmp_done(tmp, true);
 			free(final);
 			goto done;
 		}
 		el_apply_log(ap, "installed '%s' (sha256 %s) from '%s'", final, hex, path);
 		el_strvec_push(&got, name);
-		free(tmp);
+		tmp_done(tmp, false);
 		free(final);
 	}
 	if (r != ARCHIVE_EOF) {

@@ -31,6 +31,7 @@
 #include "util/atomic.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/interrupt.h"
 #include "util/pool.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -177,13 +178,17 @@ static int unpack(el_kit *k, envlock_ctx *ctx, const char *archive, const char *
 
 	if (el_mkdir_p(state_dir, 0700) != 0)
 		return el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", state_dir, el_strerror(errno));
+	/* a signal meanwhile stops the extract, which then fails, and the folder goes with it */
+	el_interrupt_poll_begin();
 	tmpl = el_xasprintf("%s/kit-%s.XXXXXX", state_dir, short_id);
 	if (!mkdtemp(tmpl)) {
 		rc = el_error_set(ctx, ENVLOCK_EIO, "'%s': %s", tmpl, el_strerror(errno));
 		goto done;
 	}
 	xo.force = 1;
-	if ((rc = envlock_bundle_extract(ctx, archive, tmpl, &xo)) != 0) {
+	if ((rc = envlock_bundle_extract(ctx, archive, tmpl, &xo)) == 0 && el_interrupted())
+		rc = el_interrupt_error(ctx, archive);
+	if (rc != 0) {
 		char *why = el_xstrdup(envlock_error_last(ctx));
 
 		remove_tree(tmpl);
@@ -223,6 +228,7 @@ static int unpack(el_kit *k, envlock_ctx *ctx, const char *archive, const char *
 	k->shown = el_xasprintf("%s/%s", archive, top);
 	rc = 0;
 done:
+	el_interrupt_poll_end();
 	free(tmpl);
 	free(dest);
 	free(top);

@@ -726,7 +726,7 @@ static const char *cudnn_figure(const fake_run *f, const char *key)
 static void cudnn_loader(void **state)
 {
 	char *dir = unit_tmpdir(), work[1024], lib9[1024], lib7[1024], odd[1024], ldp[1100], live[8192], *real;
-	char *gcc = el_verify_in_path("gcc");
+	char *gcc = el_which("gcc");
 	const char *saved_path = getenv("PATH");
 	char *pathv = NULL, *envp[3] = { ldp, NULL, NULL };
 	envlock_ctx *ctx;

@@ -469,6 +469,49 @@ static void config_lr_scaling(envlock_findings *f, const cJSON *rule, const cJSO
 	each_config(f, rule, table, v, lr_one);
 }
 
+/*
+ * Where the lock does not know the GPU count, the total batch is unknown
+ * but the batch per GPU is not: against the per-GPU batch the lr was set
+ * for, the config name's NxbM, else auto_scale_lr.base_batch_size over the
+ * GPUs of OpenMMLab's reference run (the table's reference_gpus).
+ */
+static void lr_per_gpu_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			   const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	double ref_gpus = table_num(table, "reference_gpus", 0);
+	long long ref = -1;
+	char a[24], b[24], d[24], e[24], g[24], subject[512], from[160];
+
+	(void)v;
+	if (!t || t->batch_size <= 0 || !x->has_lr || x->auto_scale == EL_CFG_YES || lr_given(c, x))
+		return;
+	if (x->name_batch > 0) {
+		ref = x->name_batch;
+		snprintf(from, sizeof(from), "the file name's %s", x->name_ref);
+	} else if (x->base_batch > 0 && x->base_from && !strcmp(x->base_from, "auto_scale_lr.base_batch_size") &&
+		   ref_gpus >= 1 && x->base_batch % (long long)ref_gpus == 0) {
+		ref = x->base_batch / (long long)ref_gpus;
+		snprintf(from, sizeof(from), "auto_scale_lr.base_batch_size %lld = %lld GPUs x %lld", x->base_batch,
+			 (long long)ref_gpus, ref);
+	}
+	if (ref <= 0 || t->batch_size == ref)
+		return;
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, x->lr_key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "lr_key", x->lr_key, "lr", num_text(a, sizeof(a), x->lr),
+		"reference", fmt(b, sizeof(b), "%lld", ref), "from", from,
+		"batch", fmt(d, sizeof(d), "%lld", t->batch_size),
+		"ratio", num_text(e, sizeof(e), (double)t->batch_size / (double)ref),
+		"suggested", num_text(g, sizeof(g), x->lr * (double)t->batch_size / (double)ref), NULL });
+}
+
+static void config_lr_per_gpu(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (gpus_of(v) <= 0)
+		each_config(f, rule, table, v, lr_per_gpu_one);
+}
+
 /* --- classes against the annotation file -------------------------------- */
 
 static void classes_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
@@ -676,6 +719,7 @@ static const struct {
 	{ "config_amp_no_tensor_cores", config_amp_no_tensor_cores },
 	{ "config_amp_off", config_amp_off },
 	{ "config_lr_scaling", config_lr_scaling },
+	{ "config_lr_per_gpu", config_lr_per_gpu },
 	{ "config_num_classes", config_num_classes },
 	{ "config_cudnn_benchmark_varying", config_cudnn_benchmark_varying },
 	{ "config_cudnn_benchmark_fixed", config_cudnn_benchmark_fixed },

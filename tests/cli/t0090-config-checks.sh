@@ -155,6 +155,21 @@ run lr_set "$MM" "$TINY" --cfg-options optimizer.lr=0.005
 lacks "an lr given on the command line is the user's" lr_set config-lr-scaling
 run lr_auto "$MM" "$TINY" --cfg-options auto_scale_lr.enable=True
 lacks "auto_scale_lr.enable scales it at start" lr_auto config-lr-scaling
+# the same on a machine whose GPUs are not counted (no kernel driver in the tree): the
+# batch per GPU against the one the lr is for, 16 = 8 GPUs x 2 by OpenMMLab's convention
+cp -a "$MM" nogpu && rm -rf nogpu/proc/driver/nvidia
+run lr_nogpu nogpu "$TINY" --cfg-options data.samples_per_gpu=4
+has "4 per GPU where the lr is for 2, GPUs not counted: risky" lr_nogpu "risky config-lr-per-gpu"
+check_eq "with its arithmetic" \
+	"$TINY: optimizer.lr=0.02 is set for 2 per GPU (auto_scale_lr.base_batch_size 16 = 8 GPUs x 2), but this run takes 4 per GPU: on as many GPUs each step takes 2x the samples (the lock counts no GPU, so the total is not known), and by the linear scaling rule the lr is 0.04" \
+	"$(message lr_nogpu.json config-lr-per-gpu)"
+lacks "and not the total-batch rule, which needs the count" lr_nogpu config-lr-scaling
+run lr_nogpu_fixed nogpu "$TINY" --cfg-options data.samples_per_gpu=4 optimizer.lr=0.04
+lacks "the lr it suggests, given, clears it" lr_nogpu_fixed config-lr-per-gpu
+run lr_nogpu2 nogpu "$TINY"
+lacks "2 per GPU as the lr is for: nothing" lr_nogpu2 config-lr-per-gpu
+run lr_gpus "$MM" "$TINY" --cfg-options data.samples_per_gpu=4
+lacks "with the GPUs counted, the total-batch rule speaks instead" lr_gpus config-lr-per-gpu
 check_grep "the seed's ViTPose reads its reference from auto_scale_lr" "is set for a total batch of 512 (auto_scale_lr.base_batch_size)" seed.json
 
 # 5. classes against the annotation file (3 categories; Python counts them too)

@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:65ea63d87345750710248fd4b9b1049d4ec1a6724cd4ce94b12a41a94b8e6e12,
+# sha256:a8c095d7951d4ccb7a961e215579da83970f3a25085987a684cf41bfc7330ae2,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:65ea63d87345750710248fd4b9b1049d4ec1a6724cd4ce94b12a41a94b8e6e12"
+LABEL envlock.lock-id="sha256:a8c095d7951d4ccb7a961e215579da83970f3a25085987a684cf41bfc7330ae2"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:d2bf12906f7abef45234a7d143ad3c006a4bd1aa88a9a7cccedfe0385f7e4ec3,
+# sha256:34a7a9a59fe5eb810ce65b52b816999d2b7921b639b29f628afaa7f4ea02a9f5,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:d2bf12906f7abef45234a7d143ad3c006a4bd1aa88a9a7cccedfe0385f7e4ec3"
+LABEL envlock.lock-id="sha256:34a7a9a59fe5eb810ce65b52b816999d2b7921b639b29f628afaa7f4ea02a9f5"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

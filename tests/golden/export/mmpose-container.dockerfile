@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:01424e3cd02aa9f4046f74b99bb6ece1f44286007a2391cc71beade1817202e3,
+# sha256:d09c483b2f3a2ad05de6d489d184b3de0e12b069c54f521e900f3333af4ebf23,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:01424e3cd02aa9f4046f74b99bb6ece1f44286007a2391cc71beade1817202e3"
+LABEL envlock.lock-id="sha256:d09c483b2f3a2ad05de6d489d184b3de0e12b069c54f521e900f3333af4ebf23"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:b02b36bbae5bb6162fe0b453f671e786a561050c37b183280cba2ee052af5b02,
+# sha256:523aa0d039a43bc1c316225743ae935d759313f4e9458be123e172979c2673fc,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:b02b36bbae5bb6162fe0b453f671e786a561050c37b183280cba2ee052af5b02"
+LABEL envlock.lock-id="sha256:523aa0d039a43bc1c316225743ae935d759313f4e9458be123e172979c2673fc"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -84,6 +84,19 @@ static const char *limited_by(const el_view *v, const char *container, const cha
 	return v->system.container.detected ? container : cgroup;
 }
 
+/*
+ * The CPUs a container's cgroup allows (its quota or cpuset), when they
+ * are fewer than the logical cores /proc/cpuinfo shows: what DataLoader
+ * workers really get. -1 when the cgroup limits nothing below the cores.
+ */
+static double cgroup_cpus_below_cores(const el_view *v)
+{
+	double cpus = el_cgroup_cpus(&v->system);
+	long long cores = v->system.cpu.logical_cores;
+
+	return cpus > 0 && (cores <= 0 || cpus < (double)cores) ? cpus : -1;
+}
+
 /* --- what it needs ------------------------------------------------------ */
 
 static bool installed(const el_view *v, const char *dist)
@@ -184,7 +197,7 @@ static void workers_cores_one(envlock_findings *f, const cJSON *rule, const cJSO
 {
 	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
 	long long cores = v->system.cpu.logical_cores, gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, want;
-	double cpus = el_cgroup_cpus(&v->system);
+	double cpus = cgroup_cpus_below_cores(v);
 	const char *what = "logical cores";
 	char a[32], b[32], d[32], e[32], subject[512];
 
@@ -228,6 +241,9 @@ static void workers_over_one(envlock_findings *f, const cJSON *rule, const cJSON
 
 	(void)table;
 	if (!t || t->num_workers < 0 || cores <= 0)
+		return;
+	/* config-workers-cgroup judges these against the fewer CPUs the container may use, with the tighter fix */
+	if (cgroup_cpus_below_cores(v) > 0 && (double)t->num_workers * (double)procs > cgroup_cpus_below_cores(v))
 		return;
 	train_w = t->num_workers;
 	val_w = val && val->num_workers > 0 ? val->num_workers : 0;
@@ -409,13 +425,12 @@ static void workers_cgroup_one(envlock_findings *f, const cJSON *rule, const cJS
 	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
 	const el_system *s = &v->system;
 	long long gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, cores = s->cpu.logical_cores, want;
-	double cpus = el_cgroup_cpus(s);
+	double cpus = cgroup_cpus_below_cores(v);
 	bool quota = s->cgroup.cpu_limited == EL_YES && s->cgroup.cpu_limit <= cpus;
 	char sa[24], sb[24], sc[24], sd[24], se[24], sf[24], why[96], subject[512];
 
 	(void)table;
-	if (!t || t->num_workers <= 0 || cpus <= 0 || (cores > 0 && cpus >= (double)cores) ||
-	    (double)t->num_workers * (double)procs <= cpus)
+	if (!t || t->num_workers <= 0 || cpus <= 0 || (double)t->num_workers * (double)procs <= cpus)
 		return;
 	want = (long long)(cpus / (double)procs / 2);
 	if (want < 1)

@@ -136,6 +136,9 @@ check_eq "with the numbers" \
 	"$(message v2w32.json config-workers-cgroup)"
 check_eq "the fix: half the CPUs" "--cfg-options train_dataloader.num_workers=2" "$(message v2w32.json config-workers-cgroup fix)"
 lacks "8 GiB of /dev/shm is not small" v2w32 config-shm-small
+check_json v2w64 --root v2 --config tiny.py --cfg-options train_dataloader.num_workers=64
+has "64 workers: past the container's 4 CPUs" v2w64 "risky config-workers-cgroup"
+lacks "one finding with one fix, not a second against the 32 cores" v2w64 config-workers-oversubscribed
 check_json v2w1 --root v2 --config tiny.py --cfg-options train_dataloader.num_workers=1
 lacks "1 worker fits 4 CPUs" v2w1 config-workers-cgroup
 has "and starves the GPU by the container's CPUs, not the host's cores" v2w1 "info config-workers-starved"
@@ -166,6 +169,9 @@ valid "max: the lock validates" v2max.lock
 check_grep "show: no limits" "^limits      cgroup v2: 32 CPUs (cpuset), no memory limit; /dev/shm 8.0 GiB$" v2max.show
 check_json v2maxw --root v2max --config tiny.py --cfg-options train_dataloader.num_workers=32
 lacks "max: 32 workers on 32 cores is no finding" v2maxw config-workers-cgroup
+check_json v2maxw64 --root v2max --config tiny.py --cfg-options train_dataloader.num_workers=64
+check_eq "max: 64 workers on 32 cores are judged against the cores alone" "risky config-workers-oversubscribed" \
+	"$(grep 'config-workers-' v2maxw64.list)"
 check_json v2maxm --root v2max --config trainval.py
 lacks "max: 32 GiB of workers fit the machine's 64 GiB" v2maxm config-workers-memory
 

@@ -30,6 +30,7 @@ typedef struct {
 	char *workers_key;      /* where its workers are: "train_dataloader.num_workers", "data.workers_per_gpu" */
 	long long batch_size;   /* per GPU; -1 when not set */
 	long long num_workers;  /* per GPU; -1 when not set */
+	long long prefetch_factor; /* batches each worker loads ahead; -1 when not set (PyTorch's default: 2) */
 	int persistent_workers, pin_memory;
 	const cJSON *dataset;   /* the dataset that reads ann_file (wrappers unwrapped), or NULL */
 	char *dataset_key;

@@ -2,7 +2,7 @@
  * The facts of an effective config, in both OpenMMLab dialects. Each is
  * read where the framework itself reads it:
  *   loaders      mmengine: {train,val,test}_dataloader.{batch_size,num_workers,
- *                persistent_workers,pin_memory,dataset}; mmcv 1.x:
+ *                prefetch_factor,persistent_workers,pin_memory,dataset}; mmcv 1.x:
  *                data.{samples_per_gpu,workers_per_gpu} (data.train_dataloader
  *                overrides them, as mmdet 2.x's train_detector does) and data.train
  *   lr           optim_wrapper.optimizer.lr; optimizer.lr
@@ -137,7 +137,7 @@ static el_cfg_loader *new_loader(el_cfg_facts *f, const char *phase, const char 
 	memset(l, 0, sizeof(*l));
 	l->phase = phase;
 	l->key = el_xstrdup(key);
-	l->batch_size = l->num_workers = l->classes = -1;
+	l->batch_size = l->num_workers = l->prefetch_factor = l->classes = -1;
 	l->persistent_workers = l->pin_memory = EL_CFG_UNSET;
 	return l;
 }
@@ -158,6 +158,7 @@ static void read_mmengine_loaders(el_cfg_facts *f, const cJSON *v)
 		l = new_loader(f, phases[i], key);
 		l->batch_size = int_of(get(d, "batch_size"));
 		l->num_workers = int_of(get(d, "num_workers"));
+		l->prefetch_factor = int_of(get(d, "prefetch_factor"));
 		l->persistent_workers = bool_of(get(d, "persistent_workers"));
 		l->pin_memory = bool_of(get(d, "pin_memory"));
 		l->workers_key = join_key(key, "num_workers");
@@ -201,6 +202,8 @@ static void read_mmcv_loaders(el_cfg_facts *f, const cJSON *v)
 				l->workers_key = el_xmalloc(strlen(key) + sizeof("data..workers_per_gpu"));
 				sprintf(l->workers_key, "data.%s.workers_per_gpu", key);
 			}
+			/* build_dataloader hands the rest of <phase>_dataloader to PyTorch's DataLoader */
+			l->prefetch_factor = int_of(get(over, "prefetch_factor"));
 			if (bool_of(get(over, "persistent_workers")) != EL_CFG_UNSET)
 				l->persistent_workers = bool_of(get(over, "persistent_workers"));
 			free(l->key);

@@ -78,6 +78,25 @@ static const char *num_text(char *buf, size_t n, double d)
 	return buf;
 }
 
+/* Which words name what limits the machine: a container's, when the lock saw one, else a cgroup's. */
+static const char *limited_by(const el_view *v, const char *container, const char *cgroup)
+{
+	return v->system.container.detected ? container : cgroup;
+}
+
+/*
+ * The CPUs a container's cgroup allows (its quota or cpuset), when they
+ * are fewer than the logical cores /proc/cpuinfo shows: what DataLoader
+ * workers really get. -1 when the cgroup limits nothing below the cores.
+ */
+static double cgroup_cpus_below_cores(const el_view *v)
+{
+	double cpus = el_cgroup_cpus(&v->system);
+	long long cores = v->system.cpu.logical_cores;
+
+	return cpus > 0 && (cores <= 0 || cpus < (double)cores) ? cpus : -1;
+}
+
 /* --- what it needs ------------------------------------------------------ */
 
 static bool installed(const el_view *v, const char *dist)
@@ -178,9 +197,16 @@ static void workers_cores_one(envlock_findings *f, const cJSON *rule, const cJSO
 {
 	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
 	long long cores = v->system.cpu.logical_cores, gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, want;
+	double cpus = cgroup_cpus_below_cores(v);
+	const char *what = "logical cores";
 	char a[32], b[32], d[32], e[32], subject[512];
 
 	(void)table;
+	/* a container's CPU limit is what the workers get, whatever /proc/cpuinfo shows */
+	if (cpus >= 1 && (cores <= 0 || (long long)cpus < cores)) {
+		cores = (long long)cpus;
+		what = limited_by(v, "CPUs this container may use", "CPUs this cgroup may use");
+	}
 	if (!t || t->num_workers < 0 || cores <= 0)
 		return;
 	/* the rule of thumb: half the logical cores, shared by the training processes (one per GPU) */
@@ -191,6 +217,7 @@ static void workers_cores_one(envlock_findings *f, const cJSON *rule, const cJSO
 	el_finding_add(f, rule, subject, NULL, (const char *const[]){
 		"config", c->path, "key", t->key, "workers_key", t->workers_key,
 		"workers", fmt(a, sizeof(a), "%lld", t->num_workers), "cores", fmt(b, sizeof(b), "%lld", cores),
+		"cores_what", what,
 		"processes", fmt(d, sizeof(d), "%lld", procs), "suggested", fmt(e, sizeof(e), "%lld", want), NULL });
 }
 
@@ -214,6 +241,9 @@ static void workers_over_one(envlock_findings *f, const cJSON *rule, const cJSON
 
 	(void)table;
 	if (!t || t->num_workers < 0 || cores <= 0)
+		return;
+	/* config-workers-cgroup judges these against the fewer CPUs the container may use, with the tighter fix */
+	if (cgroup_cpus_below_cores(v) > 0 && (double)t->num_workers * (double)procs > cgroup_cpus_below_cores(v))
 		return;
 	train_w = t->num_workers;
 	val_w = val && val->num_workers > 0 ? val->num_workers : 0;
@@ -273,8 +303,12 @@ static void workers_memory_one(envlock_findings *f, const cJSON *rule, const cJS
 	long long train_w, val_w, total;
 	double per = table_num(table, "worker_gib", 0.5), share = table_num(table, "memory_share", 0.8);
 	double mem = v->system.memory_total_bytes > 0 ? v->system.memory_total_bytes / GIB : 0, need;
+	long long limit = el_cgroup_memory(&v->system);
 	char sa[24], sb[24], sc[24], sd[24], se[24], sf[24], sg[24], sh[24], si[24], subject[512];
 
+	/* the cgroup's limit, when lower, is where the kernel's OOM killer strikes */
+	if (limit >= 0)
+		mem = limit / GIB;
 	if (!t || !val || t->num_workers < 0 || val->num_workers < 0 || mem <= 0)
 		return;
 	train_w = t->persistent_workers == EL_CFG_YES ? t->num_workers : 0;
@@ -296,12 +330,132 @@ static void workers_memory_one(envlock_findings *f, const cJSON *rule, const cJS
 		"per_worker", num_text(se, sizeof(se), per),
 		"need", fmt(sf, sizeof(sf), "%.1f", need),
 		"memory", fmt(sh, sizeof(sh), "%.1f", mem),
+		"memory_whose", limit < 0 ? "this machine's" : limited_by(v, "this container's", "this cgroup's"),
+		"memory_limit", limit < 0 ? "" : " memory limit",
 		"cores", cores > 0 ? fmt(si, sizeof(si), "%lld", cores) : "?", NULL });
 }
 
 static void config_workers_memory(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
 {
 	each_config(f, rule, table, v, workers_memory_one);
+}
+
+/* "64 MiB", "1.5 GiB", "147 KiB", "12 bytes": a size as a person reads it */
+static const char *size_text(char *buf, size_t n, double bytes)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0 || bytes == (double)(long long)bytes || bytes >= 100)
+		snprintf(buf, n, "%.0f %s", bytes, units[u]);
+	else
+		snprintf(buf, n, "%.1f %s", bytes, units[u]);
+	return buf;
+}
+
+/* A table's first string member key, or fallback. */
+static const char *table_str(const cJSON *table, const char *key, const char *fallback)
+{
+	const cJSON *rows = el_jget(table, "rows");
+
+	for (const cJSON *r = rows ? rows->child : NULL; r; r = r->next)
+		if (el_jget_str(r, key))
+			return el_jget_str(r, key);
+	return fallback;
+}
+
+/*
+ * Every batch a DataLoader worker makes reaches the training process
+ * through /dev/shm (torch.multiprocessing shares its tensors' storage
+ * there), prefetch_factor batches ahead per worker. What a sample weighs
+ * is not in a config, so the line is drawn plainly: workers and a
+ * /dev/shm under the table's min_bytes (1 GiB); the arithmetic says how
+ * little each sample may then take.
+ */
+static void shm_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+		    const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	long long gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, shm = v->system.shm.size_bytes;
+	long long prefetch, batch;
+	double min = table_num(table, "min_bytes", GIB), samples;
+	char sa[24], sb[24], sc[24], sd[24], se[40], sf[24], sg[24], sh[24], si[24], subject[512];
+
+	if (!t || t->num_workers <= 0 || shm < 0 || (double)shm >= min)
+		return;
+	prefetch = t->prefetch_factor > 0 ? t->prefetch_factor : (long long)table_num(table, "prefetch_factor", 2);
+	/* PyTorch's DataLoader and mmengine's take batch_size=1 when none is set */
+	batch = t->batch_size > 0 ? t->batch_size : 1;
+	samples = (double)t->num_workers * (double)procs * (double)prefetch * (double)batch;
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, t->key);
+	el_finding_add(f, rule, subject, el_jget_str(table, "source"), (const char *const[]){
+		"config", c->path, "key", t->key, "workers_key", t->workers_key,
+		"workers", fmt(sa, sizeof(sa), "%lld", t->num_workers),
+		"processes", fmt(sb, sizeof(sb), "%lld", procs),
+		"prefetch", fmt(sc, sizeof(sc), "%lld", prefetch),
+		"batch", fmt(sd, sizeof(sd), "%lld", batch),
+		"samples", fmt(se, sizeof(se), "%.0f", samples),
+		"shm", size_text(sf, sizeof(sf), (double)shm),
+		"per_sample", size_text(sg, sizeof(sg), (double)shm / samples),
+		"sample", table_str(table, "sample", "sample"),
+		"sample_size", size_text(sh, sizeof(sh), table_num(table, "sample_bytes", 0)),
+		"min", size_text(si, sizeof(si), min),
+		"suggested", table_str(table, "suggested", "8g"), NULL });
+}
+
+static void config_shm_small(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (v->system.shm.present)
+		each_config(f, rule, table, v, shm_one);
+}
+
+/*
+ * A container limited to 4 CPUs still shows every host core in
+ * /proc/cpuinfo, and worker counts chosen from those oversubscribe the
+ * few CPUs it may use: the kernel throttles the training processes with
+ * the workers.
+ */
+static void workers_cgroup_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+			       const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	const el_system *s = &v->system;
+	long long gpus = gpus_of(v), procs = gpus > 0 ? gpus : 1, cores = s->cpu.logical_cores, want;
+	double cpus = cgroup_cpus_below_cores(v);
+	bool quota = s->cgroup.cpu_limited == EL_YES && s->cgroup.cpu_limit <= cpus;
+	char sa[24], sb[24], sc[24], sd[24], se[24], sf[24], why[96], subject[512];
+
+	(void)table;
+	if (!t || t->num_workers <= 0 || cpus <= 0 || (double)t->num_workers * (double)procs <= cpus)
+		return;
+	want = (long long)(cpus / (double)procs / 2);
+	if (want < 1)
+		want = 1;
+	if (quota && s->cgroup.cpu_quota_us > 0 && s->cgroup.cpu_period_us > 0)
+		snprintf(why, sizeof(why), "a CPU quota of %lld µs every %lld µs", s->cgroup.cpu_quota_us,
+			 s->cgroup.cpu_period_us);
+	else
+		snprintf(why, sizeof(why), "%s", quota ? "a CPU quota" : "the cgroup's cpuset");
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, t->key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "key", t->key, "workers_key", t->workers_key,
+		"workers", fmt(sa, sizeof(sa), "%lld", t->num_workers),
+		"processes", fmt(sb, sizeof(sb), "%lld", procs),
+		"total", fmt(sc, sizeof(sc), "%.0f", (double)t->num_workers * (double)procs),
+		"whose", limited_by(v, "this container", "this cgroup"),
+		"cpus", fmt(sd, sizeof(sd), "%g", cpus), "why", why,
+		"cores", cores > 0 ? fmt(se, sizeof(se), "%lld", cores) : "?",
+		"suggested", fmt(sf, sizeof(sf), "%lld", want), NULL });
+}
+
+static void config_workers_cgroup(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	if (v->system.cgroup.recorded)
+		each_config(f, rule, table, v, workers_cgroup_one);
 }
 
 static void pin_memory_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
@@ -714,6 +868,8 @@ static const struct {
 	{ "config_workers_vs_cores", config_workers_vs_cores },
 	{ "config_workers_oversubscribed", config_workers_oversubscribed },
 	{ "config_workers_memory", config_workers_memory },
+	{ "config_shm_small", config_shm_small },
+	{ "config_workers_cgroup", config_workers_cgroup },
 	{ "config_pin_memory", config_pin_memory },
 	{ "config_batch_vs_gpu_memory", config_batch_vs_gpu_memory },
 	{ "config_amp_no_tensor_cores", config_amp_no_tensor_cores },

@@ -249,6 +249,59 @@ static void fill_library(el_view *v, const cJSON *o, el_library *l)
 	l->ld_cache_path = str(o, "ld_cache_path");
 }
 
+/* A limit recorded as a number (EL_YES), as null: none (EL_NO), or not at all (EL_UNSET). */
+static el_tri limited(const cJSON *o, const char *key)
+{
+	const cJSON *m = el_jget(o, key);
+
+	return cJSON_IsNull(m) ? EL_NO : cJSON_IsNumber(m) ? EL_YES : EL_UNSET;
+}
+
+static void build_limits(el_system *s, const cJSON *shm, const cJSON *cg)
+{
+	s->shm.recorded = cJSON_IsObject(shm);
+	s->shm.present = yes(shm, "present");
+	s->shm.fs = str(shm, "fs");
+	s->shm.source = str(shm, "source");
+	s->shm.size_bytes = num(shm, "size_bytes");
+	s->shm.free_bytes = num(shm, "free_bytes");
+	s->cgroup.recorded = cJSON_IsObject(cg);
+	s->cgroup.version = num(cg, "version");
+	s->cgroup.cpu_limited = limited(cg, "cpu_limit");
+	s->cgroup.cpu_limit = s->cgroup.cpu_limited == EL_YES ? el_jget(cg, "cpu_limit")->valuedouble : -1;
+	/* a hand-made document's 0 or negative limit limits nothing anyone can judge */
+	if (s->cgroup.cpu_limited == EL_YES && !(s->cgroup.cpu_limit > 0))
+		s->cgroup.cpu_limited = EL_UNSET;
+	s->cgroup.cpu_quota_us = num(cg, "cpu_quota_us");
+	s->cgroup.cpu_period_us = num(cg, "cpu_period_us");
+	s->cgroup.cpuset_cpus = num(cg, "cpuset_cpus");
+	s->cgroup.memory_limited = limited(cg, "memory_limit_bytes");
+	s->cgroup.memory_limit_bytes = num(cg, "memory_limit_bytes");
+	if (s->cgroup.memory_limited == EL_YES && s->cgroup.memory_limit_bytes < 0)
+		s->cgroup.memory_limited = EL_UNSET;
+	s->cgroup.cpu_source = str(cg, "cpu_source");
+	s->cgroup.cpuset_source = str(cg, "cpuset_source");
+	s->cgroup.memory_source = str(cg, "memory_source");
+}
+
+double el_cgroup_cpus(const el_system *s)
+{
+	double cpus = s->cgroup.cpu_limited == EL_YES ? s->cgroup.cpu_limit : -1;
+
+	if (s->cgroup.cpuset_cpus > 0 && (cpus < 0 || (double)s->cgroup.cpuset_cpus < cpus))
+		cpus = (double)s->cgroup.cpuset_cpus;
+	return cpus;
+}
+
+long long el_cgroup_memory(const el_system *s)
+{
+	if (s->cgroup.memory_limited != EL_YES)
+		return -1;
+	if (s->memory_total_bytes > 0 && s->cgroup.memory_limit_bytes >= s->memory_total_bytes)
+		return -1;
+	return s->cgroup.memory_limit_bytes;
+}
+
 static void build_system(el_view *v, const cJSON *o)
 {
 	el_system *s = &v->system;
@@ -287,6 +340,7 @@ static void build_system(el_view *v, const cJSON *o)
 	s->ld_cache.format = str(ld, "format");
 	s->ld_cache.entries = num(ld, "entries");
 	s->ld_so_conf = strlist(v, o, "ld_so_conf");
+	build_limits(s, el_jget(o, "shm"), el_jget(o, "cgroup"));
 }
 
 static const char *const device_named[] = {

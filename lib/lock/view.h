@@ -107,7 +107,33 @@ typedef struct {
 		long long entries;
 	} ld_cache;
 	el_strlist ld_so_conf;
+	/* /dev/shm (system.shm); not recorded in older locks and for trees without a mount table */
+	struct {
+		bool recorded, present;
+		const char *fs, *source;
+		long long size_bytes, free_bytes;
+	} shm;
+	/* the cgroup's limits (system.cgroup); a limit that is EL_NO limited is none, EL_UNSET not known */
+	struct {
+		bool recorded;
+		long long version;
+		el_tri cpu_limited, memory_limited;
+		double cpu_limit;               /* CPUs, when cpu_limited */
+		long long cpu_quota_us, cpu_period_us;
+		long long cpuset_cpus;
+		long long memory_limit_bytes;   /* when memory_limited */
+		const char *cpu_source, *cpuset_source, *memory_source;
+	} cgroup;
 } el_system;
+
+/*
+ * The CPUs the cgroup lets the machine's processes use: the smaller of
+ * its CPU limit and its cpuset's count; -1 when it records neither.
+ */
+double el_cgroup_cpus(const el_system *s);
+
+/* The cgroup's memory limit in bytes when it records one below the machine's memory (or the memory is unknown), else -1. */
+long long el_cgroup_memory(const el_system *s);
 
 /* gpu */
 typedef struct {

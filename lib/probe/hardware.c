@@ -146,7 +146,7 @@ void el_probe_hardware(el_probe *p)
 	/* a procfs mounted in the tree is the running kernel's: the host's CPU and memory */
 	if (el_probe_host_procfs(p)) {
 		el_probe_warn(p, "'/proc': a mounted procfs describes the running kernel, not this tree; "
-			      "kernel, CPU and memory not recorded");
+			      "kernel, CPU, memory and their limits not recorded");
 		return;
 	}
 	probe_cpu(p, system);

@@ -57,6 +57,7 @@ int envlock_lock_probe(envlock_lock **out, envlock_ctx *ctx, const envlock_probe
 	el_probe_glibc(&p);
 	el_probe_container(&p);
 	el_probe_hardware(&p);
+	el_probe_limits(&p);
 	el_probe_ldconfig(&p);
 	el_probe_driver(&p);
 	el_probe_gpus(&p);

@@ -146,6 +146,7 @@ void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
 void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */
 void el_probe_container(el_probe *p); /* container.c */
 void el_probe_hardware(el_probe *p);  /* hardware.c: system.cpu, system.memory */
+void el_probe_limits(el_probe *p);    /* limits.c: system.shm, system.cgroup */
 void el_probe_ldconfig(el_probe *p);  /* ldcache.c: loads ld.so.cache for the next probes */
 void el_probe_driver(el_probe *p);    /* driver.c: gpu.driver */
 void el_probe_gpus(el_probe *p);      /* gpu.c: gpu.devices */

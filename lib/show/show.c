@@ -72,6 +72,60 @@ static void row(shower *sh, const char *label, const char *fmt, ...)
 	fputc('\n', sh->out);
 }
 
+/* "64 MiB", "23.5 GiB" */
+static void put_size(el_buf *b, long long bytes)
+{
+	double mib = (double)bytes / (1024.0 * 1024);
+
+	if (mib >= 1024)
+		el_buf_printf(b, "%.1f GiB", mib / 1024);
+	else if (mib == (double)(long long)mib)
+		el_buf_printf(b, "%lld MiB", (long long)mib);
+	else
+		el_buf_printf(b, "%.1f MiB", mib);
+}
+
+/* "cgroup v2: 4 CPUs (quota), 16.0 GiB memory; /dev/shm 64 MiB": what limits the machine beyond its cores and RAM */
+static void show_limits(shower *sh, const el_system *sys)
+{
+	el_buf b = EL_BUF_INIT(1024);
+	double cpus = el_cgroup_cpus(sys);
+
+	if (sys->cgroup.recorded) {
+		if (sys->cgroup.version > 0)
+			el_buf_printf(&b, "cgroup v%lld: ", sys->cgroup.version);
+		else
+			el_buf_puts(&b, "cgroup: ");
+		if (cpus > 0)
+			el_buf_printf(&b, "%g CPUs (%s)", cpus,
+				      sys->cgroup.cpu_limited == EL_YES && sys->cgroup.cpu_limit <= cpus ? "quota" : "cpuset");
+		else
+			el_buf_puts(&b, sys->cgroup.cpu_limited == EL_NO ? "no CPU limit" : "CPU limit unknown");
+		if (sys->cgroup.memory_limited == EL_YES) {
+			el_buf_puts(&b, ", ");
+			put_size(&b, sys->cgroup.memory_limit_bytes);
+			el_buf_puts(&b, " memory");
+		} else {
+			el_buf_puts(&b, sys->cgroup.memory_limited == EL_NO ? ", no memory limit" : ", memory limit unknown");
+		}
+	}
+	if (sys->shm.recorded) {
+		if (b.len)
+			el_buf_puts(&b, "; ");
+		if (!sys->shm.present) {
+			el_buf_puts(&b, "no /dev/shm");
+		} else if (sys->shm.size_bytes >= 0) {
+			el_buf_puts(&b, "/dev/shm ");
+			put_size(&b, sys->shm.size_bytes);
+		} else {
+			el_buf_puts(&b, "/dev/shm of unknown size");
+		}
+	}
+	if (b.len)
+		row(sh, "limits", "%s", el_buf_cstr(&b));
+	el_buf_release(&b);
+}
+
 static void show_system(shower *sh)
 {
 	const el_system *sys = &sh->view->system;
@@ -97,6 +151,7 @@ static void show_system(shower *sh)
 		else
 			row(sh, "CPU", "%s, %lld cores / %lld threads", model, cores, threads);
 	}
+	show_limits(sh, sys);
 }
 
 static void show_gpu(shower *sh)

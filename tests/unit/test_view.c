@@ -292,6 +292,67 @@ static void pip_indexes_once_each(void **state)
 	cJSON_Delete(doc);
 }
 
+/* system.shm and system.cgroup: a number is a limit, null none, absent (or another type) not known */
+static void limits_read_as_recorded(void **state)
+{
+	cJSON *doc = parse("{\"system\": {\"cpu\": {\"logical_cores\": 32, \"physical_cores\": 16},"
+			   " \"memory\": {\"total_bytes\": 68719476736},"
+			   " \"shm\": {\"present\": true, \"fs\": \"tmpfs\", \"size_bytes\": 67108864},"
+			   " \"cgroup\": {\"version\": 2, \"cpu_limit\": 2.5, \"cpu_quota_us\": 250000,"
+			   " \"cpu_period_us\": 100000, \"cpuset_cpus\": 8, \"memory_limit_bytes\": 17179869184}}}");
+	cJSON *cg = el_jget(el_jget(doc, "system"), "cgroup");
+	el_view *v = el_view_new(doc);
+
+	(void)state;
+	assert_true(v->system.shm.recorded);
+	assert_true(v->system.shm.present);
+	assert_string_equal(v->system.shm.fs, "tmpfs");
+	assert_int_equal(v->system.shm.size_bytes, 67108864);
+	assert_int_equal(v->system.shm.free_bytes, -1);
+	assert_int_equal(v->system.cgroup.version, 2);
+	assert_int_equal(v->system.cgroup.cpu_limited, EL_YES);
+	assert_true(v->system.cgroup.cpu_limit == 2.5);
+	/* the smaller of the quota and the cpuset */
+	assert_true(el_cgroup_cpus(&v->system) == 2.5);
+	assert_int_equal(el_cgroup_memory(&v->system), 17179869184LL);
+	el_view_free(v);
+
+	/* a cpuset below the quota binds; a memory limit above the machine's memory limits nothing */
+	cJSON_ReplaceItemInObject(cg, "cpuset_cpus", cJSON_CreateNumber(2));
+	cJSON_ReplaceItemInObject(cg, "memory_limit_bytes", cJSON_CreateNumber(137438953472.0));
+	v = el_view_new(doc);
+	assert_true(el_cgroup_cpus(&v->system) == 2);
+	assert_int_equal(el_cgroup_memory(&v->system), -1);
+	el_view_free(v);
+
+	/* null: none; text, absent or 0: not known */
+	cJSON_ReplaceItemInObject(cg, "cpu_limit", cJSON_CreateNull());
+	cJSON_ReplaceItemInObject(cg, "memory_limit_bytes", cJSON_CreateString("16g"));
+	cJSON_DeleteItemFromObject(cg, "cpuset_cpus");
+	v = el_view_new(doc);
+	assert_int_equal(v->system.cgroup.cpu_limited, EL_NO);
+	assert_int_equal(v->system.cgroup.memory_limited, EL_UNSET);
+	assert_true(el_cgroup_cpus(&v->system) < 0);
+	assert_int_equal(el_cgroup_memory(&v->system), -1);
+	el_view_free(v);
+	cJSON_ReplaceItemInObject(cg, "cpu_limit", cJSON_CreateNumber(0));
+	v = el_view_new(doc);
+	assert_int_equal(v->system.cgroup.cpu_limited, EL_UNSET);
+	el_view_free(v);
+	cJSON_Delete(doc);
+
+	/* an older lock records neither */
+	doc = parse("{\"system\": {\"arch\": \"x86_64\"}}");
+	v = el_view_new(doc);
+	assert_false(v->system.shm.recorded);
+	assert_false(v->system.cgroup.recorded);
+	assert_int_equal(v->system.cgroup.cpu_limited, EL_UNSET);
+	assert_true(el_cgroup_cpus(&v->system) < 0);
+	assert_int_equal(el_cgroup_memory(&v->system), -1);
+	el_view_free(v);
+	cJSON_Delete(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +363,7 @@ int main(void)
 		cmocka_unit_test(untracked_files_read),
 		cmocka_unit_test(view_follows_the_document),
 		cmocka_unit_test(pip_indexes_once_each),
+		cmocka_unit_test(limits_read_as_recorded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

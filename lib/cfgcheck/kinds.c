@@ -549,9 +549,12 @@ static void amp_one(envlock_findings *f, const cJSON *rule, const cJSON *table, 
 	if (cc < 0 || (x->amp == EL_CFG_YES) != want_amp || (want_amp ? cc >= 7.0 : cc < 7.0))
 		return;
 	snprintf(subject, sizeof(subject), "%s: %s", c->path, x->amp_key);
+	/* the switch of the config's own dialect: mmengine's optimizer wrapper, mmcv 1.x's fp16 hook */
 	el_finding_add(f, rule, subject, NULL, (const char *const[]){
 		"config", c->path, "key", x->amp_key, "gpu", d->name ? d->name : "GPU 0",
-		"cc", fmt(a, sizeof(a), "%.1f", cc), NULL });
+		"cc", fmt(a, sizeof(a), "%.1f", cc),
+		"amp", x->mmengine ? "--cfg-options optim_wrapper.type=AmpOptimWrapper (what tools/train.py --amp sets)"
+				   : "--cfg-options fp16.loss_scale=512.", NULL });
 }
 
 static void amp_no_tc_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,

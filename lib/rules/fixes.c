@@ -63,21 +63,30 @@ char *el_fix_mmcv_range(const el_view *v, const char *framework, const char *lo,
 	return el_buf_detach(&b);
 }
 
-char *el_fix_mmcv_reinstall(const el_view *v)
+char *el_fix_mmcv_wheel(const char *package, const char *version, const char *torch, const char *cuda)
 {
 	const el_kb *kb = el_kb_builtin();
-	const el_framework *t = el_view_framework(v, "torch"), *mmcv = el_view_framework(v, "mmcv");
-	const el_kb_mmcv *m;
-	char *cuda, *tv, *cmd;
+	const el_kb_mmcv *m = version && torch ? el_kb_mmcv_find(kb, package, version) : NULL;
+	char *tv, *cmd;
 
-	if (!t || !t->st.present || !t->version || !mmcv || !mmcv->st.present || !mmcv->version ||
-	    !(m = el_kb_mmcv_find(kb, NULL, mmcv->version)))
+	if (!m)
+		return NULL;
+	tv = public_version(torch);
+	cmd = el_kb_mmcv_has_wheel(m, tv, cuda) ? el_kb_mmcv_pip(kb, m, tv, cuda) : NULL;
+	free(tv);
+	return cmd;
+}
+
+char *el_fix_mmcv_reinstall(const el_view *v)
+{
+	const el_framework *t = el_view_framework(v, "torch"), *mmcv = el_view_framework(v, "mmcv");
+	char *cuda, *cmd;
+
+	if (!t || !t->st.present || !t->version || !mmcv || !mmcv->st.present || !mmcv->version)
 		return NULL;
 	cuda = el_torch_cuda(t);
-	tv = public_version(t->version);
-	cmd = el_kb_mmcv_has_wheel(m, tv, cuda) ? el_kb_mmcv_pip(kb, m, tv, cuda) : NULL;
+	cmd = el_fix_mmcv_wheel(NULL, mmcv->version, t->version, cuda);
 	free(cuda);
-	free(tv);
 	return cmd;
 }
 
@@ -126,6 +135,20 @@ static char *same_release_cuda_build(const el_view *v, const el_framework *t, co
 	}
 	free(tv);
 	return best ? el_kb_torch_pip(best) : NULL;
+}
+
+char *el_fix_torch_build(const char *torch, const char *cuda)
+{
+	const el_kb *kb = el_kb_builtin();
+	char *tv = public_version(torch);
+	size_t n;
+	const el_kb_torch_wheel *w = el_kb_torch_wheels(kb, &n), *hit = NULL;
+
+	for (size_t i = 0; i < n && !hit; i++)
+		if (w[i].cuda && envlock_version_cmp(w[i].torch, tv) == 0 && envlock_version_cmp(w[i].cuda, cuda) == 0)
+			hit = &w[i];
+	free(tv);
+	return hit ? el_kb_torch_pip(hit) : NULL;
 }
 
 char *el_fix_torch_cpu(const el_view *v, const el_framework *t)

@@ -98,6 +98,14 @@ char *el_fix_torch_arch(const el_view *v, const el_framework *t, const char *cc)
 char *el_fix_codebase(const el_view *v, const char *distribution);
 /* el_fix_mmcv_reinstall: the installed mmcv release's prebuilt wheel for the lock's torch and CUDA */
 char *el_fix_mmcv_reinstall(const el_view *v);
+/*
+ * el_fix_mmcv_wheel: the pip command of the prebuilt wheel of package
+ * ("mmcv", "mmcv-full"; NULL: either) version for torch ("1.10.0+cu102")
+ * and its CUDA ("10.2"; NULL: a CPU build), or NULL when there is none.
+ */
+char *el_fix_mmcv_wheel(const char *package, const char *version, const char *torch, const char *cuda);
+/* el_fix_torch_build: the install command of torch's release ("1.10.0") built for cuda ("10.2"), or NULL */
+char *el_fix_torch_build(const char *torch, const char *cuda);
 
 /* The kind's evaluator, or NULL for a kind this envlock does not know. */
 el_rule_fn el_rule_kind(const char *kind);

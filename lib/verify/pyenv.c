@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lock/model.h"
+#include "rules/rules.h"
 #include "util/version.h"
 #include "util/atomic.h"
 #include "util/root.h"
@@ -488,8 +489,15 @@ static void judge_torch(pyenv *p)
 	} else if (is_none(cuda) && locked_cuda) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "a CPU-only torch: torch %s has torch.version.cuda None, but %s's torch was built for CUDA %s",
 			      version, p->exp_name, locked_cuda);
-		el_verify_fix(st, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or Debian's python3-torch) was installed where the CUDA %s one was meant: install torch %s built for CUDA %s (a +cu%s wheel from download.pytorch.org, or conda's pytorch for CUDA %s)",
-			      locked_cuda, locked_version ? locked_version : version, locked_cuda, tag, locked_cuda);
+		char *cmd = el_fix_torch_build(locked_version ? locked_version : version, locked_cuda);
+
+		if (cmd)
+			el_verify_fix(st, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or Debian's python3-torch) was installed where the CUDA %s one was meant: %s",
+				      locked_cuda, cmd);
+		else
+			el_verify_fix(st, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or Debian's python3-torch) was installed where the CUDA %s one was meant: install torch %s built for CUDA %s (a +cu%s wheel from download.pytorch.org, or conda's pytorch for CUDA %s)",
+				      locked_cuda, locked_version ? locked_version : version, locked_cuda, tag, locked_cuda);
+		free(cmd);
 	} else if (!is_none(cuda) && locked_cuda && !same_version(cuda, locked_cuda)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "torch %s was built for CUDA %s, but %s's torch for CUDA %s", version, cuda,
 			      p->exp_name, locked_cuda);
@@ -658,12 +666,22 @@ static void judge_mmcv(pyenv *p, bool asked)
 		}
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "mmcv %s has no compiled ops: import mmcv._ext: %s%s%s%s", version, e ? e : "?",
 			      who ? " (" : "", who ? who : "", who ? " calls them)" : "");
-		if (el_version_major(version) >= 2)
-			el_verify_fix(st, "likely cause: mmcv-lite, or mmcv built without MMCV_WITH_OPS=1: install mmcv %s with its ops (mim install mmcv==%s, or a wheel from download.openmmlab.com for torch %s)",
-				      version, version, get(p, "torch_version") ? get(p, "torch_version") : "");
-		else
-			el_verify_fix(st, "likely cause: mmcv, not mmcv-full / built without MMCV_WITH_OPS=1: install mmcv-full %s (pip install mmcv-full==%s -f https://download.openmmlab.com/mmcv/dist/<cuda>/<torch>/index.html)",
-				      version, version);
+		{
+			/* the family of that release: mmcv-full in 1.x, mmcv with its ops from 2.0 */
+			const char *pkg = el_version_major(version) >= 2 ? "mmcv" : "mmcv-full";
+			const char *tc = get(p, "torch_cuda");
+			char *cmd = el_fix_mmcv_wheel(pkg, version, get(p, "torch_version"),
+						      tc && strcmp(tc, "None") != 0 ? tc : NULL);
+
+			if (!cmd)
+				cmd = el_xasprintf("MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install --no-build-isolation --force-reinstall --no-binary %s %s==%s",
+						   pkg, pkg, version);
+			el_verify_fix(st, "likely cause: %s: install %s %s with its ops: %s",
+				      el_version_major(version) >= 2 ? "mmcv-lite, or mmcv built without MMCV_WITH_OPS=1"
+								     : "mmcv, not mmcv-full, or mmcv-full built without MMCV_WITH_OPS=1",
+				      pkg, version, cmd);
+			free(cmd);
+		}
 		return;
 	}
 	if (!ext)

@@ -185,7 +185,9 @@ check_eq "mmcv: fails" "fail" "$(stage l.json mmcv status)"
 check_eq "mmcv: has no compiled ops, with the error" \
 	"mmcv 1.7.5 has no compiled ops: import mmcv._ext: ModuleNotFoundError: No module named 'mmcv._ext'" "$(stage l.json mmcv reason)"
 stage l.json mmcv fix >r.txt
-check_grep "mmcv: the likely cause" "^likely cause: mmcv, not mmcv-full / built without MMCV_WITH_OPS=1: install mmcv-full 1.7.5" r.txt
+check_eq "mmcv: the likely cause, and a command for mmcv-full 1.7.5 (no prebuilt wheel of it: a build with its ops)" \
+	"likely cause: mmcv, not mmcv-full, or mmcv-full built without MMCV_WITH_OPS=1: install mmcv-full 1.7.5 with its ops: MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install --no-build-isolation --force-reinstall --no-binary mmcv-full mmcv-full==1.7.5" \
+	"$(cat r.txt)"
 check_eq "mmcv: ops false in the figures" "false" "$(stage l.json mmcv figures.ops)"
 check_eq "openmmlab: mmdet imports" "pass" "$(stage l.json openmmlab status)"
 check_eq "openmmlab: its version" "mmdet 2.25.0 imports" "$(stage l.json openmmlab reason)"

@@ -134,6 +134,13 @@ has "fp32 on an A100 is noted with the seed's gain" seed "info config-amp-off"
 check_grep "the gain as measured" "133 samples/s in fp32 and 194 with AMP" seed.json
 run seed_amp seedbox "$SEED" --cfg-options optim_wrapper.type=AmpOptimWrapper
 lacks "AMP on an A100 is not noted" seed_amp config-amp-off
+check_eq "the fix is the switch of mmengine's dialect" "--cfg-options optim_wrapper.type=AmpOptimWrapper (what tools/train.py --amp sets)" \
+	"$(message seed.json config-amp-off fix)"
+run tiny_fp32 "$FIXTURES/ubuntu1604-mmdet" "$TINY"
+check_eq "and of mmcv 1.x's for an mmdetection 2.x config on V100s" "--cfg-options fp16.loss_scale=512." \
+	"$(message tiny_fp32.json config-amp-off fix)"
+run tiny_fp16 "$FIXTURES/ubuntu1604-mmdet" "$TINY" --cfg-options fp16.loss_scale=512.
+lacks "which that command clears" tiny_fp16 config-amp-off
 lacks "nor is it without tensor cores" seed_amp config-amp-no-tensor-cores
 cp -a seedbox p100box
 sed -i 's/NVIDIA A100-SXM4-80GB/Tesla P100-PCIE-16GB/' p100box/proc/driver/nvidia/gpus/*/information

@@ -1052,7 +1052,10 @@ static void pyenv_judgement(void **state)
 	assert_int_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->status, ENVLOCK_VERIFY_FAIL);
 	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->reason,
 			    "a CPU-only torch: torch 2.1.0+cpu has torch.version.cuda None, but L.json's torch was built for CUDA 12.1");
-	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_TORCH)->fix, "(a +cu121 wheel from download.pytorch.org"));
+	/* the fix is the install command of that release's CUDA 12.1 build, from the knowledge */
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->fix, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or "
+			    "Debian's python3-torch) was installed where the CUDA 12.1 one was meant: "
+			    "pip install torch==2.1.0 torchvision==0.16.0 --index-url https://download.pytorch.org/whl/cu121");
 	assert_int_equal(pyenv_stage(&f, EL_VERIFY_CONV)->status, ENVLOCK_VERIFY_SKIPPED);
 	assert_false(f.v.stage[EL_VERIFY_CONV].no_gpu); /* there is a GPU: torch cannot use it */
 	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_CONV)->reason, "torch cannot use the GPU"));

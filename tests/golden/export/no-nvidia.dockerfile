@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:116cadd1c59af2a09b9920e47a75094d0b5c46cb3c0c0a7aedabb87add9a998e,
+# sha256:8399166455f2e49c38d4bafe68f03c804988a05b44bbcafd668863e36482bc3a,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:116cadd1c59af2a09b9920e47a75094d0b5c46cb3c0c0a7aedabb87add9a998e"
+LABEL envlock.lock-id="sha256:8399166455f2e49c38d4bafe68f03c804988a05b44bbcafd668863e36482bc3a"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -2,7 +2,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "loader.h"
 #include "util/error.h"
 #include "util/ldcache.h"
+#include "util/ldconf.h"
 #include "util/text.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -1049,67 +1049,19 @@ static char **near_cache_dirs(near_state *s)
 	return s->cache_dirs;
 }
 
-/*
- * The folders of an ld.so.conf file, as ldconfig's parse_conf reads it:
- * one folder a line ("DIR=TYPE" of old files ends at '='), '#' starts a
- * comment, "include GLOB..." reads more files (a relative GLOB from the
- * file's folder), "hwcap" lines name no folder. Depth-limited: an
- * include loop ends.
- */
-static void read_conf(near_state *s, const char *path, int depth)
+/* ld.so.conf read under the loader's root; each folder it names, by its real path, into the scanned set */
+static int conf_read(const char *path, el_buf *b, void *arg)
 {
-	el_buf b = EL_BUF_INIT(1u << 20);
-	const char *pos, *line;
-	size_t len;
+	return el_root_read(((near_state *)arg)->ld->root, path, b, NULL);
+}
 
-	if (depth > 4 || el_root_read(s->ld->root, path, &b, NULL) != 0) {
-		el_buf_release(&b);
-		return;
-	}
-	pos = b.data;
-	while (el_next_line(&pos, b.data + b.len, &line, &len)) {
-		const char *hash = memchr(line, '#', len);
+static void conf_add(const char *dir, void *arg)
+{
+	near_state *s = arg;
+	const char *real = dir_real(s->ld, dir);
 
-		if (hash)
-			len = (size_t)(hash - line);
-		el_trim(&line, &len);
-		if (len > 7 && strncmp(line, "include", 7) == 0 && (line[7] == ' ' || line[7] == '\t')) {
-			char *globs = el_xstrndup(line + 8, len - 8), *from = el_path_dir(path), *save = NULL;
-
-			for (char *g = strtok_r(globs, " \t", &save); g; g = strtok_r(NULL, " \t", &save)) {
-				char *glob = g[0] == '/' ? el_xstrdup(g) : el_path_join(from, g);
-				char *gdir = el_path_dir(glob), **names = NULL;
-
-				if (el_root_list(s->ld->root, gdir, &names, NULL) == 0)
-					for (char **n = names; *n; n++)
-						if (fnmatch(el_path_base(glob), *n, FNM_PERIOD) == 0) {
-							char *sub = el_path_join(gdir, *n);
-
-							read_conf(s, sub, depth + 1);
-							free(sub);
-						}
-				el_strv_free(names);
-				free(gdir);
-				free(glob);
-			}
-			free(from);
-			free(globs);
-		} else if (len > 5 && strncasecmp(line, "hwcap", 5) == 0 && (line[5] == ' ' || line[5] == '\t')) {
-			continue;
-		} else if (len && line[0] == '/') {
-			const char *eq = memchr(line, '=', len);
-			char *dir = el_xstrndup(line, eq ? (size_t)(eq - line) : len);
-			const char *real;
-			size_t dl = strlen(dir);
-
-			while (dl > 1 && (dir[dl - 1] == '/' || dir[dl - 1] == ' ' || dir[dl - 1] == '\t'))
-				dir[--dl] = '\0';
-			if ((real = dir_real(s->ld, dir)) && !el_strvec_has(&s->scanned, real))
-				el_strvec_push(&s->scanned, real);
-			free(dir);
-		}
-	}
-	el_buf_release(&b);
+	if (real && !el_strvec_has(&s->scanned, real))
+		el_strvec_push(&s->scanned, real);
 }
 
 /*
@@ -1132,7 +1084,7 @@ static int ldconfig_makes(near_state *s, const char *rdir, const char *name)
 				el_strvec_push(&s->scanned, real);
 			free(dir);
 		}
-		read_conf(s, "/etc/ld.so.conf", 0);
+		el_ldconf_dirs(s->ld->root, "/etc/ld.so.conf", conf_read, conf_add, s);
 	}
 	return el_strvec_has(&s->scanned, rdir);
 }

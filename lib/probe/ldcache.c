@@ -3,62 +3,29 @@
  * util/ldcache.c for the next probes, and the loader's configured
  * directories from /etc/ld.so.conf and its includes.
  */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lock/model.h"
 #include "probe.h"
+#include "util/ldconf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
-/* Read an ld.so.conf file: directories, and "include GLOB" lines (depth-limited). */
-static void read_conf(el_probe *p, const char *path, cJSON *dirs, int depth)
+/* /etc/ld.so.conf's folders into an array, read the probe's way (its limits and warnings) */
+typedef struct {
+	el_probe *p;
+	cJSON *dirs;
+} conf_walk;
+
+static int conf_read(const char *path, el_buf *b, void *arg)
 {
-	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
-	const char *pos, *line;
-	size_t len;
+	return el_probe_read_text(((conf_walk *)arg)->p, path, b);
+}
 
-	if (depth > 4 || el_probe_read_text(p, path, &b) != 0) {
-		el_buf_release(&b);
-		return;
-	}
-	pos = b.data;
-	while (el_next_line(&pos, b.data + b.len, &line, &len)) {
-		const char *hash = memchr(line, '#', len);
-
-		if (hash)
-			len = (size_t)(hash - line);
-		el_trim(&line, &len);
-		if (!len)
-			continue;
-		if (len > 8 && strncmp(line, "include", 7) == 0 && (line[7] == ' ' || line[7] == '\t')) {
-			const char *g = line + 8;
-			size_t gl = len - 8;
-			char *glob, *gdir, **names = NULL;
-
-			el_trim(&g, &gl);
-			glob = g[0] == '/' ? el_xstrndup(g, gl) : el_xasprintf("/etc/%.*s", (int)gl, g);
-			gdir = el_path_dir(glob);
-			if (el_root_list(&p->root, gdir, &names, NULL) == 0)
-				for (char **n = names; *n; n++)
-					if (fnmatch(el_path_base(glob), *n, FNM_PERIOD) == 0) {
-						char *sub = el_path_join(gdir, *n);
-
-						read_conf(p, sub, dirs, depth + 1);
-						free(sub);
-					}
-			el_strv_free(names);
-			free(gdir);
-			free(glob);
-		} else if (line[0] == '/') {
-			char *dir = el_xstrndup(line, len);
-
-			el_jpush_str(dirs, dir);
-			free(dir);
-		}
-	}
-	el_buf_release(&b);
+static void conf_add(const char *dir, void *arg)
+{
+	el_jpush_str(((conf_walk *)arg)->dirs, dir);
 }
 
 void el_probe_ldconfig(el_probe *p)
@@ -82,6 +49,10 @@ void el_probe_ldconfig(el_probe *p)
 		el_jset_int(ld, "entries", (long long)el_ldcache_count(p->ldcache));
 	}
 	el_jset_str(ld, "path", path);
-	read_conf(p, "/etc/ld.so.conf", el_jset_arr(system, "ld_so_conf"), 0);
+	{
+		conf_walk w = { p, el_jset_arr(system, "ld_so_conf") };
+
+		el_ldconf_dirs(&p->root, "/etc/ld.so.conf", conf_read, conf_add, &w);
+	}
 	el_buf_release(&b);
 }

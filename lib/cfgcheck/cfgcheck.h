@@ -76,6 +76,12 @@ typedef struct {
 	size_t nclasses;
 	const char *load_from, *resume_from, *work_dir;
 	int resume;
+	/*
+	 * A vision transformer backbone (model.backbone, type *VisionTransformer
+	 * with its arch given as numbers): its layers, width, heads and the
+	 * tokens an image makes; vit_layers is 0 when the config has none.
+	 */
+	long long vit_layers, vit_dims, vit_heads, vit_tokens;
 } el_cfg_facts;
 
 /* Read the facts of an effective config (its "value"); path is the config's, for its name. */

@@ -364,6 +364,45 @@ static void read_sizes(el_cfg_facts *f, const cJSON *pipeline, int depth)
 	}
 }
 
+/* An int, or the two ints of a (height, width) pair: 0 when it is neither */
+static bool size_pair(const cJSON *v, long long *h, long long *w)
+{
+	if (int_of(v) > 0) {
+		*h = *w = int_of(v);
+		return true;
+	}
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
+		return false;
+	*h = int_of(cJSON_GetArrayItem(v, 0));
+	*w = int_of(cJSON_GetArrayItem(v, 1));
+	return *h > 0 && *w > 0;
+}
+
+/*
+ * model.backbone as a vision transformer (mmpretrain's VisionTransformer,
+ * ViTPose's backbone): an arch of numbers (embed_dims, num_layers,
+ * num_heads), img_size and patch_size make its tokens, plus the class
+ * token unless with_cls_token=False (mmpretrain's default is True). An
+ * arch named by a string ('small') is not known here: left out.
+ */
+static void read_vit(el_cfg_facts *f, const cJSON *v)
+{
+	const cJSON *b = at(v, "model.backbone"), *arch = get(b, "arch"), *t = get(b, "type");
+	long long h, w, p = int_of(get(b, "patch_size")), cls;
+
+	if (!cJSON_IsString(t) || !strstr(t->valuestring, "VisionTransformer") || !cJSON_IsObject(arch) ||
+	    !size_pair(get(b, "img_size"), &h, &w) || p <= 0 || h < p || w < p)
+		return;
+	cls = bool_of(get(b, "with_cls_token")) == EL_CFG_NO ? 0 : 1;
+	f->vit_dims = int_of(get(arch, "embed_dims"));
+	f->vit_layers = int_of(get(arch, "num_layers"));
+	f->vit_heads = int_of(get(arch, "num_heads"));
+	f->vit_tokens = (h / p) * (w / p) + cls;
+	if (f->vit_dims <= 0 || f->vit_layers <= 0 || f->vit_heads <= 0 || f->vit_layers > 1000 || f->vit_dims > 100000 ||
+	    f->vit_tokens > 1000000)
+		f->vit_layers = 0;
+}
+
 void el_cfg_facts_read(el_cfg_facts *f, const cJSON *v, const char *path)
 {
 	const cJSON *x;
@@ -415,6 +454,7 @@ void el_cfg_facts_read(el_cfg_facts *f, const cJSON *v, const char *path)
 			if (!strcmp(type_of(t), "BatchSyncRandomResize"))
 				decide(f, EL_CFG_NO, "BatchSyncRandomResize");
 	read_needs(f, v);
+	read_vit(f, v);
 
 	x = get(v, "load_from");
 	f->load_from = cJSON_IsString(x) && *x->valuestring ? x->valuestring : NULL;

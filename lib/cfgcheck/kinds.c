@@ -522,6 +522,53 @@ static void config_batch_vs_gpu_memory(envlock_findings *f, const cJSON *rule, c
 	each_config(f, rule, table, v, batch_memory_one);
 }
 
+/*
+ * A vision transformer's activations against the GPU's memory: per layer
+ * and sample s*h*(34 + 5*a*s/h) bytes in 16-bit (Korthikanti et al.,
+ * section 4.1: s tokens, h width, a heads), twice that in fp32, times the
+ * layers and the batch. Weights, gradients and the optimizer's state come
+ * on top, so this is the least the batch needs: an order of magnitude.
+ */
+static void batch_activations_one(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v,
+				  const el_config *c, const el_cfg_facts *x)
+{
+	const el_cfg_loader *t = el_cfg_loader_of(x, "train");
+	double gib = v->gpu.ndevices ? gpu_gib(&v->gpu.devices[0]) : 0, s = (double)x->vit_tokens, h = (double)x->vit_dims;
+	double a = (double)x->vit_heads, scale = x->amp == EL_CFG_YES ? 1 : 2, per_sample, total;
+	long long fits;
+	char key[256], subject[512], sa[24], sb[24], sc[24], sd[24], se[24], sf[24], sg[24], sh[24], si[24], sj[24];
+
+	(void)table;
+	if (!t || t->batch_size <= 0 || x->vit_layers <= 0 || gib <= 0)
+		return;
+	per_sample = s * h * (34 + 5 * a * s / h) * (double)x->vit_layers * scale;
+	total = per_sample * (double)t->batch_size;
+	if (total <= gib * GIB)
+		return;
+	/* the largest power of two whose activations alone fit: batches are powers of two in OpenMMLab's configs */
+	fits = 1;
+	while ((double)fits * 2 * per_sample <= gib * GIB && fits < ((long long)1 << 40))
+		fits *= 2;
+	snprintf(key, sizeof(key), "%s", x->mmengine ? t->key : "data");
+	snprintf(key + strlen(key), sizeof(key) - strlen(key), ".%s", x->mmengine ? "batch_size" : "samples_per_gpu");
+	snprintf(subject, sizeof(subject), "%s: %s", c->path, key);
+	el_finding_add(f, rule, subject, NULL, (const char *const[]){
+		"config", c->path, "key", key, "batch", fmt(sa, sizeof(sa), "%lld", t->batch_size),
+		"gpu", v->gpu.devices[0].name ? v->gpu.devices[0].name : "GPU 0", "gpu_gib", fmt(sb, sizeof(sb), "%.1f", gib),
+		"layers", fmt(sc, sizeof(sc), "%lld", x->vit_layers), "tokens", fmt(sd, sizeof(sd), "%lld", x->vit_tokens),
+		"dims", fmt(se, sizeof(se), "%lld", x->vit_dims), "heads", fmt(sf, sizeof(sf), "%lld", x->vit_heads),
+		"precision", x->amp == EL_CFG_YES ? "16-bit (AMP)" : "fp32, twice the 16-bit figure",
+		"per_sample", fmt(sg, sizeof(sg), "%.0f", per_sample / (1024.0 * 1024.0)),
+		"total", fmt(sh, sizeof(sh), "%.1f", total / GIB),
+		"suggested", fmt(si, sizeof(si), "%lld", fits),
+		"ratio", fmt(sj, sizeof(sj), "%.1f", total / (gib * GIB)), NULL });
+}
+
+static void config_batch_activations(envlock_findings *f, const cJSON *rule, const cJSON *table, const el_view *v)
+{
+	each_config(f, rule, table, v, batch_activations_one);
+}
+
 /* --- precision ---------------------------------------------------------- */
 
 /*
@@ -875,6 +922,7 @@ static const struct {
 	{ "config_workers_cgroup", config_workers_cgroup },
 	{ "config_pin_memory", config_pin_memory },
 	{ "config_batch_vs_gpu_memory", config_batch_vs_gpu_memory },
+	{ "config_batch_activations", config_batch_activations },
 	{ "config_amp_no_tensor_cores", config_amp_no_tensor_cores },
 	{ "config_amp_off", config_amp_off },
 	{ "config_lr_scaling", config_lr_scaling },

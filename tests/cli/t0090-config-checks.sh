@@ -129,6 +129,35 @@ run seed_b128 seedbox "$SEED" --cfg-options train_dataloader.batch_size=128
 has "batch 128 over the name's 64 per GPU is noted" seed_b128 "info config-batch-gpu-memory"
 check_grep "with the ratio and the GPU's memory" "is 2x the 64 of the config's reference run (8xb64); .* NVIDIA A100-SXM4-80GB has 80 GiB" seed_b128.json
 
+# the ViT backbone's activations against the GPU's memory: 12 layers, 192 tokens of 384 dims,
+# 12 heads are 192*384*(34 + 5*12*192/384) bytes a layer and sample in 16-bit, 108 MiB in fp32
+run seed_b256 seedbox "$VIT" --cfg-options train_dataloader.batch_size=256
+lacks "batch 256 on the A100's 80 GiB: 27 GiB of activations fit" seed_b256 config-batch-activations
+cp -a seedbox v16box
+sed -i 's/NVIDIA A100-SXM4-80GB/Tesla V100-PCIE-16GB/' v16box/proc/driver/nvidia/gpus/*/information
+run v16_b256 v16box "$VIT" --cfg-options train_dataloader.batch_size=256
+has "batch 256 on a 16 GB V100 is risky" v16_b256 "risky config-batch-activations"
+check_eq "with its arithmetic" \
+	"$VIT: train_dataloader.batch_size=256 on the Tesla V100-PCIE-16GB (16.0 GiB): the backbone's 12 transformer layers (192 tokens of 384 dims, 12 heads) keep about 108 MiB of activations a sample in fp32, twice the 16-bit figure, 27.0 GiB for the batch (1.7x the GPU's memory) before the weights, gradients and optimizer state: training stops with CUDA out of memory" \
+	"$(message v16_b256.json config-batch-activations)"
+check_eq "and the power of two that fits" "--cfg-options train_dataloader.batch_size=128" "$(message v16_b256.json config-batch-activations fix)"
+run v16_b64 v16box "$VIT" --cfg-options train_dataloader.batch_size=64
+lacks "batch 64 (6.8 GiB) fits the V100" v16_b64 config-batch-activations
+run v16_amp v16box "$VIT" --cfg-options train_dataloader.batch_size=256 optim_wrapper.type=AmpOptimWrapper
+lacks "with AMP, 13.5 GiB of 16-bit activations fit" v16_amp config-batch-activations
+# a 12 GB card whose memory nvidia-smi recorded in the lock
+"$ENVLOCK" save -q --root seedbox --config "$VIT" --cfg-options train_dataloader.batch_size=256 -o b256.lock
+"$PYTHON" - b256.lock <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["gpu"]["devices"][0].update(name="NVIDIA GeForce RTX 4070", memory_mib=12282)
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+PY
+"$ENVLOCK" check b256.lock --json >b256.json 2>b256.err
+check_grep "batch 256 on a 12 GB RTX 4070 (nvidia-smi's memory in the lock) is risky" \
+	"batch_size=256 on the NVIDIA GeForce RTX 4070 (12.0 GiB): .* 27.0 GiB for the batch (2.3x the GPU's memory)" b256.json
+check_eq "its fix" "--cfg-options train_dataloader.batch_size=64" "$(message b256.json config-batch-activations fix)"
+
 # 3. precision: the A100 has tensor cores; a P100 has none
 has "fp32 on an A100 is noted with the seed's gain" seed "info config-amp-off"
 check_grep "the gain as measured" "133 samples/s in fp32 and 194 with AMP" seed.json

@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:6806283fe3f4185a2bd2d7bd05f3a61b5e2a4953ba15651c1328f7c8e2bb24d2,
+# sha256:7676d45a1fcbda098638acdf923a2d771407d5179171846242a09c4e7714dacb,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock's CUDA toolkit has no recorded version, so no nvidia/cuda tag can be chosen.
 # The lock names no Ubuntu or Debian release: ubuntu:22.04 is a guess.
 FROM ubuntu:22.04
-LABEL envlock.lock-id="sha256:6806283fe3f4185a2bd2d7bd05f3a61b5e2a4953ba15651c1328f7c8e2bb24d2"
+LABEL envlock.lock-id="sha256:7676d45a1fcbda098638acdf923a2d771407d5179171846242a09c4e7714dacb"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git \
  && rm -rf /var/lib/apt/lists/*
@@ -21,7 +21,7 @@ COPY <<'ENVLOCK_EOF' /envlock/conda-explicit.txt
 # This file may be used to create an environment using:
 # $ conda create --name <env> --file <this file>
 # platform: linux-64
-# created-by: envlock export of lock sha256:6806283fe3f4185a2bd2d7bd05f3a61b5e2a4953ba15651c1328f7c8e2bb24d2
+# created-by: envlock export of lock sha256:7676d45a1fcbda098638acdf923a2d771407d5179171846242a09c4e7714dacb
 @EXPLICIT
 https://repo.anaconda.com/pkgs/main/linux-64/python-3.8.10-h12debd9_8.conda#5238524924e47054e5d9140096b54a8c
 ENVLOCK_EOF

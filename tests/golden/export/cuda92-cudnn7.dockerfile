@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:14b66aa3c5bfff5f7cbef245dd5255bebd2f2370a07796ec07cf1fdf678b902a,
+# sha256:3fcb4f8839132677f34cd39a204b2dd19df4de4e1f29fbfcacb36bf26f73957d,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu18.04
-LABEL envlock.lock-id="sha256:14b66aa3c5bfff5f7cbef245dd5255bebd2f2370a07796ec07cf1fdf678b902a"
+LABEL envlock.lock-id="sha256:3fcb4f8839132677f34cd39a204b2dd19df4de4e1f29fbfcacb36bf26f73957d"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:fe40ce7ccc8ffd31b0cabb2b91741f13ed84f6f8f01a7f8e8877dbe7f405b361,
+# sha256:834be6ac9e5bf36fe0a26eb0bafab328eb88eeacb872e21409184edc434ff79b,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # Matches the lock: CUDA 11.8, cuDNN 8, Ubuntu 22.04.
 FROM nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04
-LABEL envlock.lock-id="sha256:fe40ce7ccc8ffd31b0cabb2b91741f13ed84f6f8f01a7f8e8877dbe7f405b361"
+LABEL envlock.lock-id="sha256:834be6ac9e5bf36fe0a26eb0bafab328eb88eeacb872e21409184edc434ff79b"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

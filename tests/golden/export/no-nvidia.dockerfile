@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:8399166455f2e49c38d4bafe68f03c804988a05b44bbcafd668863e36482bc3a,
+# sha256:16bee828bfdc44903921fa52785b49b344efd5017632222fb2ce23b6e410a884,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
 # The lock has no CUDA toolkit.
 # The base is the lock's own OS, debian:12.
 FROM debian:12
-LABEL envlock.lock-id="sha256:8399166455f2e49c38d4bafe68f03c804988a05b44bbcafd668863e36482bc3a"
+LABEL envlock.lock-id="sha256:16bee828bfdc44903921fa52785b49b344efd5017632222fb2ce23b6e410a884"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git python3 python3-pip python3-venv \
  && rm -rf /var/lib/apt/lists/*

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.4
 # The environment of envlock lock
-# sha256:84c83f965b23287ec940da7a6633f63294ad146e28b41d03c9fa8a857f868921,
+# sha256:e19410a6647001d40ea9070ae7d8e4b1fd80687d7ad326580d59ffdb9f04f990,
 # for a host whose own setup cannot be changed. Written by envlock export
 # --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile
 #
@@ -11,7 +11,7 @@
 # Frameworks bring their own CUDA runtime, but code compiled in this image
 # (mmcv ops, custom kernels) is built with its nvcc, not the lock's.
 FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu16.04
-LABEL envlock.lock-id="sha256:84c83f965b23287ec940da7a6633f63294ad146e28b41d03c9fa8a857f868921"
+LABEL envlock.lock-id="sha256:e19410a6647001d40ea9070ae7d8e4b1fd80687d7ad326580d59ffdb9f04f990"
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git \
  && rm -rf /var/lib/apt/lists/*
@@ -25,7 +25,7 @@ COPY <<'ENVLOCK_EOF' /envlock/conda-explicit.txt
 # This file may be used to create an environment using:
 # $ conda create --name <env> --file <this file>
 # platform: linux-64
-# created-by: envlock export of lock sha256:84c83f965b23287ec940da7a6633f63294ad146e28b41d03c9fa8a857f868921
+# created-by: envlock export of lock sha256:e19410a6647001d40ea9070ae7d8e4b1fd80687d7ad326580d59ffdb9f04f990
 @EXPLICIT
 https://repo.anaconda.com/pkgs/main/linux-64/_libgcc_mutex-0.1-main.conda#e75fca3d4e0074e50b74991e8a733ae8
 https://repo.anaconda.com/pkgs/main/linux-64/_openmp_mutex-5.1-1_gnu.conda#0aee8fac36d48a88afbf022be6804bc9

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The static binary (make static) where nothing else is: no interpreter and
 # no needed library (readelf); copied alone into an empty directory beside a
-# fixture root and run there by chroot with an empty environment, each
+# fixture root and run there by chroot with an empty environment (but for
+# COLUMNS, the width the suite prints at), each
 # command's output and files equal the dynamic build's for the same input;
 # and on Linux 3.10's system calls (a seccomp filter makes every later one
 # fail with ENOSYS, as that kernel does), it still saves, bundles and signs.
@@ -47,8 +48,9 @@ else
 	head -c 300000 /dev/urandom >"$jail/wd/exp1/epoch_1.pth"
 	check_eq "the jail holds only the binary and the data" "box box2 envlock wd" "$(ls "$jail" | tr '\n' ' ' | sed 's/ $//')"
 
-	# in: the static binary in the chroot, env -i; out: the dynamic one in the same folder
-	jailed() { env -i "$CHROOT" "$jail" /envlock "$@"; }
+	# in: the static binary in the chroot, env -i but for the width the suite prints at
+	# (COLUMNS, which lib.sh sets); out: the dynamic one in the same folder
+	jailed() { env -i COLUMNS="$COLUMNS" "$CHROOT" "$jail" /envlock "$@"; }
 	host() { (cd "$jail" && "$DYNAMIC" "$@"); }
 	# same WHAT ARGS...: both give the same stdout and exit status
 	same() {

@@ -109,6 +109,20 @@ check_grep() {
 # check_status WHAT EXPECTED_STATUS ACTUAL_STATUS
 check_status() { check_eq "$1 (exit status)" "$2" "$3"; }
 
+# findings FILE.json: check --json's findings, "severity rule" a line
+findings() {
+	"$PYTHON" -c 'import json,sys
+for f in json.load(open(sys.argv[1]))["findings"]: print(f["severity"], f["rule"])' "$1"
+}
+
+# message FILE.json RULE [FIELD]: the first finding of RULE's message (or its FIELD: fix, source, ...)
+message() {
+	"$PYTHON" -c 'import json,sys
+m=[f for f in json.load(open(sys.argv[1]))["findings"] if f["rule"]==sys.argv[2]]
+print(m[0][sys.argv[3] if len(sys.argv)>3 else "message"] if m else "")' "$@"
+}
+
+
 # jq-like read of a lockfile value by dotted path, with Python's json module
 jget() {
 	"$PYTHON" - "$1" "$2" <<'PY'

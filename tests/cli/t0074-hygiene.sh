@@ -20,8 +20,8 @@ work=$build/hygiene
 debs=$build/loader/debs
 mkdir -p "$work" || exit 1
 
-# findings RULE LOCK: the findings of RULE in LOCK's checks, one "section subject" a line
-findings() {
+# rule_findings RULE LOCK: the findings of RULE in LOCK's checks, one "section subject" a line
+rule_findings() {
 	"$ENVLOCK" check --json "$2" 2>/dev/null | "$PYTHON" -c '
 import json, sys
 for f in json.load(sys.stdin).get("findings", []):
@@ -128,14 +128,14 @@ gcc -shared -fPIC -Wl,-soname,libcurand.so.10 -o "$lib/libcurand.so.10.3.3.141" 
 "$ENVLOCK" save --root "$c" -o copied.json 2>/dev/null
 check_eq "the library's soname link is recorded as a copy" "copy libcudnn.so.8.9.7" \
 	"$(jget copied.json cudnn.libraries.2.soname_link) $(jget copied.json cudnn.libraries.1.copy_of)"
-check_eq "one finding for the folder, not one per file" "cudnn /usr/local/cuda/lib64" "$(findings soname-link-copied copied.json)"
+check_eq "one finding for the folder, not one per file" "cudnn /usr/local/cuda/lib64" "$(rule_findings soname-link-copied copied.json)"
 fix="ln -sf libcudnn.so.8 /usr/local/cuda/lib64/libcudnn.so && ln -sf libcudnn.so.8.9.7 /usr/local/cuda/lib64/libcudnn.so.8"
 fix="$fix && ln -sf libcudnn_ops_infer.so.8 /usr/local/cuda/lib64/libcudnn_ops_infer.so"
 fix="$fix && ln -sf libcudnn_ops_infer.so.8.9.7 /usr/local/cuda/lib64/libcudnn_ops_infer.so.8"
 check_eq "the fix is the exact ln -sf commands" "$fix" "$(fix_of soname-link-copied copied.json)"
-check_eq "no 'run ldconfig' for the copies" "" "$(findings ld-cache-stale copied.json | grep cudnn)"
+check_eq "no 'run ldconfig' for the copies" "" "$(rule_findings ld-cache-stale copied.json | grep cudnn)"
 check_eq "libcurand's cache finding is filed under cuda" "cuda /usr/local/cuda/lib64/libcurand.so.10.3.3.141" \
-	"$(findings ld-cache-stale copied.json)"
+	"$(rule_findings ld-cache-stale copied.json)"
 # the fix, applied in a copy of the tree
 cp -a "$c" fixed
 rm "fixed/usr/local/cuda/lib64/libcurand"*
@@ -146,5 +146,5 @@ ldconfig -r "$scratch/fixed" -v >ldconfig2.out 2>&1
 check_eq "after the fix ldconfig -r is quiet about links" 0 "$(grep -c 'is not a symbolic link' ldconfig2.out)"
 "$ENVLOCK" save --root "$scratch/fixed" -o fixed.json 2>/dev/null
 check_eq "after the fix the next save has no link or cache finding" "" \
-	"$(findings soname-link-copied fixed.json; findings ld-cache-stale fixed.json)"
+	"$(rule_findings soname-link-copied fixed.json; rule_findings ld-cache-stale fixed.json)"
 check_eq "after the fix the soname link leads to the library" "ok" "$(jget fixed.json cudnn.libraries.0.soname_link)"

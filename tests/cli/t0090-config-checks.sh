@@ -16,17 +16,6 @@ SEED=$CFG/checks/configs/seed/td-hm_ViTPose-small_8xb64-210e_coco-256x192_seed.p
 TINY=$CFG/checks/configs/det/faster_rcnn_r50_fpn_1x_tiny3.py
 R50=$CFG/configs/faster_rcnn/faster_rcnn_r50_fpn_1x_coco.py
 
-# findings FILE.json: "severity rule" per line
-findings() {
-	"$PYTHON" -c 'import json,sys
-for f in json.load(open(sys.argv[1]))["findings"]: print(f["severity"], f["rule"])' "$1"
-}
-# message FILE.json RULE: the first message of that rule (fix with a third argument)
-message() {
-	"$PYTHON" -c 'import json,sys
-m=[f for f in json.load(open(sys.argv[1]))["findings"] if f["rule"]==sys.argv[2]]
-print(m[0][sys.argv[3] if len(sys.argv)>3 else "message"] if m else "")' "$@"
-}
 # run NAME ROOT CONFIG [--cfg-options ...]: check --json into NAME.json, status in NAME.rc
 run() {
 	name=$1 root=$2 cfg=$3

@@ -8,17 +8,6 @@
 # (c) the live machine, against what this script reads from its cgroup files.
 . "$(dirname "$0")/lib.sh"
 
-# findings FILE.json: "severity rule" per line
-findings() {
-	"$PYTHON" -c 'import json,sys
-for f in json.load(open(sys.argv[1]))["findings"]: print(f["severity"], f["rule"])' "$1"
-}
-# message FILE.json RULE [FIELD]: the first finding of that rule's message (or FIELD)
-message() {
-	"$PYTHON" -c 'import json,sys
-m=[f for f in json.load(open(sys.argv[1]))["findings"] if f["rule"]==sys.argv[2]]
-print(m[0][sys.argv[3] if len(sys.argv)>3 else "message"] if m else "")' "$@"
-}
 # field LOCK KEY: system.<KEY> as JSON ("absent" when the lock has no such member)
 field() {
 	"$PYTHON" -c 'import json,sys

@@ -1234,7 +1234,8 @@ static void near_need(near_state *s, el_ld_need *need)
 		}
 		kept++;
 	}
-	qsort(c, kept, sizeof(*c), near_cmp);
+	if (kept > 1)
+		qsort(c, kept, sizeof(*c), near_cmp);
 	if (kept)
 		need->near = el_xcalloc(kept < EL_LD_MAX_NEAR ? kept : EL_LD_MAX_NEAR, sizeof(*need->near));
 	for (size_t i = 0; i < kept && i < EL_LD_MAX_NEAR; i++) {

@@ -541,77 +541,82 @@ static char **levels(const mount_entry *m, const char *dir)
 }
 
 /*
- * The CPU limit in force: the smallest quota/period of the cgroup and
- * of those above it (each limits all below it). Unknown (nothing set)
- * when one of them cannot be read.
+ * The limit in force along dirs (the cgroup and those above it, each
+ * limiting all below it): the smallest by size among those set. 1 with
+ * *bound (LIM_SET, or LIM_NOFILE when only "no limit" was found) and
+ * *src, the folder of the binding file (else of the first found); 0 when
+ * no folder has the file; -1 when one of them cannot be read (unknown).
  */
-static void record_cpu(el_probe *p, cJSON *o, char **dirs, int version)
+static int tightest(el_probe *p, char **dirs, int version, lim (*at)(el_probe *, const char *, int),
+		    double (*size)(const lim *), lim *bound, const char **src)
 {
-	const char *file = version == 2 ? "cpu.max" : "cpu.cfs_quota_us", *src = NULL;
-	double best = 0;
-	lim bound = { LIM_NOFILE, 0, 0 };
 	bool seen = false;
 
+	bound->state = LIM_NOFILE;
 	for (size_t i = 0; dirs[i]; i++) {
-		lim l = cpu_at(p, dirs[i], version);
+		lim l = at(p, dirs[i], version);
 
 		if (l.state == LIM_BAD)
-			return;
+			return -1;
 		if (l.state == LIM_NOFILE)
 			continue;
 		if (!seen)
-			src = dirs[i];
+			*src = dirs[i];
 		seen = true;
-		if (l.state == LIM_SET && (bound.state != LIM_SET || (double)l.a / (double)l.b < best)) {
-			bound = l;
-			best = (double)l.a / (double)l.b;
-			src = dirs[i];
+		if (l.state == LIM_SET && (bound->state != LIM_SET || size(&l) < size(bound))) {
+			*bound = l;
+			*src = dirs[i];
 		}
 	}
-	if (!seen)
-		return;
-	{
-		char *path = el_path_join(src, file);
+	return seen;
+}
 
-		el_jset_str(o, "cpu_source", path);
-		free(path);
-	}
+static double cpu_size(const lim *l)
+{
+	return (double)l->a / (double)l->b;
+}
+
+static double memory_size(const lim *l)
+{
+	return (double)l->a;
+}
+
+/* The file's path in src, as the lock names where a limit came from */
+static void set_source(cJSON *o, const char *key, const char *src, const char *file)
+{
+	char *path = el_path_join(src, file);
+
+	el_jset_str(o, key, path);
+	free(path);
+}
+
+/* The CPU limit in force: the smallest quota/period. Unknown (nothing set) when one cannot be read. */
+static void record_cpu(el_probe *p, cJSON *o, char **dirs, int version)
+{
+	const char *src = NULL;
+	lim bound;
+
+	if (tightest(p, dirs, version, cpu_at, cpu_size, &bound, &src) != 1)
+		return;
+	set_source(o, "cpu_source", src, version == 2 ? "cpu.max" : "cpu.cfs_quota_us");
 	if (bound.state != LIM_SET) {
 		el_jset(o, "cpu_limit", cJSON_CreateNull());
 		return;
 	}
-	el_jset(o, "cpu_limit", cJSON_CreateNumber(best));
+	el_jset(o, "cpu_limit", cJSON_CreateNumber(cpu_size(&bound)));
 	el_jset_int(o, "cpu_quota_us", bound.a > INT64_MAX ? INT64_MAX : (long long)bound.a);
 	el_jset_int(o, "cpu_period_us", bound.b > INT64_MAX ? INT64_MAX : (long long)bound.b);
 }
 
+/* The memory limit in force: the smallest of those set. */
 static void record_memory(el_probe *p, cJSON *o, char **dirs, int version)
 {
-	const char *file = version == 2 ? "memory.max" : "memory.limit_in_bytes", *src = NULL;
-	lim bound = { LIM_NOFILE, 0, 0 };
-	bool seen = false;
-	char *path;
+	const char *src = NULL;
+	lim bound;
 
-	for (size_t i = 0; dirs[i]; i++) {
-		lim l = memory_at(p, dirs[i], version);
-
-		if (l.state == LIM_BAD)
-			return;
-		if (l.state == LIM_NOFILE)
-			continue;
-		if (!seen)
-			src = dirs[i];
-		seen = true;
-		if (l.state == LIM_SET && (bound.state != LIM_SET || l.a < bound.a)) {
-			bound = l;
-			src = dirs[i];
-		}
-	}
-	if (!seen)
+	if (tightest(p, dirs, version, memory_at, memory_size, &bound, &src) != 1)
 		return;
-	path = el_path_join(src, file);
-	el_jset_str(o, "memory_source", path);
-	free(path);
+	set_source(o, "memory_source", src, version == 2 ? "memory.max" : "memory.limit_in_bytes");
 	if (bound.state == LIM_SET)
 		el_jset_int(o, "memory_limit_bytes", (long long)bound.a);
 	else

@@ -122,6 +122,16 @@ m=[f for f in json.load(open(sys.argv[1]))["findings"] if f["rule"]==sys.argv[2]
 print(m[0][sys.argv[3] if len(sys.argv)>3 else "message"] if m else "")' "$@"
 }
 
+# has WHAT NAME "severity rule": NAME.list (findings' lines) holds that finding
+has() {
+	check_grep "$1" "^$3\$" "$2.list"
+}
+
+# lacks WHAT NAME RULE: NAME.list holds no finding of RULE
+lacks() {
+	if grep -q " $3\$" "$2.list"; then not_ok "$1"; sed 's/^/#   /' "$2.list"; else ok "$1"; fi
+}
+
 
 # jq-like read of a lockfile value by dotted path, with Python's json module
 jget() {

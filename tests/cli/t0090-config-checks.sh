@@ -25,12 +25,6 @@ run() {
 	echo $? >"$name.rc"
 	findings "$name.json" >"$name.list"
 }
-has() { # has WHAT NAME "severity rule"
-	check_grep "$1" "^$3\$" "$2.list"
-}
-lacks() { # lacks WHAT NAME RULE
-	if grep -q " $3\$" "$2.list"; then not_ok "$1"; sed 's/^/#   /' "$2.list"; else ok "$1"; fi
-}
 
 # --- the seed's box: mmpose-container's tree with 16 cores x 2 threads and 31 GiB ---
 cp -a "$FIXTURES/mmpose-container" seedbox

@@ -25,8 +25,8 @@ open(sys.argv[2], 'wb').write(json.dumps(d, indent=2, sort_keys=True, ensure_asc
 PY
 H=$("$PYTHON" -c 'import sys; sys.stdout.buffer.write("\x1b[31m\x7f\u009b2J\u0085\u202egnp\u200e\u200f\u061c\u2066x\u2069".encode())')
 
-# has FILE PYEXPR: evaluates PYEXPR on the parsed JSON as d with H the hostile text; prints its value
-has() {
+# json_has FILE PYEXPR: evaluates PYEXPR on the parsed JSON as d with H the hostile text; prints its value
+json_has() {
 	"$PYTHON" - "$1" "$2" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1], encoding='utf-8'))
@@ -56,14 +56,14 @@ check_status "check --json of the hostile lock" 1 $?
 check_eq "check --json: nothing raw reaches the terminal" clean "$(clean check.json)"
 check_grep "check --json: mmcv's version, escaped" "\"subject\": \"mmdet 2.25.1 / mmcv-full 1.2.0$esc\"" check.json
 check_eq "check --json: parsed, the subject holds the lock's text byte for byte" True \
-	"$(has check.json 'any(f["subject"] == "mmdet 2.25.1 / mmcv-full 1.2.0" + H for f in d["findings"])')"
+	"$(json_has check.json 'any(f["subject"] == "mmdet 2.25.1 / mmcv-full 1.2.0" + H for f in d["findings"])')"
 
 # --- diff --json, and the drift table of three
 "$ENVLOCK" diff --json "$good" hostile.lock.json >diff.json 2>err
 check_status "diff --json against the hostile lock" 1 $?
 check_eq "diff --json: nothing raw reaches the terminal" clean "$(clean diff.json)"
 check_grep "diff --json: glibc's new value, escaped" "\"2.23$esc\"" diff.json
-check_eq "diff --json: parsed, glibc's new value is the lock's" True "$(has diff.json '("2.23" + H) in strings(d)')"
+check_eq "diff --json: parsed, glibc's new value is the lock's" True "$(json_has diff.json '("2.23" + H) in strings(d)')"
 "$ENVLOCK" diff --json "$good" hostile.lock.json "$good" >drift.json 2>err
 check_status "diff --json of three (drift)" 1 $?
 check_eq "drift --json: nothing raw reaches the terminal" clean "$(clean drift.json)"
@@ -75,7 +75,7 @@ check_status "report --format json of the hostile lock" 0 $?
 check_eq "report json: nothing raw reaches the terminal" clean "$(clean report.json)"
 check_grep "report json: glibc's version, escaped" "2.23$esc" report.json
 check_eq "report json: parsed, the rows hold the lock's versions" True \
-	"$(has report.json 'any(r["version"] == "1.2.0" + H for r in d["rows"])')"
+	"$(json_has report.json 'any(r["version"] == "1.2.0" + H for r in d["rows"])')"
 "$ENVLOCK" report "$good" --against hostile.lock.json --format json >against.json 2>err
 check_status "report --against --format json" 0 $?
 check_eq "report --against json: nothing raw reaches the terminal" clean "$(clean against.json)"
@@ -89,14 +89,14 @@ for k in ('id', 'created', 'verify'):
     d.pop(k, None)
 print('sha256:' + hashlib.sha256(json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(',', ':')).encode()).hexdigest())
 PY
-)" "$(has report.json 'd["id"]')"
+)" "$(json_has report.json 'd["id"]')"
 # --- save --json: the path it names is the user's, escaped
 out="out$H.lock.json"
 "$ENVLOCK" save --root "$FIXTURES/ubuntu1604-mmdet" --no-cache -o "$out" --json >save.json 2>err
 check_status "save --json to a file whose name holds the hostile text" 0 $?
 check_eq "save --json: nothing raw reaches the terminal" clean "$(clean save.json)"
 check_grep "save --json: the path, escaped" "\"path\": \"out$esc.lock.json\"" save.json
-check_eq "save --json: parsed, the path is the file's name" True "$(has save.json 'd["path"] == "out" + H + ".lock.json"')"
+check_eq "save --json: parsed, the path is the file's name" True "$(json_has save.json 'd["path"] == "out" + H + ".lock.json"')"
 check_eq "save --json: the lock is there under that name" 1 "$(ls | grep -c '^out.*\.lock\.json$')"
 
 # --- ldd --json: a file whose name holds it
@@ -109,7 +109,7 @@ check_grep "ldd --json: the file, escaped" "prog$esc" ldd.json
 # --- verify --json: the lock's versions beside this machine's (it compiles with nvcc: skipped without)
 timeout 300 "$ENVLOCK" verify hostile.lock.json --cpu-only --json >verify.json 2>err
 st=$?
-if [ "$(has verify.json 'len(d["stages"])' 2>/dev/null)" != "" ] && grep -q '"a": "1.2.0' verify.json; then
+if [ "$(json_has verify.json 'len(d["stages"])' 2>/dev/null)" != "" ] && grep -q '"a": "1.2.0' verify.json; then
 	check_eq "verify --json (status $st): nothing raw reaches the terminal" clean "$(clean verify.json)"
 	check_grep "verify --json: mmcv's version in the lock, escaped" "\"a\": \"1.2.0$esc\"" verify.json
 else
@@ -149,4 +149,4 @@ check_grep "bundle list: a folder, escaped" '^dir .* wd/d\\x1b.*\\u2069/$' list.
 check_status "bundle list --json of a hostile manifest" 0 $?
 check_eq "bundle list --json: nothing raw reaches the terminal" clean "$(clean list.json)"
 check_eq "bundle list --json: parsed, the paths are the manifest's" True \
-	"$(has list.json '[f["path"] for f in d["files"]] == ["wd/a" + H + ".txt", "wd/l" + H, "wd/d" + H]')"
+	"$(json_has list.json '[f["path"] for f in d["files"]] == ["wd/a" + H + ".txt", "wd/l" + H, "wd/d" + H]')"

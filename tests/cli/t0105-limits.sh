@@ -26,12 +26,6 @@ check_json() {
 	echo $? >"$name.rc"
 	findings "$name.json" >"$name.list"
 }
-has() { # has WHAT NAME "severity rule"
-	check_grep "$1" "^$3\$" "$2.list"
-}
-lacks() { # lacks WHAT NAME RULE
-	if grep -q " $3\$" "$2.list"; then not_ok "$1"; sed 's/^/#   /' "$2.list"; else ok "$1"; fi
-}
 valid() { # valid WHAT LOCK
 	if validate "$2" >val.out 2>&1; then ok "$1"; else not_ok "$1"; sed 's/^/#   /' val.out; fi
 }

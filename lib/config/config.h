@@ -2,22 +2,32 @@
  * The effective config: an OpenMMLab experiment config (mmcv 1.x /
  * mmengine Config) and its _base_ chain merged into the value the
  * experiment ran with, computed from the text alone. Nothing is run: the
- * files are read as data, in the subset of Python configs are written in,
- * and whatever falls outside it (a call, a lambda, an f-string, an
- * import, a comprehension, a statement) is listed as not evaluated, with
- * file and line, and its key left out, never guessed.
+ * files are read as data, in the subset of Python configs are written in
+ * (literals, names, attribute and item assignment, del, tuple unpacking,
+ * augmented assignment, if and for over values known, comprehensions,
+ * f-strings, the builtins and the dict, list and str methods configs use),
+ * with Python's sharing: one dict held by two names is edited through
+ * either. Whatever falls outside it (a call to a function, a lambda, an
+ * import's object, a loop over what is not known) is "not evaluated": its
+ * key is left out, never guessed, and named under every key path the
+ * value reached, with the file and line that made it.
  *
- * Merging follows mmcv's Config._merge_a_into_b: bases load first, in
- * order, and may not share keys; a child's dict merges into the base's
+ * Merging follows Config._merge_a_into_b: bases load first, in order,
+ * and may not share keys; a child's dict merges into the base's
  * recursively, anything else replaces, _delete_=True replaces a dict
  * instead of merging. {{ _base_.x }} and mmengine's _base_.x read the
- * merged bases; `with read_base(): from .a import *` binds a's names as
- * Python's import does. --cfg-options are parsed as mmcv's DictAction
- * does and merged last, list indexes (model.backbone.0.depth) included.
+ * merged bases, and mmengine's writes into _base_ (_base_.a.b = v, del
+ * _base_.x) edit them before the merge; `with read_base(): from .a import
+ * *` binds a's names as Python's import does. .json bases are read too.
+ * What Python would raise on (a name not defined, a missing key, a
+ * reserved key such as filename) refuses the config, as Config does.
+ * --cfg-options are parsed as mmcv's DictAction does and merged last,
+ * list indexes (model.backbone.0.depth) included.
  *
  * Limits (a config from elsewhere is untrusted): 1 MiB a file, 256 files,
- * nesting 200 deep, 10^6 values made in all, 200000 keys a dict, 1 MiB a
- * string. A limit stops the evaluation with ENVLOCK_ELIMIT.
+ * nesting 200 deep, 10^6 values made in all (a list's places counted),
+ * 10^6 loop steps, 200000 keys a dict, 1 MiB a string. A limit stops the
+ * evaluation with ENVLOCK_ELIMIT.
  */
 #ifndef EL_CONFIG_H
 #define EL_CONFIG_H
@@ -51,7 +61,9 @@ int el_config_effective(cJSON **out, envlock_ctx *ctx, const char *path,
  * package's .mim/configs/ (mmengine's get_installed_path, then
  * _get_external_cfg_path), looked for in these site-packages folders in
  * order (host paths). A package in none of them is a missing package,
- * as mmengine's "mmdet is not installed".
+ * as mmengine's "mmdet is not installed". A read_base() import of a
+ * package module (from mmdet.configs.x import *) is the file
+ * <site>/mmdet/configs/x.py of the first folder that has it.
  */
 typedef struct {
 	const char *const *site_dirs;

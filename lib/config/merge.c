@@ -18,6 +18,8 @@
 #include "config/internal.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "lock/model.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* dir of path joined with rel, "." and ".." folded lexically (os.path.abspath's way) */
@@ -138,7 +140,7 @@ static int read_text(el_cfg_run *r, const char *path, char **text, size_t *len)
 static cv *load_file(el_cfg_run *r, const char *path, const char *text, size_t len);
 
 /* Replace {{_base_.x}} placeholders with the value at x in base. */
-static void resolve_baserefs(el_cfg_run *r, const char *path, const char *key, cv **slot, const cv *base)
+static void resolve_baserefs(el_cfg_run *r, const char *path, const char *key, cv **slot, const cv *base, bool lazy)
 {
 	cv *v = *slot;
 
@@ -149,94 +151,114 @@ static void resolve_baserefs(el_cfg_run *r, const char *path, const char *key, c
 
 		for (part = strtok_r(var, ".", &save); part && cur; part = strtok_r(NULL, ".", &save))
 			cur = cur->kind == CV_DICT ? cv_dict_get(cur, part) : NULL;
-		if (!cur || cur->kind == CV_UNKNOWN) {
+		if (!base && lazy) {
+			/* mmengine reads a read_base() config as Python: {{_base_.x}} is a set of a set of _base_.x */
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: name '_base_' is not defined ({{_base_.%s}} in a read_base() config)",
+				    path, v->line, v->u.str.s);
+			*slot = cv_new(r, CV_NONE);
+		} else if (!cur || cur->kind == CV_UNKNOWN) {
 			snprintf(what, sizeof(what), "{{_base_.%s}}, %s", v->u.str.s,
 				 !base ? "in a file without _base_" : !cur ? "which the bases do not define"
 								      : "which is not evaluated");
-			el_cfg_note(r, path, v->line, key, what);
-			*slot = cv_new(r, CV_UNKNOWN);
+			*slot = cv_unknown(r, path, v->line, what);
 		} else
-			*slot = cv_copy(r, cur);
+			*slot = cv_ref((cv *)cur);
 		free(var);
 		cv_free(v);
 	} else if (v->kind == CV_LIST || v->kind == CV_TUPLE) {
 		for (size_t i = 0; i < v->u.seq.n && !r->fatal; i++)
-			resolve_baserefs(r, path, key, &v->u.seq.v[i], base);
+			resolve_baserefs(r, path, key, &v->u.seq.v[i], base, lazy);
 	} else if (v->kind == CV_DICT) {
 		for (size_t i = 0; i < v->u.d->n && !r->fatal; i++)
-			resolve_baserefs(r, path, v->u.d->keys[i], &v->u.d->vals[i], base);
+			resolve_baserefs(r, path, v->u.d->keys[i], &v->u.d->vals[i], base, lazy);
 	}
 }
 
-static int truthy(const cv *v)
+/*
+ * mmcv's and mmengine's Config._merge_a_into_b: a new value, b's copy
+ * with a's keys over it; a dict over a dict merges unless it says
+ * _delete_=True (which it loses, as Python pops it), anything else
+ * replaces. With allow_list_keys ('--cfg-options'), a key of digits
+ * edits that item of a list. NULL with r->fatal.
+ */
+static cv *merge_into(el_cfg_run *r, const char *file, cv *a, cv *b, bool allow_list_keys, int depth)
 {
-	switch (v->kind) {
-	case CV_NONE: return 0;
-	case CV_BOOL: return v->u.b;
-	case CV_INT: return v->u.i != 0;
-	case CV_FLOAT: return v->u.f != 0;
-	case CV_STR: return v->u.str.n != 0;
-	case CV_LIST: case CV_TUPLE: return v->u.seq.n != 0;
-	case CV_DICT: return v->u.d->n != 0;
-	default: return -1;
-	}
-}
+	cv *out;
 
-int el_cfg_merge(el_cfg_run *r, const char *file, cv *b, cv *a, bool allow_list_keys)
-{
+	if (depth > EL_CFG_MAX_DEPTH) {
+		el_cfg_fail(r, ENVLOCK_ELIMIT, "%s: a value nested deeper than %d levels", file, EL_CFG_MAX_DEPTH);
+		return NULL;
+	}
+	out = cv_shallow(r, b, b->kind);
 	for (size_t i = 0; i < a->u.d->n && !r->fatal; i++) {
 		const char *k = a->u.d->keys[i];
-		cv *v = a->u.d->vals[i], **into = NULL;
-		int at;
+		cv *v = a->u.d->vals[i], *cur, *m;
 
-		a->u.d->vals[i] = NULL;
-		if (allow_list_keys && b->kind == CV_LIST && k[0] && strspn(k, "0123456789") == strlen(k)) {
+		if (allow_list_keys && out->kind == CV_LIST && k[0] && strspn(k, "0123456789") == strlen(k)) {
 			unsigned long idx = strtoul(k, NULL, 10);
 
-			if (idx >= b->u.seq.n || v->kind != CV_DICT) {
-				cv_free(v);
-				return el_cfg_fail(r, ENVLOCK_EPARSE, "%s: index %s exceeds the length of the list", file, k);
+			if (idx >= out->u.seq.n || v->kind != CV_DICT) {
+				el_cfg_fail(r, ENVLOCK_EPARSE, "%s: index %s exceeds the length of the list", file, k);
+				break;
 			}
-			into = &b->u.seq.v[idx];
-		} else if (b->kind != CV_DICT) {
-			cv_free(v);
-			return el_cfg_fail(r, ENVLOCK_EPARSE, "%s: key '%s' goes into a list", file, k);
-		} else if (v->kind == CV_DICT && (at = cv_dict_find(b, k)) >= 0) {
-			cv *del = cv_dict_get(v, "_delete_");
-			int t = del ? truthy(del) : 0;
-
-			if (t < 0) {
-				el_cfg_note(r, file, 0, k, "a _delete_ that is not evaluated");
-				cv_free(v);
-				cv_dict_set(r, b, k, cv_new(r, CV_UNKNOWN));
+			cur = out->u.seq.v[idx];
+			if (cur->kind == CV_UNKNOWN)
 				continue;
+			if (cur->kind != CV_DICT && cur->kind != CV_LIST) {
+				el_cfg_fail(r, ENVLOCK_EPARSE, "%s: item %s is a %s, not a dict", file, k, cv_kind_name(cur->kind));
+				break;
 			}
-			cv_free(cv_dict_pop(v, "_delete_"));
-			if (!t)
-				into = &b->u.d->vals[at];
-		}
-		if (into) {
-			cv *base = *into;
-
-			if (base->kind == CV_UNKNOWN) { /* merging into what is not known stays unknown */
-				cv_free(v);
-				continue;
-			}
-			if (base->kind != CV_DICT && !(allow_list_keys && base->kind == CV_LIST)) {
-				cv_free(v);
-				return el_cfg_fail(r, ENVLOCK_EPARSE,
-						   "%s: '%s' is a dict in the child config but a %s in its base "
-						   "(mmcv asks for _delete_=True)", file, k, cv_kind_name(base->kind));
-			}
-			el_cfg_merge(r, file, base, v, allow_list_keys);
-			cv_free(v);
-			if (base->depth + 1 > b->depth)
-				b->depth = base->depth + 1;
+			if ((m = merge_into(r, file, v, cur, allow_list_keys, depth + 1)))
+				cv_seq_set(r, out, idx, m);
 			continue;
 		}
-		cv_dict_set(r, b, k, v);
+		if (out->kind != CV_DICT) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s: key '%s' goes into a list", file, k);
+			break;
+		}
+		cur = cv_dict_get(out, k);
+		if (v->kind == CV_DICT && cur) {
+			cv *del = cv_dict_pop(v, "_delete_");
+			int t = del ? cv_truthy(del) : 0;
+
+			if (t < 0) {
+				cv_dict_set(r, out, k, cv_unknown(r, file, 0, "a _delete_ that is not evaluated"));
+				cv_free(del);
+				continue;
+			}
+			cv_free(del);
+			if (!t) {
+				if (cur->kind == CV_UNKNOWN) /* merging into what is not known stays unknown */
+					continue;
+				if (cur->kind != CV_DICT && !(allow_list_keys && cur->kind == CV_LIST)) {
+					el_cfg_fail(r, ENVLOCK_EPARSE,
+						    "%s: '%s' is a dict in the child config but a %s in its base "
+						    "(mmcv asks for _delete_=True)", file, k, cv_kind_name(cur->kind));
+					break;
+				}
+				if ((m = merge_into(r, file, v, cur, allow_list_keys, depth + 1)))
+					cv_dict_set(r, out, k, m);
+				continue;
+			}
+		}
+		cv_dict_set(r, out, k, cv_ref(v));
 	}
-	return r->fatal;
+	if (r->fatal) {
+		cv_free(out);
+		return NULL;
+	}
+	return out;
+}
+
+int el_cfg_merge(el_cfg_run *r, const char *file, cv **b, cv *a, bool allow_list_keys)
+{
+	cv *m = merge_into(r, file, a, *b, allow_list_keys, 0);
+
+	if (!m)
+		return r->fatal;
+	cv_free(*b);
+	*b = m;
+	return 0;
 }
 
 static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases)
@@ -259,8 +281,10 @@ static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a _base_ entry that is a %s", path, line, cv_kind_name(b->kind));
 			break;
 		}
-		if (strlen(b->u.str.s) < 3 || strcmp(b->u.str.s + strlen(b->u.str.s) - 3, ".py")) {
-			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is not a .py config", path, line, b->u.str.s);
+		if (!el_ends_with(b->u.str.s, ".py") && !el_ends_with(b->u.str.s, ".json")) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is not a .py or .json config%s", path, line,
+				    b->u.str.s, el_ends_with(b->u.str.s, ".yaml") || el_ends_with(b->u.str.s, ".yml")
+				    ? " (envlock does not read YAML configs)" : "");
 			break;
 		}
 		if (strstr(b->u.str.s, "::")) {
@@ -278,6 +302,8 @@ static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 		for (size_t k = 0; k < c->u.d->n && !r->fatal; k++) {
 			const cv *o = cv_dict_get(owner, c->u.d->keys[k]);
 
+			if (c->u.d->vals[k]->kind == CV_MODULE) /* Config drops a base's imported modules */
+				continue;
 			if (o) {
 				el_cfg_fail(r, ENVLOCK_EPARSE, "%s: duplicate key '%s' among bases: %s and %s", path,
 					    c->u.d->keys[k], files[o->u.i], files[i]);
@@ -289,8 +315,8 @@ static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 				idx->u.i = (long long)i;
 				cv_dict_set(r, owner, c->u.d->keys[k], idx);
 			}
-			cv_dict_set(r, acc, c->u.d->keys[k], c->u.d->vals[k]);
-			c->u.d->vals[k] = NULL;
+			/* each base's values fresh, as mmengine's _dict_to_config_dict rebuilds them */
+			cv_dict_set(r, acc, c->u.d->keys[k], cv_copy(r, c->u.d->vals[k]));
 		}
 		cv_free(c);
 	}
@@ -306,30 +332,66 @@ static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 	return acc;
 }
 
+/*
+ * `from mmdet.configs.x import *` inside read_base(): mmengine finds the
+ * installed package (get_installed_path) and reads <package>/configs/
+ * x.py there; here, the first of the site folders that holds it.
+ */
+static char *package_module(el_cfg_run *r, const char *path, int line, const char *module)
+{
+	const char *dot = strchr(module, '.');
+	char *rel, *out = NULL, what[400];
+
+	if (!dot || module[0] == '.' || strstr(module, "..")) {
+		el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a read_base() import of '%.200s', which names no config module",
+			    path, line, module);
+		return NULL;
+	}
+	rel = el_xstrdup(module);
+	for (char *c = rel; *c; c++)
+		if (*c == '.')
+			*c = '/';
+	for (size_t k = 0; r->sites && k < r->sites->n && !out; k++) {
+		char *f = el_xasprintf("%s/%s.py", r->sites->site_dirs[k], rel);
+
+		if (access(f, F_OK) == 0)
+			out = f;
+		else
+			free(f);
+	}
+	if (!out) {
+		snprintf(what, sizeof(what), "a read_base() import from the package module '%.200s', %s", module,
+			 r->sites ? "which the site-packages given do not hold" : "and no site-packages were given");
+		el_cfg_note(r, path, line, "", what);
+	}
+	free(rel);
+	return out;
+}
+
 static cv *load_module(el_cfg_run *r, const char *path, int line, int dots, const char *module)
 {
 	el_buf rel = EL_BUF_INIT(4096);
-	char *file, *text, what[300];
+	char *file, *text;
 	size_t len;
-	cv *v;
+	cv *v, *fresh;
 
 	if (!dots) {
-		snprintf(what, sizeof(what), "a read_base() import from the package module '%.200s' (not evaluated)", module);
-		el_cfg_note(r, path, line, "", what);
-		return NULL;
-	}
-	el_buf_puts(&rel, "./");
-	for (int i = 1; i < dots; i++)
-		el_buf_puts(&rel, "../");
-	for (const char *m = module; *m; m++)
-		el_buf_putc(&rel, *m == '.' ? '/' : *m);
-	if (el_buf_puts(&rel, ".py")) {
+		if (!(file = package_module(r, path, line, module)))
+			return NULL;
+	} else {
+		el_buf_puts(&rel, "./");
+		for (int i = 1; i < dots; i++)
+			el_buf_puts(&rel, "../");
+		for (const char *m = module; *m; m++)
+			el_buf_putc(&rel, *m == '.' ? '/' : *m);
+		if (el_buf_puts(&rel, ".py")) {
+			el_buf_release(&rel);
+			el_cfg_fail(r, ENVLOCK_ELIMIT, "%s:%d: a module name too long", path, line);
+			return NULL;
+		}
+		file = resolve(path, el_buf_cstr(&rel));
 		el_buf_release(&rel);
-		el_cfg_fail(r, ENVLOCK_ELIMIT, "%s:%d: a module name too long", path, line);
-		return NULL;
 	}
-	file = resolve(path, el_buf_cstr(&rel));
-	el_buf_release(&rel);
 	if (read_text(r, file, &text, &len)) {
 		free(file);
 		return NULL;
@@ -337,8 +399,94 @@ static cv *load_module(el_cfg_run *r, const char *path, int line, int dots, cons
 	v = load_file(r, file, text, len);
 	free(text);
 	free(file);
-	if (v)
-		cv_mark_cfgdict(v);
+	if (!v)
+		return NULL;
+	/* fresh ConfigDicts, as mmengine's _dict_to_config_dict_lazy builds them */
+	fresh = cv_copy(r, v);
+	cv_free(v);
+	if (fresh)
+		cv_mark_cfgdict(fresh);
+	return fresh;
+}
+
+/* A JSON value as a config value (an integer past 2^53 read from its digits). */
+static cv *from_json(el_cfg_run *r, const cJSON *j, int depth)
+{
+	cv *v;
+
+	if (depth > EL_CFG_MAX_DEPTH) {
+		el_cfg_fail(r, ENVLOCK_ELIMIT, "a value nested deeper than %d levels", EL_CFG_MAX_DEPTH);
+		return NULL;
+	}
+	if (cJSON_IsObject(j)) {
+		v = cv_new(r, CV_DICT);
+		for (const cJSON *c = j->child; c && !r->fatal; c = c->next) {
+			cv *x = from_json(r, c, depth + 1);
+
+			if (x)
+				cv_dict_set(r, v, c->string, x);
+		}
+	} else if (cJSON_IsArray(j)) {
+		v = cv_new(r, CV_LIST);
+		for (const cJSON *c = j->child; c && !r->fatal; c = c->next) {
+			cv *x = from_json(r, c, depth + 1);
+
+			if (x)
+				cv_seq_push(r, v, x);
+		}
+	} else if (cJSON_IsString(j)) {
+		v = cv_str(r, j->valuestring, strlen(j->valuestring));
+	} else if (cJSON_IsBool(j)) {
+		v = cv_bool(r, cJSON_IsTrue(j));
+	} else if (cJSON_IsNull(j)) {
+		v = cv_new(r, CV_NONE);
+	} else if (el_jraw_int(j)) {
+		v = cv_int(r, el_jint(j, 0));
+	} else if (j->valuedouble == floor(j->valuedouble) && fabs(j->valuedouble) < 9007199254740992.0) {
+		v = cv_int(r, (long long)j->valuedouble);
+	} else {
+		v = cv_float(r, j->valuedouble);
+	}
+	if (r->fatal) {
+		cv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* A .json config: its object, its own _base_ merged under it as a .py file's would be. */
+static cv *load_json(el_cfg_run *r, const char *path, const char *text, size_t len)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	cv *v, *bases_v, *base = NULL;
+	const cJSON *bases;
+
+	if (!doc || !cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		el_cfg_fail(r, ENVLOCK_EPARSE, "%s: not a JSON object", path);
+		return NULL;
+	}
+	el_json_exact_ints(doc, text, len);
+	bases = cJSON_GetObjectItemCaseSensitive(doc, "_base_");
+	v = from_json(r, doc, 0);
+	cJSON_Delete(doc);
+	if (!v)
+		return NULL;
+	if ((bases_v = cv_dict_pop(v, "_base_"))) {
+		(void)bases;
+		r->stack[r->stack_n++] = path;
+		base = load_bases(r, path, 0, bases_v);
+		r->stack_n--;
+		cv_free(bases_v);
+		if (!base || el_cfg_merge(r, path, &base, v, false)) {
+			cv_free(base);
+			cv_free(v);
+			return NULL;
+		}
+		cv_free(v);
+		v = base;
+	}
+	cv_free(cv_dict_pop(v, "_deprecation_"));
 	return v;
 }
 
@@ -357,6 +505,8 @@ static cv *load_file(el_cfg_run *r, const char *path, const char *text, size_t l
 		el_cfg_fail(r, ENVLOCK_ELIMIT, "%s: more than %d files in the chain", path, EL_CFG_MAX_FILES);
 		return NULL;
 	}
+	if (el_ends_with(path, ".json"))
+		return load_json(r, path, text, len);
 	r->stack[r->stack_n++] = path;
 	el_cfg_eval(r, path, text, len, &f);
 	r->stack_n--;
@@ -369,14 +519,18 @@ static cv *load_file(el_cfg_run *r, const char *path, const char *text, size_t l
 		const char *k = f.names->u.d->keys[i];
 		cv *v = f.names->u.d->vals[i];
 
-		if (!strncmp(k, "__", 2) || !strcmp(k, "_base_") || v->kind == CV_MODULE)
+		/* mmengine drops _deprecation_ (it only warns with it) */
+		if (!strncmp(k, "__", 2) || !strcmp(k, "_base_") || !strcmp(k, "_deprecation_"))
 			continue;
-		f.names->u.d->vals[i] = cv_new(r, CV_NONE);
-		resolve_baserefs(r, path, k, &v, f.base);
+		/* mmcv's _substitute_base_vars deep-copies each value: two names for one dict part there */
+		v = v->kind == CV_DICT || v->kind == CV_LIST || v->kind == CV_TUPLE ? cv_copy(r, v) : cv_ref(v);
+		if (!v)
+			break;
+		resolve_baserefs(r, path, k, &v, f.base, f.lazy);
 		cv_dict_set(r, child, k, v);
 	}
 	if (f.base && !r->fatal) {
-		el_cfg_merge(r, path, f.base, child, false);
+		el_cfg_merge(r, path, &f.base, child, false);
 		cv_free(child);
 		result = f.base;
 		f.base = NULL;
@@ -418,6 +572,17 @@ static cv *option_scalar(el_cfg_run *r, const char *s)
 				v->u.i = i;
 				return v;
 			}
+			/* int() of more digits than 64 bits hold: kept exact, as its digits */
+			{
+				const char *digits = d;
+
+				while (digits[0] == '0' && digits[1])
+					digits++;
+				v = cv_new(r, CV_BIGINT);
+				v->u.str.s = el_xasprintf("%s%s", buf[0] == '-' ? "-" : "", digits);
+				v->u.str.n = strlen(v->u.str.s);
+				return v;
+			}
 		}
 		if (strspn(d, "0123456789.eE+-") == strlen(d) && strpbrk(d, "0123456789")) {
 			double f = strtod(buf, &end);
@@ -440,7 +605,7 @@ static cv *option_scalar(el_cfg_run *r, const char *s)
 		const char *d = s + (s[0] == '+' || s[0] == '-');
 
 		if (!strcasecmp(d, "inf") || !strcasecmp(d, "infinity") || !strcasecmp(d, "nan"))
-			return cv_new(r, CV_UNKNOWN); /* float('inf'): no JSON for it */
+			return cv_unknown(r, "--cfg-options", 0, "a float that is not finite (no JSON for it)");
 	}
 	return cv_str(r, s, strlen(s));
 }
@@ -538,8 +703,6 @@ static cv *options_dict(el_cfg_run *r, const char *const *options, size_t n)
 		}
 		if (!(v = option_value(r, options[i], eq + 1, strlen(eq + 1), 0)))
 			break;
-		if (v->kind == CV_UNKNOWN)
-			el_cfg_note(r, "--cfg-options", 0, options[i], "a float that is not finite (no JSON for it)");
 		key = el_xstrndup(options[i], (size_t)(eq - options[i]));
 		part = strtok_r(key, ".", &save);
 		while (part && (next = strtok_r(NULL, ".", &save))) {
@@ -574,7 +737,7 @@ static void run_init(el_cfg_run *r, envlock_ctx *ctx)
 	r->imports = cJSON_CreateArray();
 }
 
-static int run_finish(cJSON **out, el_cfg_run *r, cv *effective)
+static int run_finish(cJSON **out, el_cfg_run *r, cv *effective, const char *path)
 {
 	cJSON *doc;
 
@@ -585,8 +748,30 @@ static int run_finish(cJSON **out, el_cfg_run *r, cv *effective)
 		cJSON_Delete(r->imports);
 		return r->fatal ? r->fatal : ENVLOCK_ERROR;
 	}
-	doc = cJSON_CreateObject();
-	cJSON_AddItemToObject(doc, "effective", cv_to_json(effective));
+	/* Config() refuses a config that defines one of its own attribute names */
+	{
+		static const char *const reserved[] = { "filename", "text", "pretty_text", "env_variables", NULL };
+
+		for (int i = 0; effective->kind == CV_DICT && reserved[i]; i++)
+			if (cv_dict_find(effective, reserved[i]) >= 0) {
+				el_cfg_fail(r, ENVLOCK_EPARSE, "%s: '%s' is reserved for config file (Config refuses it)",
+					    path, reserved[i]);
+				break;
+			}
+	}
+	doc = r->fatal ? NULL : cJSON_CreateObject();
+	if (doc) {
+		cJSON *value = cv_emit(r, effective, "", true);
+
+		cJSON_AddItemToObject(doc, "effective", value ? value : cJSON_CreateObject());
+	}
+	if (r->fatal) {
+		cJSON_Delete(doc);
+		cv_free(effective);
+		cJSON_Delete(r->notes);
+		cJSON_Delete(r->imports);
+		return r->fatal;
+	}
 	cJSON_AddItemToObject(doc, "not_evaluated", r->notes);
 	cJSON_AddItemToObject(doc, "imports", r->imports);
 	cv_free(effective);
@@ -611,10 +796,10 @@ static int effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const
 		cv *opts = options_dict(&r, options, n_options);
 
 		if (!r.fatal)
-			el_cfg_merge(&r, "--cfg-options", v, opts, true);
+			el_cfg_merge(&r, "--cfg-options", &v, opts, true);
 		cv_free(opts);
 	}
-	rc = run_finish(out, &r, v);
+	rc = run_finish(out, &r, v, path);
 	if (missing && rc == ENVLOCK_ENOTFOUND) {
 		*missing = r.missing;
 		r.missing = NULL;
@@ -669,5 +854,5 @@ int el_config_parse_options(cJSON **out, envlock_ctx *ctx, const char *const *op
 	el_cfg_run r;
 
 	run_init(&r, ctx);
-	return run_finish(out, &r, options_dict(&r, options, n_options));
+	return run_finish(out, &r, options_dict(&r, options, n_options), "--cfg-options");
 }

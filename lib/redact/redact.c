@@ -34,6 +34,7 @@ typedef struct {
 	el_strvec gpus;       /* GPU UUIDs, in the order found: gpus.v[i] becomes GPU-<gpu{i+1}> */
 	named *users_by_name, *gpus_by_name;
 	size_t count[C_COUNT];
+	cJSON *masked;        /* [{config, key}]: the config values masked */
 } redactor;
 
 /* cJSON's own strings go back through cJSON_free: a loaded lock's live in its arena (lib/lock/arena.h) */
@@ -51,28 +52,40 @@ static void set_key(cJSON *item, char *key)
 	item->string = key;
 }
 
-/* Mask every scalar under a secret key of a config's effective value (init_kwargs.api_key). */
-static void mask_values(cJSON *v, bool under_secret, size_t *n)
+/*
+ * Mask the strings of a config's effective value that have a
+ * credential's shape (init_kwargs.api_key='<40 hex digits>'); a key's
+ * name alone masks nothing. Each masked value's key path goes in masked.
+ */
+static void mask_values(cJSON *v, bool under_secret, el_buf *path, cJSON *masked, size_t *n)
 {
+	size_t at = path->len;
+
 	for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
 		bool secret = under_secret || (c->string && el_redact_secret_key(c->string, strlen(c->string)));
 
+		if (c->string) {
+			if (path->len)
+				el_buf_putc(path, '.');
+			el_buf_puts(path, c->string);
+		}
 		if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-			mask_values(c, secret, n);
-		} else if (secret && (cJSON_IsString(c) || cJSON_IsNumber(c) || el_jraw_int(c)) &&
-			   !(cJSON_IsString(c) && (strcmp(c->valuestring, EL_REDACT_SECRET) == 0 || c->valuestring[0] == '$' ||
-						   !*c->valuestring))) {
-			/* a number, also one past 2^53 kept as its digits (a Raw node), becomes the string */
-			if (!cJSON_IsString(c))
-				c->type = cJSON_String | (c->type & cJSON_StringIsConst);
+			mask_values(c, secret, path, masked, n);
+		} else if (cJSON_IsString(c) && el_redact_credential(c->valuestring, strlen(c->valuestring), secret)) {
 			set_string(c, el_xstrdup(EL_REDACT_SECRET));
+			el_jpush_str(masked, path->data ? el_buf_cstr(path) : "");
 			(*n)++;
 		} else if (cJSON_IsString(c)) {
 			char *u = el_redact_urls(c->valuestring, false, n);
 
-			if (u)
+			if (u) {
 				set_string(c, u);
+				el_jpush_str(masked, path->data ? el_buf_cstr(path) : "");
+			}
 		}
+		path->len = at;
+		if (path->data)
+			path->data[at] = '\0';
 	}
 }
 
@@ -109,8 +122,8 @@ static char *urls_all(const char *s, redactor *r)
 	return el_redact_urls(s, true, &r->count[C_URLS]);
 }
 
-/* --cfg-options as given, "log_config.hooks.1.init_kwargs.api_key=...": the value masked when the last key says so. */
-static void mask_cfg_options(cJSON *opts, size_t *n)
+/* --cfg-options as given, "log_config.hooks.1.init_kwargs.api_key=...": the value masked when it is a credential. */
+static void mask_cfg_options(cJSON *opts, cJSON *masked, size_t *n)
 {
 	for (cJSON *c = cJSON_IsArray(opts) ? opts->child : NULL; c; c = c->next) {
 		const char *s = cJSON_IsString(c) ? c->valuestring : NULL, *eq, *last;
@@ -119,7 +132,11 @@ static void mask_cfg_options(cJSON *opts, size_t *n)
 			continue;
 		for (last = eq; last > s && last[-1] != '.'; last--)
 			;
-		if (el_redact_secret_key(last, (size_t)(eq - last))) {
+		if (el_redact_credential(eq + 1, strlen(eq + 1), el_redact_secret_key(last, (size_t)(eq - last)))) {
+			char *key = el_xasprintf("--cfg-options %.*s", (int)(eq - s), s);
+
+			el_jpush_str(masked, key);
+			free(key);
 			set_string(c, el_xasprintf("%.*s=%s", (int)(eq - s), s, EL_REDACT_SECRET));
 			(*n)++;
 		}
@@ -136,8 +153,22 @@ static void secrets_pass(cJSON *doc, redactor *r)
 
 		if (cJSON_IsString(text) && (s = el_redact_text_secrets(text->valuestring, &r->count[C_SECRETS])) != NULL)
 			set_string(text, s);
-		mask_values(el_jget(el_jget(f, "effective"), "value"), false, &r->count[C_SECRETS]);
-		mask_cfg_options(el_jget(el_jget(f, "effective"), "cfg_options"), &r->count[C_SECRETS]);
+		{
+			el_buf path = EL_BUF_INIT(1 << 16);
+			cJSON *masked = cJSON_CreateArray();
+
+			mask_values(el_jget(el_jget(f, "effective"), "value"), false, &path, masked, &r->count[C_SECRETS]);
+			mask_cfg_options(el_jget(el_jget(f, "effective"), "cfg_options"), masked, &r->count[C_SECRETS]);
+			el_buf_release(&path);
+			/* which values were masked, by key path, as the config names them */
+			for (cJSON *m = masked->child; m; m = m->next) {
+				cJSON *rec = el_jpush_obj(r->masked);
+
+				el_jset_str(rec, "config", el_jget_str(f, "path") ? el_jget_str(f, "path") : "");
+				el_jset_str(rec, "key", m->valuestring);
+			}
+			cJSON_Delete(masked);
+		}
 	}
 	/*
 	 * git remotes, pip index URLs, conda channels, and any URL a text
@@ -515,6 +546,15 @@ static void record(cJSON *doc, const redactor *r, bool all)
 		return;
 	}
 	el_jset_bool(m, "all", all);
+	/* the config values masked, by config and key path: what a reader of the lock no longer sees */
+	if (cJSON_GetArraySize(r->masked) || cJSON_GetArraySize(el_jget(old, "masked"))) {
+		cJSON *list = el_jset_arr(m, "masked");
+
+		for (cJSON *o = cJSON_IsArray(el_jget(old, "masked")) ? el_jget(old, "masked")->child : NULL; o; o = o->next)
+			cJSON_AddItemToArray(list, cJSON_Duplicate(o, true));
+		for (cJSON *o = r->masked ? r->masked->child : NULL; o; o = o->next)
+			cJSON_AddItemToArray(list, cJSON_Duplicate(o, true));
+	}
 	classes = el_jset_arr(m, "classes");
 	counts = el_jset_obj(m, "counts");
 	for (int c = 0; c < C_COUNT; c++) {
@@ -530,6 +570,7 @@ static void record(cJSON *doc, const redactor *r, bool all)
 
 static void redactor_release(redactor *r)
 {
+	cJSON_Delete(r->masked);
 	el_strvec_release(&r->users);
 	el_strvec_release(&r->gpus);
 	free(r->users_by_name);
@@ -543,6 +584,7 @@ size_t el_redact_secrets(cJSON *doc)
 	redactor r;
 
 	memset(&r, 0, sizeof(r));
+	r.masked = cJSON_CreateArray();
 	secrets_pass(doc, &r);
 	record(doc, &r, false);
 	redactor_release(&r);
@@ -556,6 +598,7 @@ void el_redact_all(cJSON *doc)
 	static const char *const login[] = { "USER", "LOGNAME", "USERNAME", NULL };
 
 	memset(&r, 0, sizeof(r));
+	r.masked = cJSON_CreateArray();
 	secrets_pass(doc, &r);
 	/* the login name, when the environment recorded it, even if no path holds it */
 	for (const char *const *l = login; *l; l++) {

@@ -3,9 +3,11 @@
  * the id is computed, so no probe has to know about it.
  *
  * Two passes:
- * - el_redact_secrets, always (save, bundle): values under secret-looking
- *   keys in config text and effective values, and credentials and token
- *   query parameters in URLs, never reach a lock;
+ * - el_redact_secrets, always (save, bundle): credentials in config text
+ *   and effective values (a value with a credential's shape,
+ *   el_redact_credential; a key's name alone never masks a config
+ *   value), and credentials and token query parameters in URLs, never
+ *   reach a lock; the config values masked are listed by key path;
  * - el_redact_all, for --redact: also home folders and user names, the
  *   host name, GPU UUIDs, remote URLs beyond host and path, and
  *   environment values, each replaced by a placeholder that is the same
@@ -27,6 +29,16 @@
 
 /* Does a key name say it holds a secret (api_key, accessToken, WANDB_API_KEY, password)? */
 bool el_redact_secret_key(const char *name, size_t len);
+
+/*
+ * Has the n bytes at s the shape of a credential? A token by its own
+ * form (hf_..., ghp_..., github_pat_..., glpat-..., sk-..., xoxb-...,
+ * AKIA..., AIza..., a JWT) anywhere; under a key that says it holds a
+ * secret (secret_key), also an opaque string of 16 or more letters and
+ * digits (a W&B API key's 40 hex digits). A config's values are masked
+ * only so: dict(key='proposals') names a field, not a secret.
+ */
+bool el_redact_credential(const char *s, size_t n, bool secret_key);
 
 /*
  * text with every value under a secret-looking key masked (Python,

@@ -71,6 +71,56 @@ bool el_redact_secret_key(const char *name, size_t len)
 	return strcmp(words[n - 1], "key") == 0;
 }
 
+static bool has_prefix_run(const char *s, size_t n, const char *prefix, size_t min, const char *extra)
+{
+	size_t k = strlen(prefix), run = 0;
+
+	if (n < k + min || strncmp(s, prefix, k))
+		return false;
+	for (size_t i = k; i < n; i++) {
+		if (!isalnum((unsigned char)s[i]) && !(extra && strchr(extra, s[i])))
+			return false;
+		run++;
+	}
+	return run >= min;
+}
+
+bool el_redact_credential(const char *s, size_t n, bool secret_key)
+{
+	static const char *const gh[] = { "ghp_", "gho_", "ghu_", "ghs_", "ghr_", NULL };
+	bool digit = false, alpha = false;
+
+	for (const char *const *g = gh; *g; g++)
+		if (has_prefix_run(s, n, *g, 30, NULL))
+			return true;
+	if (has_prefix_run(s, n, "hf_", 30, NULL) || has_prefix_run(s, n, "github_pat_", 20, "_") ||
+	    has_prefix_run(s, n, "glpat-", 20, "-_") || has_prefix_run(s, n, "sk-", 20, "-_") ||
+	    has_prefix_run(s, n, "AIza", 35, "-_") ||
+	    ((has_prefix_run(s, n, "AKIA", 16, NULL) || has_prefix_run(s, n, "ASIA", 16, NULL)) && n == 20))
+		return true;
+	if (n > 5 && !strncmp(s, "xox", 3) && strchr("abprs", s[3]) && s[4] == '-' && has_prefix_run(s, n, "", 10, "-"))
+		return true;
+	/* a JWT: base64url header and payload, both JSON objects ("eyJ") */
+	if (n > 20 && !strncmp(s, "eyJ", 3) && memchr(s, '.', n)) {
+		const char *dot = memchr(s, '.', n);
+
+		if ((size_t)(dot - s) + 4 < n && !strncmp(dot + 1, "eyJ", 3) &&
+		    memchr(dot + 1, '.', n - (size_t)(dot + 1 - s)) && has_prefix_run(s, n, "", 20, "-_."))
+			return true;
+	}
+	if (!secret_key || n < 16)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (isdigit((unsigned char)s[i]))
+			digit = true;
+		else if (isalpha((unsigned char)s[i]))
+			alpha = true;
+		else if (!strchr("-_+/=.", s[i]))
+			return false;
+	}
+	return digit && alpha;
+}
+
 static bool is_ident(int c)
 {
 	return isalnum(c) || c == '_';
@@ -198,8 +248,7 @@ static char *mask_assignments(const char *text, size_t *count)
 			if ((qq = quote_after_prefix(q)) != NULL) {
 				if (!(end = literal(qq, &vs, &ve)))
 					break;
-				if (ve > vs && *vs != '$' && !(ve - vs == (long)strlen(EL_REDACT_SECRET) &&
-							       memcmp(vs, EL_REDACT_SECRET, (size_t)(ve - vs)) == 0)) {
+				if (ve > vs && *vs != '$' && el_redact_credential(vs, (size_t)(ve - vs), true)) {
 					put(&b, copied, (size_t)(vs - copied));
 					put(&b, EL_REDACT_SECRET, strlen(EL_REDACT_SECRET));
 					copied = ve;
@@ -219,8 +268,7 @@ static char *mask_assignments(const char *text, size_t *count)
 				q++;
 				continue;
 			}
-			if (!bare_keeps(vs, (size_t)(ve - vs)) &&
-			    !(ve - vs == (long)strlen(EL_REDACT_SECRET) && memcmp(vs, EL_REDACT_SECRET, (size_t)(ve - vs)) == 0)) {
+			if (!bare_keeps(vs, (size_t)(ve - vs)) && el_redact_credential(vs, (size_t)(ve - vs), true)) {
 				put(&b, copied, (size_t)(vs - copied));
 				put(&b, EL_REDACT_SECRET, strlen(EL_REDACT_SECRET));
 				copied = ve;
@@ -239,15 +287,54 @@ static char *mask_assignments(const char *text, size_t *count)
 	return el_buf_detach(&b);
 }
 
+/* Every word of the text that is a token by its own shape (hf_..., ghp_..., a JWT), whatever names it. */
+static char *mask_tokens(const char *text, size_t *count)
+{
+	el_buf b = EL_BUF_INIT(EL_REDACT_TEXT_MAX);
+	const char *p = text, *copied = text;
+	size_t masked = 0;
+
+	while (*p) {
+		const char *s = p;
+
+		if (!(isalnum((unsigned char)*p) || *p == '_') || (p > text && (is_ident((unsigned char)p[-1]) ||
+									      p[-1] == '-' || p[-1] == '.'))) {
+			p++;
+			continue;
+		}
+		while (is_ident((unsigned char)*p) || *p == '-' || *p == '.')
+			p++;
+		if (el_redact_credential(s, (size_t)(p - s), false)) {
+			put(&b, copied, (size_t)(s - copied));
+			put(&b, EL_REDACT_SECRET, strlen(EL_REDACT_SECRET));
+			copied = p;
+			masked++;
+		}
+	}
+	*count += masked;
+	if (masked == 0) {
+		el_buf_release(&b);
+		return NULL;
+	}
+	put(&b, copied, strlen(copied));
+	return el_buf_detach(&b);
+}
+
 char *el_redact_text_secrets(const char *text, size_t *count)
 {
 	/* URLs first: a token in a query string goes with its parameter, not as a placeholder inside it */
 	char *urls = el_redact_urls(text, false, count), *masked = mask_assignments(urls ? urls : text, count);
+	char *tokens;
 
-	if (!masked)
+	if (masked) {
+		free(urls);
+		urls = masked;
+	}
+	tokens = mask_tokens(urls ? urls : text, count);
+	if (!tokens)
 		return urls;
 	free(urls);
-	return masked;
+	return tokens;
 }
 
 static bool scheme_char(int c)

@@ -47,9 +47,11 @@ log_config = dict(
     interval=50,
     hooks=[
         dict(type='TextLoggerHook'),
-        dict(type='WandbLoggerHook', init_kwargs=dict(project='mmdet', api_key='wandbkeyPLANT')),
+        dict(type='WandbLoggerHook', init_kwargs=dict(project='mmdet', api_key='wandbkey0PLANT9f8e7d6c5b4a')),
     ])
-hf_token = "hf_PLANTtoken"
+hf_token = "hf_PLANTtoken0123456789abcdefghijklmn"
+# mmdet's proposal field: a key's name alone masks nothing
+train = dict(fields=[dict(key='proposals')])
 load_from = 'https://ckptuser:ckptpassPLANT@download.example/faster.pth'
 work_dir = '/home/alice/work_dirs/faster'
 EOF
@@ -69,7 +71,7 @@ people="alice $host $gpu"
 
 save() {
 	SOURCE_DATE_EPOCH=0 "$ENVLOCK" save --root "$tree" --repo proj --config proj/configs/wandb.py \
-		--cfg-options log_config.hooks.1.init_kwargs.api_key=clikeyPLANT --cfg-options optimizer.lr=0.01 "$@"
+		--cfg-options log_config.hooks.1.init_kwargs.api_key=clikey0PLANT9f8e7d6c5b4a3 --cfg-options optimizer.lr=0.01 "$@"
 }
 
 # every output of one lock into the folder out.NAME
@@ -136,7 +138,10 @@ log_config.hooks.1.init_kwargs.api_key=<secret> optimizer.lr=0.01
 https://github.com/alice/proj.git https://gitlab.example/alice/proj.git
 https://pypi.mirror.example/simple
 https://conda.anaconda.org/mychan/linux-64 https://conda.anaconda.org/mychan/linux-64/_libgcc_mutex-0.1-main.conda
-{\"all\": false, \"classes\": [\"secrets\"], \"counts\": {\"secrets\": 11}}" "$(cat plain.facts)"
+{\"all\": false, \"classes\": [\"secrets\"], \"counts\": {\"secrets\": 11}, \"masked\": [{\"config\": \"proj/configs/wandb.py\", \"key\": \"log_config.hooks.init_kwargs.api_key\"}, {\"config\": \"proj/configs/wandb.py\", \"key\": \"hf_token\"}, {\"config\": \"proj/configs/wandb.py\", \"key\": \"load_from\"}, {\"config\": \"proj/configs/wandb.py\", \"key\": \"--cfg-options log_config.hooks.1.init_kwargs.api_key\"}]}" "$(cat plain.facts)"
+check_grep "a field named key keeps its value, in the text" "fields=\\[dict(key='proposals')\\]" plain.json
+check_eq "and in the effective value" proposals \
+	"$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['configs']['files'][0]['effective']['value']['train']['fields'][0]['key'])" plain.json)"
 check_grep "the config's text keeps its shape, the value masked" \
 	"init_kwargs=dict(project='mmdet', api_key='<secret>')" plain.json
 check_eq "the plain lock is valid" valid "$(schema_errors plain.json)"
@@ -176,7 +181,7 @@ ids = set(re.findall(r'<user[0-9]+>', json.dumps(d)))
 print(' '.join(sorted(ids)))
 PY
 check_eq "what was redacted; the placeholders, one per user, host and value" \
-	"{\"all\": true, \"classes\": [\"secrets\", \"users\", \"hosts\", \"urls\", \"env\", \"devices\"], \"counts\": {\"devices\": 2, \"env\": 8, \"hosts\": 1, \"secrets\": 11, \"urls\": 1}} users True
+	"{\"all\": true, \"classes\": [\"secrets\", \"users\", \"hosts\", \"urls\", \"env\", \"devices\"], \"counts\": {\"devices\": 2, \"env\": 8, \"hosts\": 1, \"secrets\": 11, \"urls\": 1}, \"masked\": [{\"config\": \"proj/configs/wandb.py\", \"key\": \"log_config.hooks.init_kwargs.api_key\"}, {\"config\": \"proj/configs/wandb.py\", \"key\": \"hf_token\"}, {\"config\": \"proj/configs/wandb.py\", \"key\": \"load_from\"}, {\"config\": \"proj/configs/wandb.py\", \"key\": \"--cfg-options log_config.hooks.1.init_kwargs.api_key\"}]} users True
 GPU-<gpu1> GPU-<gpu2>
 <host1> /home/<user1>/miniconda3/envs/mmdet /home/<user1>/miniconda3/envs/mmdet/bin/python3.7
 names kept values replaced

@@ -41,25 +41,30 @@ static void expect_text(const char *in, const char *want, size_t want_n)
 static void config_text_masks_values_not_keys(void **state)
 {
 	(void)state;
-	/* the W&B hook of an OpenMMLab config */
-	expect_text("log_config = dict(hooks=[dict(type='WandbLoggerHook', init_kwargs=dict(project='det', api_key='0123abcd'))])\n",
+	/* the W&B hook of an OpenMMLab config, with a key of W&B's shape (40 hex digits) */
+	expect_text("log_config = dict(hooks=[dict(type='WandbLoggerHook', init_kwargs=dict(project='det', api_key='6f1b2c3d4e5f60718293a4b5c6d7e8f901234567'))])\n",
 		    "log_config = dict(hooks=[dict(type='WandbLoggerHook', init_kwargs=dict(project='det', api_key='<secret>'))])\n", 1);
 	/* Python, dict literals, JSON, YAML, INI and shell, each as people write them */
-	expect_text("hf_token = \"hf_AbCd\"\n", "hf_token = \"<secret>\"\n", 1);
-	expect_text("cfg = {'password': 'hunter2', 'user': 'x'}\n", "cfg = {'password': '<secret>', 'user': 'x'}\n", 1);
-	expect_text("{\"client_secret\": \"s3\", \"n\": 1}", "{\"client_secret\": \"<secret>\", \"n\": 1}", 1);
-	expect_text("wandb:\n  api_key: abcdef123 # mine\n", "wandb:\n  api_key: <secret> # mine\n", 1);
-	expect_text("[auth]\naccess_key = AKIA0\n", "[auth]\naccess_key = <secret>\n", 1);
-	expect_text("export WANDB_API_KEY=0123\n", "export WANDB_API_KEY=<secret>\n", 1);
-	expect_text("os.environ['HF_TOKEN'] = 'hf_x'\n", "os.environ['HF_TOKEN'] = '<secret>'\n", 1);
-	expect_text("def f(api_key: str = 'k1'):\n", "def f(api_key: str = '<secret>'):\n", 1);
-	expect_text("token = r'''multi\nline'''\n", "token = r'''<secret>'''\n", 1);
-	/* references, empties, comparisons and the pipeline's keys are not secrets */
+	expect_text("hf_token = \"hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\"\n", "hf_token = \"<secret>\"\n", 1);
+	expect_text("cfg = {'password': 'c0rrectHorseBattery9', 'user': 'x'}\n", "cfg = {'password': '<secret>', 'user': 'x'}\n", 1);
+	expect_text("{\"client_secret\": \"9f8e7d6c5b4a39281706f5e4\", \"n\": 1}", "{\"client_secret\": \"<secret>\", \"n\": 1}", 1);
+	expect_text("wandb:\n  api_key: abcdef1234567890abcd # mine\n", "wandb:\n  api_key: <secret> # mine\n", 1);
+	expect_text("[auth]\naccess_key = AKIAIOSFODNN7EXAMPLE\n", "[auth]\naccess_key = <secret>\n", 1);
+	expect_text("export WANDB_API_KEY=6f1b2c3d4e5f60718293a4b5c6d7e8f901234567\n", "export WANDB_API_KEY=<secret>\n", 1);
+	expect_text("os.environ['HF_TOKEN'] = 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789'\n", "os.environ['HF_TOKEN'] = '<secret>'\n", 1);
+	expect_text("def f(api_key: str = 'k1k2k3k4k5k6k7k8'):\n", "def f(api_key: str = '<secret>'):\n", 1);
+	expect_text("token = r'''ghp_0123456789abcdefghijABCDEFGHIJ0123456789'''\n", "token = r'''<secret>'''\n", 1);
+	/* a token by its own shape, under any name */
+	expect_text("hub = dict(auth='ghp_0123456789abcdefghijABCDEFGHIJ0123456789')\n", "hub = dict(auth='<secret>')\n", 1);
+	/* references, empties, comparisons, the pipeline's keys, and words are not secrets */
 	expect_text("api_key = os.environ['WANDB_API_KEY']\n", NULL, 0);
 	expect_text("api_key = os.getenv('K')\ntoken = None\npassword = ''\nkey = '${KEY}'\n", NULL, 0);
 	expect_text("if api_key == 'x':\n", NULL, 0);
 	expect_text("dict(type='Collect', keys=['img', 'gt_bboxes'], meta_keys=('filename',))\n", NULL, 0);
 	expect_text("evaluation = dict(interval=1, metric='bbox', save_best='auto', key_indicator='mAP')\n", NULL, 0);
+	/* a key's name alone masks nothing: mmdet's proposal field, a short word, a text */
+	expect_text("fields = [dict(key='proposals')]\n", NULL, 0);
+	expect_text("password = 'hunter2'\ntoken = r'''multi\nline'''\n", NULL, 0);
 	/* masking twice changes nothing more */
 	expect_text("api_key='<secret>'\n", NULL, 0);
 	/* a URL's credentials, and a token in its query */
@@ -117,8 +122,10 @@ static void redact_all_places_stable_placeholders(void **state)
 		"\"repos\":{\"remote\":\"https://github.com/alice/det.git?ref=main\"},"
 		"\"system\":{\"os\":\"ubuntu\",\"where\":\"/home/ubuntu/x\"},"
 		"\"env\":{\"variables\":{\"CUDA_HOME\":\"/usr/local/cuda\",\"PATH\":\"/home/alice/bin\",\"CUDA_PATH\":\"/usr/local/cuda\"}},"
-		"\"configs\":{\"files\":[{\"text\":\"api_key='k'\\nwork_dir='/home/alice/w'\\n\","
-		"\"effective\":{\"cfg_options\":[\"log_config.hooks.1.init_kwargs.api_key=k2\",\"optimizer.lr=0.01\"],\"value\":{\"init_kwargs\":{\"api_key\":\"k\",\"project\":\"p\"},\"work_dir\":\"/home/alice/w\"}}}]}}";
+		"\"configs\":{\"files\":[{\"path\":\"c.py\",\"text\":\"api_key='6f1b2c3d4e5f60718293a4b5c6d7e8f901234567'\\nwork_dir='/home/alice/w'\\n\","
+		"\"effective\":{\"cfg_options\":[\"log_config.hooks.1.init_kwargs.api_key=6f1b2c3d4e5f60718293a4b5c6d7e8f901234567\",\"optimizer.lr=0.01\"],"
+		"\"value\":{\"init_kwargs\":{\"api_key\":\"6f1b2c3d4e5f60718293a4b5c6d7e8f901234567\",\"project\":\"p\"},\"fields\":[{\"key\":\"proposals\"}],"
+		"\"work_dir\":\"/home/alice/w\"}}}]}}";
 	cJSON *doc = cJSON_Parse(json), *red, *vars;
 	char *out;
 
@@ -160,6 +167,8 @@ static void redact_all_places_stable_placeholders(void **state)
 		assert_string_equal(el_jget_str(f, "text"), "api_key='<secret>'\nwork_dir='/home/<user1>/w'\n");
 		assert_string_equal(str_at(v, "init_kwargs", "api_key"), "<secret>");
 		assert_string_equal(str_at(v, "init_kwargs", "project"), "p");
+		/* a field named key keeps its value: only a credential's shape is masked */
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(el_jget(v, "fields"), 0), "key"), "proposals");
 		assert_string_equal(cJSON_GetArrayItem(el_jget(el_jget(f, "effective"), "cfg_options"), 0)->valuestring,
 				    "log_config.hooks.1.init_kwargs.api_key=<secret>");
 		assert_string_equal(cJSON_GetArrayItem(el_jget(el_jget(f, "effective"), "cfg_options"), 1)->valuestring,
@@ -172,6 +181,16 @@ static void redact_all_places_stable_placeholders(void **state)
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "env", -1), 3);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "urls", -1), 1);
 	assert_int_equal(el_jget_int(el_jget(red, "counts"), "devices", -1), 3);
+	/* the config values masked, listed by key path */
+	{
+		const cJSON *m = el_jget(red, "masked");
+
+		assert_int_equal(cJSON_GetArraySize(m), 2);
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(m, 0), "config"), "c.py");
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(m, 0), "key"), "init_kwargs.api_key");
+		assert_string_equal(el_jget_str(cJSON_GetArrayItem(m, 1), "key"),
+				    "--cfg-options log_config.hooks.1.init_kwargs.api_key");
+	}
 
 	/* a second pass finds nothing more: the counts stay */
 	out = cJSON_PrintUnformatted(doc);
@@ -198,7 +217,7 @@ static void secrets_pass_records_only_what_it_masked(void **state)
 	cJSON_Delete(doc);
 
 	doc = cJSON_Parse("{\"repos\":{\"url\":\"https://h.example/r?access_token=x\"},"
-			  "\"configs\":{\"files\":[{\"text\":\"password: p\\n\"}]}}");
+			  "\"configs\":{\"files\":[{\"text\":\"password: c0rrectHorseBattery9\\n\"}]}}");
 	assert_int_equal(el_redact_secrets(doc), 2);
 	assert_string_equal(str_at(doc, "repos", "url"), "https://h.example/r");
 	assert_false(el_jget_bool(el_jget(doc, "redacted"), "all", true));

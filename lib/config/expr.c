@@ -264,6 +264,8 @@ static cv *number(parser *p)
 		v = cv_new(p->r, CV_BIGINT);
 		v->u.str.s = el_xstrdup(buf);
 		v->u.str.n = strlen(buf);
+		v->file = el_xstrdup(p->path); /* where, should it be named for being too long for a lock */
+		v->line = t->line;
 		return v;
 	}
 }

@@ -581,6 +581,7 @@ static cv *option_scalar(el_cfg_run *r, const char *s)
 				v = cv_new(r, CV_BIGINT);
 				v->u.str.s = el_xasprintf("%s%s", buf[0] == '-' ? "-" : "", digits);
 				v->u.str.n = strlen(v->u.str.s);
+				v->file = el_xstrdup("--cfg-options");
 				return v;
 			}
 		}

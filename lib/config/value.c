@@ -382,6 +382,8 @@ static cv *copy_at(el_cfg_run *r, const cv *v, int depth)
 	case CV_BIGINT:
 		c->u.str.s = el_xstrndup(v->u.str.s, v->u.str.n);
 		c->u.str.n = v->u.str.n;
+		if (v->file)
+			c->file = el_xstrdup(v->file);
 		break;
 	case CV_UNKNOWN:
 		c->file = el_xstrdup(v->file);
@@ -561,8 +563,9 @@ int cv_truthy(const cv *v)
 static void note_left_out(el_cfg_run *r, const cv *v, const char *path)
 {
 	cJSON *last = cJSON_GetArrayItem(r->notes, cJSON_GetArraySize(r->notes) - 1);
-	const char *what = v->kind == CV_UNKNOWN ? v->why : v->line ? "a module (import), not a config value"
-										: "an imported name";
+	const char *what = v->kind == CV_UNKNOWN ? v->why
+			   : v->kind == CV_BIGINT ? "an integer past 64 bits (a lock holds integers to 2^64)"
+			   : v->line ? "a module (import), not a config value" : "an imported name";
 
 	if (last && !strcmp(el_jget_str(last, "key") ? el_jget_str(last, "key") : "", path) &&
 	    !strcmp(el_jget_str(last, "what") ? el_jget_str(last, "what") : "", what) &&
@@ -589,6 +592,11 @@ static cJSON *emit_at(el_cfg_run *r, const cv *v, const char *path, bool top, in
 		/* past 2^53 as its digits: a seed of 2**60 + 1 is not 2**60 */
 		return el_jnew_int(v->u.i);
 	case CV_BIGINT:
+		/* its digits, as the lock writer keeps an integer (el_jraw_int): within [-2^63, 2^64) */
+		if (!el_json_int_text(v->u.str.s, v->u.str.n, NULL)) {
+			note_left_out(r, v, path);
+			return NULL;
+		}
 		j = cJSON_CreateRaw(v->u.str.s);
 		if (j)
 			j->valuedouble = strtod(v->u.str.s, NULL);

@@ -2602,9 +2602,9 @@ static cv *bool_chain(parser *p, bool is_or)
 			return fail(p, tok(p)->line, "'%s' of a value not evaluated", word);
 		}
 		if (is_or ? t : !t) { /* decided: the rest is not evaluated, as Python does not */
-			while (at_name(p, word) || p->pos == 0 || true) {
-				skip_until(p, SKIP_IF | (is_or ? SKIP_BOOL : SKIP_BOOL));
-				if (at_name(p, "and") && is_or) {
+			for (;;) {
+				skip_until(p, SKIP_IF | SKIP_BOOL);
+				if (at_name(p, "and") && is_or) { /* a or b and c: b and c is one operand */
 					p->pos++;
 					continue;
 				}
@@ -2653,11 +2653,12 @@ cv *test(parser *p)
 		return v;
 	/* x if c else y: c decides which of x and y is evaluated */
 	line = tok(p)->line;
-	if (!v) {
+	if (!v) { /* x failed just before its 'if': c may still say y is the value */
 		if (p->r->fatal)
 			return NULL;
-		v = catch_value(p, start);
-		skip_until(p, SKIP_FOR);
+		p->pos = start;
+		skip_until(p, SKIP_IF);
+		v = failure_value(p);
 		if (!at_name(p, "if")) {
 			cv_free(v);
 			return syntax(p, "a conditional expression envlock cannot read");

@@ -589,7 +589,7 @@ static cJSON *emit_at(el_cfg_run *r, const cv *v, const char *path, bool top, in
 	case CV_BOOL:
 		return cJSON_CreateBool(v->u.b);
 	case CV_INT:
-		/* past 2^53 as its digits: a seed of 2**60 + 1 is not 2**60 */
+		/* past 2^53 as its digits: 2**60 + 1 is not 2**60 */
 		return el_jnew_int(v->u.i);
 	case CV_BIGINT:
 		/* its digits, as the lock writer keeps an integer (el_jraw_int): within [-2^63, 2^64) */

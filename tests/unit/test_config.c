@@ -476,6 +476,13 @@ static void python_semantics(void **state)
 			     "\"n\":\"x\",\"r\":\"0, 1, 2-71/z\"}");
 	assert_int_equal(note_count(out), 0);
 	cJSON_Delete(out);
+
+	/* a conditional and boolean operators evaluate only the side Python does */
+	out = eval_text("a = 1 if False else 2\nb = open('x') if False else 3\nc = 4 if True else open('y')\n"
+			"d = 0 or [] or 'z'\ne = 1 and 0 and open('q')\nf = None or 2 and 3\n");
+	check_effective(out, "{\"a\":2,\"b\":3,\"c\":4,\"d\":\"z\",\"e\":0,\"f\":3}");
+	assert_int_equal(note_count(out), 0);
+	cJSON_Delete(out);
 }
 
 /*

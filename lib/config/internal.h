@@ -86,6 +86,8 @@ struct el_cfg_run {
 	int fatal;     /* an ENVLOCK_E* code once a limit or a syntax error stops the run */
 	cJSON *notes;  /* [{file, line, key, what}] */
 	int n_notes;
+	char *last_key, *last_what; /* the last note's, so a value met twice at one path is named once */
+	int last_line;
 	cJSON *imports;/* [{file, line, module}] */
 	const char *stack[EL_CFG_MAX_FILES]; /* the files being read, for cycles */
 	int stack_n;

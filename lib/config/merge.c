@@ -459,7 +459,6 @@ static cv *load_json(el_cfg_run *r, const char *path, const char *text, size_t l
 {
 	cJSON *doc = cJSON_ParseWithLength(text, len);
 	cv *v, *bases_v, *base = NULL;
-	const cJSON *bases;
 
 	if (!doc || !cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
@@ -467,13 +466,11 @@ static cv *load_json(el_cfg_run *r, const char *path, const char *text, size_t l
 		return NULL;
 	}
 	el_json_exact_ints(doc, text, len);
-	bases = cJSON_GetObjectItemCaseSensitive(doc, "_base_");
 	v = from_json(r, doc, 0);
 	cJSON_Delete(doc);
 	if (!v)
 		return NULL;
 	if ((bases_v = cv_dict_pop(v, "_base_"))) {
-		(void)bases;
 		r->stack[r->stack_n++] = path;
 		base = load_bases(r, path, 0, bases_v);
 		r->stack_n--;
@@ -801,6 +798,8 @@ static int effective_text(cJSON **out, envlock_ctx *ctx, const char *path, const
 		cv_free(opts);
 	}
 	rc = run_finish(out, &r, v, path);
+	free(r.last_key);
+	free(r.last_what);
 	if (missing && rc == ENVLOCK_ENOTFOUND) {
 		*missing = r.missing;
 		r.missing = NULL;
@@ -853,7 +852,11 @@ int el_config_effective_in(cJSON **out, envlock_ctx *ctx, const char *path, cons
 int el_config_parse_options(cJSON **out, envlock_ctx *ctx, const char *const *options, size_t n_options)
 {
 	el_cfg_run r;
+	int rc;
 
 	run_init(&r, ctx);
-	return run_finish(out, &r, options_dict(&r, options, n_options), "--cfg-options");
+	rc = run_finish(out, &r, options_dict(&r, options, n_options), "--cfg-options");
+	free(r.last_key);
+	free(r.last_what);
+	return rc;
 }

@@ -4,9 +4,11 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "config/internal.h"
 #include "util/error.h"
+#include "util/xalloc.h"
 
 int el_cfg_fail(el_cfg_run *r, int code, const char *fmt, ...)
 {
@@ -30,6 +32,11 @@ void el_cfg_note(el_cfg_run *r, const char *file, int line, const char *key, con
 	if (r->n_notes >= EL_CFG_MAX_NOTES)
 		return;
 	r->n_notes++;
+	free(r->last_key);
+	free(r->last_what);
+	r->last_key = el_xstrdup(key ? key : "");
+	r->last_what = el_xstrdup(what);
+	r->last_line = line;
 	n = cJSON_CreateObject();
 	cJSON_AddStringToObject(n, "file", file);
 	cJSON_AddNumberToObject(n, "line", line);

@@ -562,14 +562,11 @@ int cv_truthy(const cv *v)
 /* A note for a value left out at path, said once for each path and reason. */
 static void note_left_out(el_cfg_run *r, const cv *v, const char *path)
 {
-	cJSON *last = cJSON_GetArrayItem(r->notes, cJSON_GetArraySize(r->notes) - 1);
 	const char *what = v->kind == CV_UNKNOWN ? v->why
 			   : v->kind == CV_BIGINT ? "an integer past 64 bits (a lock holds integers to 2^64)"
 			   : v->line ? "a module (import), not a config value" : "an imported name";
 
-	if (last && !strcmp(el_jget_str(last, "key") ? el_jget_str(last, "key") : "", path) &&
-	    !strcmp(el_jget_str(last, "what") ? el_jget_str(last, "what") : "", what) &&
-	    el_jget_int(last, "line", -1) == v->line)
+	if (r->last_key && !strcmp(r->last_key, path) && !strcmp(r->last_what, what) && r->last_line == v->line)
 		return;
 	el_cfg_note(r, v->file ? v->file : "", v->line, path, what);
 }

@@ -80,6 +80,42 @@ char *el_path_dir(const char *path)
 	return el_xstrndup(path, (size_t)(s - path));
 }
 
+char *el_path_normalise(const char *abs)
+{
+	size_t n = strlen(abs), o = 0;
+	char *out = el_xmalloc(n + 2);
+	const char *s = abs;
+
+	out[o++] = '/';
+	while (*s) {
+		const char *comp;
+		size_t clen;
+
+		while (*s == '/')
+			s++;
+		if (!*s)
+			break;
+		comp = s;
+		clen = strcspn(s, "/");
+		s += clen;
+		if (clen == 1 && comp[0] == '.')
+			continue;
+		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+			while (o > 1 && out[o - 1] != '/')
+				o--;
+			if (o > 1)
+				o--;
+			continue;
+		}
+		if (o > 1)
+			out[o++] = '/';
+		memcpy(out + o, comp, clen);
+		o += clen;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* Drop the last component of an absolute path held in buf (never above "/"). */
 /*
  * The folders el_root_realpath_at found to be directories, for a stable

@@ -107,4 +107,7 @@ const char *el_path_base(const char *path);
 /* The directory part of path ("/a/b" -> "/a", "/a" -> "/"); malloc'd. */
 char *el_path_dir(const char *path);
 
+/* The absolute path abs with ".", ".." and repeated slashes taken out, lexically, like os.path.normpath; malloc'd. */
+char *el_path_normalise(const char *abs);
+
 #endif

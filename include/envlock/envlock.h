@@ -20,5 +20,6 @@
 #include "pack.h"
 #include "redact.h"
 #include "solve.h"
+#include "config.h"
 
 #endif

@@ -53,6 +53,7 @@ int cmd_verify(int argc, char **argv, envlock_ctx *ctx);
 int cmd_ldd(int argc, char **argv, envlock_ctx *ctx);
 int cmd_pack(int argc, char **argv, envlock_ctx *ctx);
 int cmd_solve(int argc, char **argv, envlock_ctx *ctx);
+int cmd_config(int argc, char **argv, envlock_ctx *ctx);
 
 /*
  * The exit status for a library code a command returned: every

@@ -42,6 +42,7 @@ static const cmd_entry commands[] = {
 	{ "pack", cmd_pack, CMD_NEED_CTX, "an offline restore kit: the lock's conda archives and wheels, verified" },
 	{ "ldd", cmd_ldd, CMD_NEED_CTX, "what the loader will load for an ELF file, and why; never runs it" },
 	{ "solve", cmd_solve, CMD_NEED_CTX, "which stack this machine can run, and exactly how to install it" },
+	{ "config", cmd_config, CMD_NEED_CTX, "an OpenMMLab config's effective value, without Python, and what changed" },
 	{ NULL, NULL, 0, NULL }
 };
 

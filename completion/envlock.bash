@@ -2,7 +2,7 @@
 # Installed as share/bash-completion/completions/envlock; works without the
 # bash-completion package too (source it from ~/.bashrc).
 
-_envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import pack ldd solve"
+_envlock_commands="save show check diff restore verify bundle report sign verify-sig keygen export import pack ldd solve config"
 _envlock_sections="system gpu cuda cudnn compilers python conda pip frameworks loads repos configs checkpoints env"
 _envlock_steps="driver cuda compilers cudnn conda repos pip configs checkpoints verify"
 _envlock_report_formats="md latex html json text"
@@ -55,6 +55,7 @@ _envlock_options()
 	pack) echo "-o --output --conda-pkgs --pip-cache --wheels --add --link --force -q --quiet -h --help" ;;
 	ldd) echo "-r --root -L --library-path --json -h --help" ;;
 	solve) echo "-r --root --for --config --python-version --cpu --allow-driver-upgrade -n --stacks --json -o --output --pick --format --name --check --stack -h --help" ;;
+	config) echo "--cfg-options --site --format --json --diff -h --help" ;;
 	esac
 }
 
@@ -68,6 +69,9 @@ _envlock_value()
 	export:--format | export:-f) _envlock_reply "$_envlock_export_formats" "$3" ;;
 	bundle:--checkpoints) _envlock_reply "include hash" "$3" ;;
 	solve:--format) _envlock_reply "script requirements" "$3" ;;
+	config:--format) _envlock_reply "text py" "$3" ;;
+	config:--site) _envlock_files "$3" -d ;;
+	config:--cfg-options) COMPREPLY=() ;;
 	*:--root | ldd:-r | *:--library-path | ldd:-L | *:--conda-prefix | *:--repo | *:--wheels | pack:--conda-pkgs | pack:--pip-cache | *:--prefix | *:--dest | *:--state-dir | *:--cuda-home)
 		_envlock_files "$3" -d ;;
 	*:-o | *:--output | pack:--add | *:--python | *:--checkpoint | *:--config | *:--rules | *:--cuda-runfile | \

@@ -32,7 +32,10 @@ typedef struct {
 
 /**
  * Evaluate the config at path (relative to the current directory) with
- * its _base_ chain and opts->cfg_options (opts may be NULL). Errors, the
+ * its _base_ chain and opts->cfg_options (opts may be NULL). A key a
+ * base did not evaluate but a child config or an option then set (a
+ * value that replaces, not a dict merged into the unknown) has its value:
+ * it is not counted as not evaluated. Errors, the
  * detail naming the file and line ("configs/x.py:3: a bracket that is
  * not closed"): ENVLOCK_ENOTFOUND (a file of the chain, or a package,
  * is missing), ENVLOCK_EPARSE (what mmcv would refuse too: a syntax

@@ -31,6 +31,7 @@ typedef struct {
 	bool wrap;     /* comments wrap at width */
 	placed *at;    /* sorted by dict, then seq */
 	size_t nat, atcap;
+	const cJSON *mapping; /* the effective value, when it is written as one {...} mapping */
 	const cJSON **holds; /* dicts that hold a comment, or hold one that does: never on one line; sorted */
 	size_t nholds, holdscap;
 	el_buf scratch;
@@ -233,7 +234,7 @@ static void put_inline(printer *p, const cJSON *v)
  */
 static void put_value(printer *p, const cJSON *v, size_t col, int indent)
 {
-	bool kw = cJSON_IsObject(v) && el_py_keyword_form(v);
+	bool kw = cJSON_IsObject(v) && v != p->mapping && el_py_keyword_form(v);
 	size_t room = p->width && (size_t)p->width > col + 1 ? (size_t)p->width - col - 1 : 0;
 
 	if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) {
@@ -316,7 +317,8 @@ static int print_python(const envlock_config *c, envlock_ctx *ctx, FILE *out, in
 	if (p.nholds)
 		qsort(p.holds, p.nholds, sizeof(*p.holds), cmp_ptr);
 	put_header(&p, unplaced);
-	if (cJSON_IsObject(root) && el_py_keyword_form(root)) {
+	/* a top-level `dict = ...` would hide the builtin from the lines after it */
+	if (cJSON_IsObject(root) && el_py_keyword_form(root) && !cJSON_GetObjectItemCaseSensitive(root, "dict")) {
 		for (const cJSON *k = root->child; k; k = k->next) {
 			fprintf(out, "%s = ", k->string);
 			put_value(&p, k, strlen(k->string) + 3, 0);
@@ -324,7 +326,8 @@ static int print_python(const envlock_config *c, envlock_ctx *ctx, FILE *out, in
 		}
 		put_notes(&p, root, 0);
 	} else if (cJSON_IsObject(root)) {
-		/* a top-level key no assignment can make (--cfg-options 'a-b=1'): one mapping, as mmengine writes it */
+		/* a top-level key no assignment can make (--cfg-options 'a-b=1'), or dict: one mapping, as mmengine writes it */
+		p.mapping = root;
 		EL_GROW(p.holds, p.nholds + 1, p.holdscap);
 		p.holds[p.nholds++] = root;
 		qsort(p.holds, p.nholds, sizeof(*p.holds), cmp_ptr);

@@ -276,6 +276,10 @@ check_eq "with the same value and the new key" \
 	"$("$PYTHON" -c 'import json,sys; v=json.loads(sys.argv[1]); v["a-b"]=1; print(json.dumps(v, sort_keys=True))' "$(pyvalue r50.py)")" \
 	"$("$PYTHON" -c 'import json,sys; print(json.dumps(eval(open(sys.argv[1]).read(), {"dict": dict}), sort_keys=True))' map.out)"
 
+"$ENVLOCK" config "$R50" --format py --cfg-options dict=1 >dict.out
+check_eq "so does a top-level key named dict, which would hide the builtin" "{|}" "$(head -n 1 dict.out)|$(tail -n 1 dict.out)"
+check_grep "its dicts are still dict(...)" "^    'optimizer': dict(type='SGD', lr=0.02, momentum=0.9, weight_decay=0.0001),$" dict.out
+
 # --- package bases (--site) and mmengine's read_base() ---
 mkdir -p site/mmdet/.mim/configs/det site/mmx/configs
 printf "model = dict(depth=50)\nlr = 0.02\n" >site/mmdet/.mim/configs/det/base.py

@@ -17,17 +17,22 @@ trap 'rm -f "$log" "$stamp"' EXIT
 # What is in the tree, so that what the suite writes there shows: git's view
 # (new, changed and removed files) where the tree is a git checkout, and
 # every file and folder newer than $stamp (also a file rewritten with the
-# same bytes). build/, the generated fixture roots and bench/out/ are the
+# same bytes). build/ (or the folder make check's BUILD names, for a second
+# build beside it), the generated fixture roots and bench/out/ are the
 # suite's to write.
+built=${BUILD:-build}
+case $built in "$top"/*) built=${built#"$top"/} ;; /*) built=build ;; esac
+built=${built%/}
+built_re=$(printf '%s' "$built" | sed 's/[].[*^$\\]/\\&/g')
 in_git=0
 [ "$(git -C "$top" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top" && pwd -P)" ] && in_git=1
 tree_status() {
 	[ "$in_git" = 1 ] || return 0
 	git -C "$top" status --porcelain --ignored 2>/dev/null | cut -c4- |
-		grep -v -e '^build/' -e '^tests/fixtures/roots/' -e '^bench/out/'
+		grep -v -e '^build/' -e "^$built_re/" -e '^tests/fixtures/roots/' -e '^bench/out/'
 }
 tree_newer() {
-	(cd "$top" && find . \( -path ./.git -o -path ./build -o -path ./tests/fixtures/roots -o -path ./bench/out \) \
+	(cd "$top" && find . \( -path ./.git -o -path ./build -o -path "./$built" -o -path ./tests/fixtures/roots -o -path ./bench/out \) \
 		-prune -o -newer "$stamp" \( -type d -printf '%p/\n' -o -printf '%p\n' \)) | sed '/^\.\/$/!s|^\./||'
 }
 before=$(tree_status)

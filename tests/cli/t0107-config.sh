@@ -137,35 +137,35 @@ check_eq "the options apply to the second" \
 # --- hand-written configs: what is not evaluated, Python's repr, lists in a diff ---
 mkdir cfg
 cat >cfg/base.py <<'EOF'
-model = dict(type='M', backbone=dict(depth=50, frozen=foo()), heads=[dict(x=bar())])
+model = dict(type='M', backbone=dict(depth=50, frozen=open('f')), heads=[dict(x=open('b'))])
 lr = 0.02
-shared = dict(y=baz())
+shared = dict(y=open('z'))
 EOF
 cat >cfg/child.py <<'EOF'
 _base_ = './base.py'
 model = dict(backbone=dict(depth=101))
-work_dir = f'work/{name}'
-print('hello')
+work_dir = (lambda: 'work')()
+open('log').close()
 EOF
 (cd cfg && "$ENVLOCK" config child.py --format py) >child.py.out
 check_status "a config with keys not evaluated" 1 $?
 cat >child.want <<'EOF'
 # not evaluated, and left out of the value below:
-#   model.heads.x: a call to bar() (base.py:1)
-#   a call to print() (not run) (child.py:4)
+#   a statement not evaluated: a call to open() (child.py:4)
+#   model.heads.x: a call to open() (base.py:1)
 model = dict(
     type='M',
     backbone=dict(
         depth=101,
-        # frozen: not evaluated: a call to foo() (base.py:1)
+        # frozen: not evaluated: a call to open() (base.py:1)
     ),
     heads=[dict()],
 )
 lr = 0.02
 shared = dict(
-    # y: not evaluated: a call to baz() (base.py:3)
+    # y: not evaluated: a call to open() (base.py:3)
 )
-# work_dir: not evaluated: an f-string (child.py:3)
+# work_dir: not evaluated: a call to (lambda: 'work')() (child.py:3)
 EOF
 check_diff "each left out where its key would be; through a list, or with no key, at the top" child.want child.py.out
 check_eq "and it is Python: the value without those keys" \
@@ -177,14 +177,14 @@ check_eq "--json: not_evaluated, key by key" \
 	"$("$PYTHON" -c 'import json, sys
 print(json.dumps(sorted([n["file"], n["line"], n["key"]] for n in json.load(open(sys.argv[1]))["not_evaluated"])))' child.json)"
 (cd cfg && COLUMNS=40 "$ENVLOCK" config child.py) >child.40
-check_grep "a comment wraps at the width, as comment lines" "^#     (child.py:4)$" child.40
+check_grep "a comment wraps at the width, as comment lines" "^#     open() (child.py:4)$" child.40
 check_eq "and stays Python" "$(pyvalue child.py.out)" "$(pyvalue child.40)"
 
 # the diff: a key the new side did not evaluate is unknown, not removed; a shared base's note does not count
 cat >cfg/other.py <<'EOF'
 _base_ = './base.py'
 model = dict(backbone=dict(depth=101, frozen=1), heads=[dict(x=1), dict(x=2)])
-lr = qux()
+lr = open('q')
 EOF
 (cd cfg && "$ENVLOCK" config --diff child.py other.py) >cd.out
 check_status "--diff with keys not evaluated" 1 $?
@@ -192,12 +192,12 @@ cat >cd.want <<'EOF'
 --- child.py
 +++ other.py
 + model.heads[1]: dict(x=2)
-? model.backbone.frozen: not evaluated in the old config: a call to foo() (base.py:1)
-? model.heads.x: not evaluated in the old config: a call to bar() (base.py:1)
-? shared.y: not evaluated on both sides: a call to baz() (base.py:3)
-? work_dir: not evaluated in the old config: an f-string (child.py:3)
-? (a statement with no key): not evaluated in the old config: a call to print() (not run) (child.py:4)
-? lr: not evaluated in the new config: a call to qux() (other.py:3)
+? (a statement with no key): not evaluated in the old config: a statement not evaluated: a call to open() (child.py:4)
+? model.backbone.frozen: not evaluated in the old config: a call to open() (base.py:1)
+? model.heads.x: not evaluated in the old config: a call to open() (base.py:1)
+? shared.y: not evaluated on both sides: a call to open() (base.py:3)
+? work_dir: not evaluated in the old config: a call to (lambda: 'work')() (child.py:3)
+? lr: not evaluated in the new config: a call to open() (other.py:3)
 EOF
 check_diff "changes by path, then what is unknown, and on which side" cd.want cd.out
 (cd cfg && "$ENVLOCK" config other.py --json) >other.json

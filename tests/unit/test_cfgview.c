@@ -212,28 +212,28 @@ static void notes_land_where_their_key_would_be(void **state)
 	char *text, *want, *file;
 
 	(void)state;
-	unit_write(dir, "base.py", "model = dict(type='M', backbone=dict(depth=50, frozen=foo()), heads=[dict(x=bar())])\n"
+	unit_write(dir, "base.py", "model = dict(type='M', backbone=dict(depth=50, frozen=open('f')), heads=[dict(x=open('b'))])\n"
 				   "lr = 0.02\n", -1);
 	unit_write(dir, "child.py", "_base_ = './base.py'\nmodel = dict(backbone=dict(depth=101))\n"
-				    "work_dir = f'work/{name}'\nprint('hello')\n", -1);
+				    "work_dir = (lambda: 'work')()\nopen('log').close()\n", -1);
 	text = printed("child.py", 0, &notes);
 	assert_int_equal(notes, 4);
 	/* the file names are the evaluator's: here absolute, outside the current directory */
 	file = strdup(dir);
 	assert_int_equal(asprintf(&want,
 				  "# not evaluated, and left out of the value below:\n"
-				  "#   model.heads.x: a call to bar() (%s/base.py:1)\n"
-				  "#   a call to print() (not run) (%s/child.py:4)\n"
+				  "#   a statement not evaluated: a call to open() (%s/child.py:4)\n"
+				  "#   model.heads.x: a call to open() (%s/base.py:1)\n"
 				  "model = dict(\n"
 				  "    type='M',\n"
 				  "    backbone=dict(\n"
 				  "        depth=101,\n"
-				  "        # frozen: not evaluated: a call to foo() (%s/base.py:1)\n"
+				  "        # frozen: not evaluated: a call to open() (%s/base.py:1)\n"
 				  "    ),\n"
 				  "    heads=[dict()],\n"
 				  ")\n"
 				  "lr = 0.02\n"
-				  "# work_dir: not evaluated: an f-string (%s/child.py:3)\n",
+				  "# work_dir: not evaluated: a call to (lambda: 'work')() (%s/child.py:3)\n",
 				  file, file, file, file) > 0, 1);
 	assert_string_equal(text, want);
 	free(want);
@@ -302,10 +302,10 @@ static void diff_by_key_path(void **state)
 	(void)state;
 	unit_write(dir, "a.py", "optim_wrapper = dict(type='OptimWrapper', optimizer=dict(lr=0.02))\n"
 				"pipeline = [dict(type='Load'), dict(type='Resize', scale=(1333, 800))]\n"
-				"gone = 1\nmaybe = dict(x=1)\nshared = dict(y=foo())\n", -1);
+				"gone = 1\nmaybe = dict(x=1)\nshared = dict(y=open('f'))\n", -1);
 	unit_write(dir, "b.py", "optim_wrapper = dict(type='AmpOptimWrapper', optimizer=dict(lr=0.02))\n"
 				"pipeline = [dict(type='Load'), dict(type='Resize', scale=(640, 640)), dict(type='Pack')]\n"
-				"maybe = dict(x=bar())\nshared = dict(y=foo())\nnew = None\n", -1);
+				"maybe = dict(x=open('b'))\nshared = dict(y=open('f'))\nnew = None\n", -1);
 	text = diffed("a.py", "b.py", &same);
 	assert_false(same);
 	body = strstr(text, "\n+++ ");
@@ -318,9 +318,9 @@ static void diff_by_key_path(void **state)
 					 "+ pipeline[2]: dict(type='Pack')\n"
 					 "- gone: 1\n"
 					 "+ new: None\n"
-					 "? shared.y: not evaluated in the old config: a call to foo() (%s/a.py:5)\n"
-					 "? maybe.x: not evaluated in the new config: a call to bar() (%s/b.py:3)\n"
-					 "? shared.y: not evaluated in the new config: a call to foo() (%s/b.py:4)\n",
+					 "? shared.y: not evaluated in the old config: a call to open() (%s/a.py:5)\n"
+					 "? maybe.x: not evaluated in the new config: a call to open() (%s/b.py:3)\n"
+					 "? shared.y: not evaluated in the new config: a call to open() (%s/b.py:4)\n",
 				  dir, dir, dir) > 0, 1);
 	assert_string_equal(body, want);
 	free(want);
@@ -333,13 +333,13 @@ static void the_same_statement_on_both_sides(void **state)
 	char *text;
 
 	(void)state;
-	unit_write(dir, "base.py", "x = dict(y=foo(), z=1)\n", -1);
+	unit_write(dir, "base.py", "x = dict(y=open('f'), z=1)\n", -1);
 	unit_write(dir, "c1.py", "_base_ = './base.py'\nx = dict(z=2)\n", -1);
 	unit_write(dir, "c2.py", "_base_ = './base.py'\nx = dict(z=2)\n", -1);
 	text = diffed("c1.py", "c2.py", &same);
 	/* base.py's x.y is left out on both sides by the same statement: it does not count */
 	assert_true(same);
-	assert_non_null(strstr(text, "? x.y: not evaluated on both sides: a call to foo() ("));
+	assert_non_null(strstr(text, "? x.y: not evaluated on both sides: a call to open() ("));
 	assert_non_null(strstr(text, "\nthe same, but for what neither side evaluated\n"));
 	free(text);
 	text = diffed("base.py", "c1.py", &same);

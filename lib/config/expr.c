@@ -2383,6 +2383,25 @@ static cv *unary(parser *p)
 	p->depth--;
 	if (!v || !usable(p, v))
 		return NULL;
+	if (v->kind == CV_BIGINT && op != '~') { /* -9223372036854775808 is a 64-bit integer; longer ones stay digits */
+		const char *d = v->u.str.s;
+		bool neg = d[0] == '-';
+		cv *c;
+
+		if (op == '+')
+			return v;
+		if (!neg && !strcmp(d, "9223372036854775808"))
+			c = cv_int(p->r, LLONG_MIN);
+		else {
+			c = cv_new(p->r, CV_BIGINT);
+			c->u.str.s = neg ? el_xstrdup(d + 1) : el_xasprintf("-%s", d);
+			c->u.str.n = strlen(c->u.str.s);
+			c->file = v->file ? el_xstrdup(v->file) : NULL;
+			c->line = v->line;
+		}
+		cv_free(v);
+		return c;
+	}
 	if (!is_num(v) || (op == '~' && v->kind == CV_FLOAT)) {
 		fail(p, line, "a unary '%c' on a %s", op, cv_kind_name(v->kind));
 		cv_free(v);

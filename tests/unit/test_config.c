@@ -564,14 +564,15 @@ static void bases_and_keys(void **state)
 	(void)state;
 	unit_write(dir, "j/base.json", "{\"model\": {\"depth\": 50, \"w\": [1.5, null, true]}, \"seed\": 9007199254740993}\n", -1);
 	unit_write(dir, "j/c.py", "_base_ = './base.json'\nmodel = dict(depth=101)\n_deprecation_ = dict(expected='x.py')\n"
-				  "big = 12345678901234567890\nhuge = 123456789012345678901234567890\n", -1);
+				  "big = 12345678901234567890\nhuge = 123456789012345678901234567890\n"
+				  "low = -9223372036854775808\n", -1);
 	out = eval_opts("j/c.py", NULL, 0, 0);
 	{
 		char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(out, "effective"));
 
 		/* the digits themselves, not a double's nearest; _deprecation_ gone */
 		assert_string_equal(text, "{\"model\":{\"depth\":101,\"w\":[1.5,null,true]},\"seed\":9007199254740993,"
-					  "\"big\":12345678901234567890}");
+					  "\"big\":12345678901234567890,\"low\":-9223372036854775808}");
 		free(text);
 		/* past 2^64 no lock could hold it: named, not rounded */
 		assert_int_equal(note_count(out), 1);

@@ -71,7 +71,11 @@ static void mask_values(cJSON *v, bool under_secret, el_buf *path, cJSON *masked
 		}
 		if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
 			mask_values(c, secret, path, masked, n);
-		} else if (cJSON_IsString(c) && el_redact_credential(c->valuestring, strlen(c->valuestring), secret)) {
+		} else if ((cJSON_IsString(c) && el_redact_credential(c->valuestring, strlen(c->valuestring), secret)) ||
+			   (secret && el_jraw_int(c) && el_redact_credential(el_jraw_int(c), strlen(el_jraw_int(c)), true))) {
+			/* a numeric key past 2^53 is kept as its digits (a Raw node): it becomes the string */
+			if (!cJSON_IsString(c))
+				c->type = cJSON_String | (c->type & cJSON_StringIsConst);
 			set_string(c, el_xstrdup(EL_REDACT_SECRET));
 			el_jpush_str(masked, path->data ? el_buf_cstr(path) : "");
 			(*n)++;

@@ -34,8 +34,9 @@ bool el_redact_secret_key(const char *name, size_t len);
  * Has the n bytes at s the shape of a credential? A token by its own
  * form (hf_..., ghp_..., github_pat_..., glpat-..., sk-..., xoxb-...,
  * AKIA..., AIza..., a JWT) anywhere; under a key that says it holds a
- * secret (secret_key), also an opaque string of 16 or more letters and
- * digits (a W&B API key's 40 hex digits). A config's values are masked
+ * secret (secret_key), also an opaque string of 16 or more digits and
+ * letters, digits among them (a W&B API key's 40 hex digits, a numeric
+ * key). A config's values are masked
  * only so: dict(key='proposals') names a field, not a secret.
  */
 bool el_redact_credential(const char *s, size_t n, bool secret_key);

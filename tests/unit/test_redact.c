@@ -54,6 +54,7 @@ static void config_text_masks_values_not_keys(void **state)
 	expect_text("os.environ['HF_TOKEN'] = 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789'\n", "os.environ['HF_TOKEN'] = '<secret>'\n", 1);
 	expect_text("def f(api_key: str = 'k1k2k3k4k5k6k7k8'):\n", "def f(api_key: str = '<secret>'):\n", 1);
 	expect_text("token = r'''ghp_0123456789abcdefghijABCDEFGHIJ0123456789'''\n", "token = r'''<secret>'''\n", 1);
+	expect_text("api_key = 1234567890123456789\n", "api_key = <secret>\n", 1);
 	/* a token by its own shape, under any name */
 	expect_text("hub = dict(auth='ghp_0123456789abcdefghijABCDEFGHIJ0123456789')\n", "hub = dict(auth='<secret>')\n", 1);
 	/* references, empties, comparisons, the pipeline's keys, and words are not secrets */

@@ -5,9 +5,10 @@
  * as Python literals like mmdet's tools/misc/print_config.py, and what
  * changed between two configs, key path by key path.
  *
- * What the evaluator does not read (a call, an f-string, a lambda, a
- * statement) is never guessed: the key is left out of the value and
- * listed as not evaluated, with file and line.
+ * What the evaluator cannot know (a call to a function, a lambda, an
+ * imported object, a loop over what is not known) is never guessed: the
+ * key is left out of the value and listed as not evaluated under every
+ * key path the value reached, with file and line.
  */
 #ifndef ENVLOCK_CONFIG_H
 #define ENVLOCK_CONFIG_H
@@ -35,7 +36,9 @@ typedef struct {
  * its _base_ chain and opts->cfg_options (opts may be NULL). A key a
  * base did not evaluate but a child config or an option then set (a
  * value that replaces, not a dict merged into the unknown) has its value:
- * it is not counted as not evaluated. Errors, the
+ * only what the final value lacks is counted as not evaluated. What
+ * Python would raise on (a name not defined, a missing key) refuses the
+ * config, as Config does. Errors, the
  * detail naming the file and line ("configs/x.py:3: a bracket that is
  * not closed"): ENVLOCK_ENOTFOUND (a file of the chain, or a package,
  * is missing), ENVLOCK_EPARSE (what mmcv would refuse too: a syntax

@@ -60,48 +60,6 @@ static void show_files(cJSON *doc, const char *key)
 	}
 }
 
-/*
- * Does key (dotted, list indexes dropped) reach a value in v: through
- * dicts by key and through every item of a list? The evaluator leaves a
- * key out whenever it cannot know it, so a note whose key is there was
- * overridden afterwards, by a child config or an option, not merged
- * into: a scalar or a list replaced what the base's statement gave.
- */
-static bool reaches(const cJSON *v, const char *key)
-{
-	size_t n = strcspn(key, ".");
-	const cJSON *c;
-	char *step;
-
-	if (cJSON_IsArray(v)) {
-		cJSON_ArrayForEach(c, v)
-			if (!reaches(c, key))
-				return false;
-		return v->child != NULL;
-	}
-	if (!cJSON_IsObject(v))
-		return false;
-	step = el_xstrndup(key, n);
-	c = cJSON_GetObjectItemCaseSensitive(v, step);
-	free(step);
-	return c && (!key[n] || reaches(c, key + n + 1));
-}
-
-/* Drop the notes about keys that have their value after all (reaches). */
-static void drop_overridden(cJSON *doc)
-{
-	cJSON *notes = cJSON_GetObjectItemCaseSensitive(doc, "not_evaluated"), *n, *next;
-	const cJSON *effective = cJSON_GetObjectItemCaseSensitive(doc, "effective");
-
-	for (n = notes ? notes->child : NULL; n; n = next) {
-		const cJSON *key = cJSON_GetObjectItemCaseSensitive(n, "key");
-
-		next = n->next;
-		if (cJSON_IsString(key) && key->valuestring[0] && reaches(effective, key->valuestring))
-			cJSON_Delete(cJSON_DetachItemViaPointer(notes, n));
-	}
-}
-
 int envlock_config_load(envlock_config **out, envlock_ctx *ctx, const char *path, const envlock_config_opts *opts)
 {
 	static const envlock_config_opts none = { NULL, 0, NULL, 0 };
@@ -120,7 +78,6 @@ int envlock_config_load(envlock_config **out, envlock_ctx *ctx, const char *path
 	free(missing);
 	if (rc != 0)
 		return rc;
-	drop_overridden(doc);
 	show_files(doc, "not_evaluated");
 	show_files(doc, "imports");
 	*out = el_xcalloc(1, sizeof(**out));

@@ -105,6 +105,27 @@ static void bind_unknown(parser *p, const char *name, int line, const char *what
 	cv_dict_set(p->r, p->names, name, cv_unknown(p->r, p->path, line, what));
 }
 
+/* The last '.' or '[' at bracket depth 0 of the target [start, end): the part stored into; end when none. */
+static size_t last_trailer(parser *p, size_t start, size_t end)
+{
+	size_t last = end;
+	int depth = 0;
+
+	for (size_t i = start; i < end; i++) {
+		el_tok *t = &p->t[i];
+
+		if (t->kind != TK_OP)
+			continue;
+		if (!depth && t->len == 1 && (p->s[t->start] == '.' || p->s[t->start] == '['))
+			last = i;
+		if (t->len == 1 && strchr("([{", p->s[t->start]))
+			depth++;
+		else if (t->len == 1 && strchr(")]}", p->s[t->start]))
+			depth--;
+	}
+	return last;
+}
+
 /*
  * Assign v (taken) to the target tokens [start, end): a name, a.b.c,
  * a[k], or a tuple or list of targets to unpack into. false when the
@@ -112,9 +133,8 @@ static void bind_unknown(parser *p, const char *name, int line, const char *what
  */
 bool assign_target(parser *p, size_t start, size_t end, cv *v, int line)
 {
-	size_t comma = find_top(p, start, end, ","), save = p->pos, save_limit = p->limit, last = end;
+	size_t comma = find_top(p, start, end, ","), save = p->pos, save_limit = p->limit, last;
 	el_tok save_eof = p->eof;
-	int depth = 0;
 	bool ok = false;
 
 	if (start >= end) {
@@ -194,18 +214,7 @@ bool assign_target(parser *p, size_t start, size_t end, cv *v, int line)
 		return !p->r->fatal;
 	}
 	/* the last trailer at depth 0 is the store; what comes before it is the container */
-	for (size_t i = start; i < end; i++) {
-		el_tok *t = &p->t[i];
-
-		if (t->kind != TK_OP)
-			continue;
-		if (!depth && t->len == 1 && (p->s[t->start] == '.' || p->s[t->start] == '['))
-			last = i;
-		if (t->len == 1 && strchr("([{", p->s[t->start]))
-			depth++;
-		else if (t->len == 1 && strchr(")]}", p->s[t->start]))
-			depth--;
-	}
+	last = last_trailer(p, start, end);
 	if (last == end || last == start || p->t[start].kind != TK_NAME) {
 		cv_free(v);
 		syntax(p, "a target Python cannot assign to");
@@ -265,9 +274,8 @@ out:
 /* del a, b.c, d[k] */
 static void del_target(parser *p, size_t start, size_t end, int line)
 {
-	size_t last = end, save = p->pos, save_limit = p->limit;
+	size_t last, save = p->pos, save_limit = p->limit;
 	el_tok save_eof = p->eof;
-	int depth = 0;
 	cv *c;
 
 	if (end == start + 1 && p->t[start].kind == TK_NAME) {
@@ -280,18 +288,7 @@ static void del_target(parser *p, size_t start, size_t end, int line)
 		free(name);
 		return;
 	}
-	for (size_t i = start; i < end; i++) {
-		el_tok *t = &p->t[i];
-
-		if (t->kind != TK_OP)
-			continue;
-		if (!depth && t->len == 1 && (p->s[t->start] == '.' || p->s[t->start] == '['))
-			last = i;
-		if (t->len == 1 && strchr("([{", p->s[t->start]))
-			depth++;
-		else if (t->len == 1 && strchr(")]}", p->s[t->start]))
-			depth--;
-	}
+	last = last_trailer(p, start, end);
 	if (last == end || last == start) {
 		syntax(p, "a del of something Python cannot delete");
 		return;

@@ -899,6 +899,22 @@ static void args_release(call_args *a)
 	cv_free(a->kw);
 }
 
+/* At '**': the dict after it (a reference), or NULL when it is not one that is known. */
+static cv *splat_dict(parser *p, int line)
+{
+	cv *x;
+
+	p->pos++;
+	if (!(x = test(p)) || !usable(p, x))
+		return NULL;
+	if (x->kind != CV_DICT) {
+		fail(p, line, "a ** of a %s", cv_kind_name(x->kind));
+		cv_free(x);
+		return NULL;
+	}
+	return x;
+}
+
 /* After '(': the arguments up to ')', consumed. false when failed (the call cannot be evaluated). */
 static bool parse_args(parser *p, call_args *a)
 {
@@ -911,16 +927,10 @@ static bool parse_args(parser *p, call_args *a)
 		size_t start = p->pos;
 
 		if (at_op(p, "**")) {
-			cv *x;
+			cv *x = splat_dict(p, line);
 
-			p->pos++;
-			if (!(x = test(p)) || !usable(p, x))
+			if (!x)
 				return false;
-			if (x->kind != CV_DICT) {
-				fail(p, line, "a ** of a %s", cv_kind_name(x->kind));
-				cv_free(x);
-				return false;
-			}
 			for (size_t i = 0; i < x->u.d->n; i++) {
 				if (cv_dict_find(a->kw, x->u.d->keys[i]) >= 0) {
 					raises(p, line, "got multiple values for keyword argument '%s'", x->u.d->keys[i]);
@@ -2006,16 +2016,10 @@ static cv *dict_display(parser *p)
 
 		start = p->pos;
 		if (at_op(p, "**")) {
-			cv *x;
+			cv *x = splat_dict(p, line);
 
-			p->pos++;
-			if (!(x = test(p)) || !usable(p, x))
+			if (!x)
 				goto bad;
-			if (x->kind != CV_DICT) {
-				fail(p, line, "a ** of a %s", cv_kind_name(x->kind));
-				cv_free(x);
-				goto bad;
-			}
 			for (size_t i = 0; i < x->u.d->n; i++)
 				cv_dict_set(p->r, d, x->u.d->keys[i], cv_ref(x->u.d->vals[i]));
 			cv_free(x);

@@ -3,7 +3,7 @@
 CC      ?= cc
 PKGS    := libcjson libcrypto libgit2 libarchive libzstd
 DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
-           libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema \
+           libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema python3-yaml \
            libacl1-dev liblz4-dev python3-torch zstd python3-venv \
            python3-pip python3-setuptools python3-wheel \
            clang-14 libclang-rt-14-dev

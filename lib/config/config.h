@@ -18,7 +18,8 @@
  * instead of merging. {{ _base_.x }} and mmengine's _base_.x read the
  * merged bases, and mmengine's writes into _base_ (_base_.a.b = v, del
  * _base_.x) edit them before the merge; `with read_base(): from .a import
- * *` binds a's names as Python's import does. .json bases are read too.
+ * *` binds a's names as Python's import does. .json and .yaml bases are read
+ * too (YAML as PyYAML's safe loader reads it, lib/config/yaml.h).
  * What Python would raise on (a name not defined, a missing key, a
  * reserved key such as filename) refuses the config, as Config does.
  * --cfg-options are parsed as mmcv's DictAction does and merged last,

@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "config/internal.h"
+#include "config/yaml.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "lock/model.h"
@@ -281,10 +282,10 @@ static cv *load_bases(el_cfg_run *r, const char *path, int line, const cv *bases
 			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a _base_ entry that is a %s", path, line, cv_kind_name(b->kind));
 			break;
 		}
-		if (!el_ends_with(b->u.str.s, ".py") && !el_ends_with(b->u.str.s, ".json")) {
-			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is not a .py or .json config%s", path, line,
-				    b->u.str.s, el_ends_with(b->u.str.s, ".yaml") || el_ends_with(b->u.str.s, ".yml")
-				    ? " (envlock does not read YAML configs)" : "");
+		if (!el_ends_with(b->u.str.s, ".py") && !el_ends_with(b->u.str.s, ".json") &&
+		    !el_ends_with(b->u.str.s, ".yaml") && !el_ends_with(b->u.str.s, ".yml")) {
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: the base '%s' is not a .py, .json or .yaml config", path,
+				    line, b->u.str.s);
 			break;
 		}
 		if (strstr(b->u.str.s, "::")) {
@@ -454,18 +455,32 @@ static cv *from_json(el_cfg_run *r, const cJSON *j, int depth)
 	return v;
 }
 
-/* A .json config: its object, its own _base_ merged under it as a .py file's would be. */
-static cv *load_json(el_cfg_run *r, const char *path, const char *text, size_t len)
+/*
+ * A .json or .yaml config (mmengine loads both with their own parsers):
+ * its mapping, its own _base_ merged under it as a .py file's would be.
+ */
+static cv *load_data(el_cfg_run *r, const char *path, const char *text, size_t len)
 {
-	cJSON *doc = cJSON_ParseWithLength(text, len);
+	cJSON *doc = NULL;
 	cv *v, *bases_v, *base = NULL;
 
-	if (!doc || !cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
-		el_cfg_fail(r, ENVLOCK_EPARSE, "%s: not a JSON object", path);
-		return NULL;
+	if (el_ends_with(path, ".json")) {
+		doc = cJSON_ParseWithLength(text, len);
+		if (!doc || !cJSON_IsObject(doc)) {
+			cJSON_Delete(doc);
+			el_cfg_fail(r, ENVLOCK_EPARSE, "%s: not a JSON object", path);
+			return NULL;
+		}
+		el_json_exact_ints(doc, text, len);
+	} else {
+		char msg[600];
+		int rc = el_cfg_yaml_parse(path, text, len, &doc, msg, sizeof(msg));
+
+		if (rc) {
+			el_cfg_fail(r, rc, "%s", msg);
+			return NULL;
+		}
 	}
-	el_json_exact_ints(doc, text, len);
 	v = from_json(r, doc, 0);
 	cJSON_Delete(doc);
 	if (!v)
@@ -502,8 +517,8 @@ static cv *load_file(el_cfg_run *r, const char *path, const char *text, size_t l
 		el_cfg_fail(r, ENVLOCK_ELIMIT, "%s: more than %d files in the chain", path, EL_CFG_MAX_FILES);
 		return NULL;
 	}
-	if (el_ends_with(path, ".json"))
-		return load_json(r, path, text, len);
+	if (el_ends_with(path, ".json") || el_ends_with(path, ".yaml") || el_ends_with(path, ".yml"))
+		return load_data(r, path, text, len);
 	r->stack[r->stack_n++] = path;
 	el_cfg_eval(r, path, text, len, &f);
 	r->stack_n--;

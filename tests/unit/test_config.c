@@ -586,9 +586,19 @@ static void bases_and_keys(void **state)
 	msg = error_of("j/res.py", ENVLOCK_EPARSE);
 	assert_non_null(strstr(msg, "res.py: 'filename' is reserved for config file"));
 	free(msg);
-	unit_write(dir, "j/yaml.py", "_base_ = './b.yaml'\n", -1);
-	msg = error_of("j/yaml.py", ENVLOCK_EPARSE);
-	assert_non_null(strstr(msg, "envlock does not read YAML configs"));
+	/* a .yaml base, with its own _base_, read as PyYAML reads it (1e-4 is a str there, 1.5e-3 a float) */
+	unit_write(dir, "j/b0.yaml", "optimizer:\n  type: SGD\n  lr: 0.02\n", -1);
+	unit_write(dir, "j/b.yaml", "_base_: ./b0.yaml\noptimizer: {lr: 1.5e-3, eps: 1e-4}\nflip: yes\n"
+				    "scales: [[1333, 800], [1333, 640]]\n", -1);
+	unit_write(dir, "j/yaml.py", "_base_ = './b.yaml'\noptimizer = dict(momentum=0.9)\n", -1);
+	out = eval_opts("j/yaml.py", NULL, 0, 0);
+	check_effective(out, "{\"optimizer\":{\"type\":\"SGD\",\"lr\":0.0015,\"eps\":\"1e-4\",\"momentum\":0.9},"
+			     "\"flip\":true,\"scales\":[[1333,800],[1333,640]]}");
+	cJSON_Delete(out);
+	unit_write(dir, "j/bad.yaml", "a: &x 1\nb: *x\n", -1);
+	unit_write(dir, "j/bad.py", "_base_ = './bad.yaml'\n", -1);
+	msg = error_of("j/bad.py", ENVLOCK_EPARSE);
+	assert_non_null(strstr(msg, "bad.yaml:1:"));
 	free(msg);
 	unit_write(dir, "j/cyc.py", "a = []\na.append(a)\n", -1);
 	msg = error_of("j/cyc.py", ENVLOCK_EPARSE);

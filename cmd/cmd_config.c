@@ -22,8 +22,8 @@ static void usage(FILE *out)
 	      "  --json        the value and what was not evaluated, as JSON\n"
 	      "  --diff A [B]  what changed from A to B by key path; with A alone, from A's first base to A\n"
 	      "\n"
-	      "A key that could not be evaluated (a call, an f-string, an import) is left out and shown\n"
-	      "as a comment where it would be, with its file and line.\n"
+	      "A key that could not be evaluated (a call to a function, a lambda, an imported object) is\n"
+	      "left out and shown as a comment where it would be, with its file and line.\n"
 	      "\n"
 	      "Exit status: 0 the value is complete (--diff: the same), 1 some key was not evaluated\n"
 	      "(--diff: they differ, or a key not evaluated on one side), 2 an error.\n", out);

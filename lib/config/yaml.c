@@ -590,10 +590,14 @@ static int kslot_cmp(const void *a, const void *b)
 /* As a dict is filled: a key given again keeps its first place and takes the last value. */
 static void dedup_keys(cJSON *map)
 {
-	size_t n = (size_t)cJSON_GetArraySize(map), i = 0;
+	size_t n = 0, i = 0;
 	struct kslot *slots;
 
-	if (n < 2 || !cJSON_IsObject(map))
+	if (!cJSON_IsObject(map))
+		return;
+	for (const cJSON *it = map->child; it; it = it->next)
+		n++;
+	if (n < 2)
 		return;
 	slots = el_xmalloc(n * sizeof(*slots));
 	for (cJSON *it = map->child; it; it = it->next, i++)

@@ -402,6 +402,19 @@ static size_t header_colon(parser *p)
 	return p->n;
 }
 
+/* The ':' of the compound statement's header at p->pos (*colon) and the end of its suite (*end); false after a syntax error. */
+static bool suite(parser *p, int col, size_t *colon, size_t *end)
+{
+	*colon = header_colon(p);
+	if (*colon >= p->n) {
+		syntax(p, "expected ':'");
+		return false;
+	}
+	p->pos = *colon;
+	*end = suite_end(p, col);
+	return true;
+}
+
 /*
  * Statements in [start, end) that will not be run: each name they
  * assign becomes "not evaluated" with what, each value they may edit
@@ -539,13 +552,8 @@ static void if_stmt(parser *p)
 				cv_free(c);
 			}
 		}
-		colon = header_colon(p);
-		if (colon >= p->n) {
-			syntax(p, "expected ':'");
+		if (!suite(p, col, &colon, &sfx))
 			return;
-		}
-		p->pos = colon;
-		sfx = suite_end(p, col);
 		if (!decided && !unknown && (is_else || t == 1)) {
 			decided = true;
 			run_start = colon + 1;
@@ -586,14 +594,10 @@ static void for_stmt(parser *p)
 	tend = p->pos;
 	p->pos++;
 	it = test_list(p);
-	colon = header_colon(p);
-	if (colon >= p->n) {
+	if (!suite(p, col, &colon, &body_end)) {
 		cv_free(it);
-		syntax(p, "expected ':'");
 		return;
 	}
-	p->pos = colon;
-	body_end = suite_end(p, col);
 	p->pos = body_end;
 	if (tok(p)->bol && tok(p)->col == col && at_name(p, "else")) {
 		p->pos++;
@@ -668,13 +672,8 @@ static void skip_compound(parser *p, const char *kw)
 		bind_unknown(p, name, line, what);
 		free(name);
 	}
-	colon = header_colon(p);
-	if (colon >= p->n) {
-		syntax(p, "expected ':'");
+	if (!suite(p, col, &colon, &end))
 		return;
-	}
-	p->pos = colon;
-	end = suite_end(p, col);
 	/* the clauses that belong to it: else, elif, except, finally */
 	for (;;) {
 		p->pos = end;
@@ -876,14 +875,10 @@ out:
 static void read_base_block(parser *p)
 {
 	int col = tok(p)->col;
-	size_t colon = header_colon(p), end, start;
+	size_t colon, end, start;
 
-	if (colon >= p->n) {
-		syntax(p, "expected ':'");
+	if (!suite(p, col, &colon, &end))
 		return;
-	}
-	p->pos = colon;
-	end = suite_end(p, col);
 	p->pos = colon + 1;
 	while (p->pos < end && !p->r->fatal) {
 		if (tok(p)->kind == TK_NEWLINE || at_op(p, ";")) {

@@ -203,6 +203,15 @@ bool step(parser *p)
 	return true;
 }
 
+/* One level deeper into an expression; false (the run stopped) past the nesting limit. */
+static bool deeper(parser *p, int line)
+{
+	if (++p->depth <= EL_CFG_MAX_DEPTH)
+		return true;
+	el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: an expression nested deeper than %d", p->path, line, EL_CFG_MAX_DEPTH);
+	return false;
+}
+
 /* numbers */
 
 static cv *number(parser *p)
@@ -2379,10 +2388,8 @@ static cv *unary(parser *p)
 		return power(p);
 	op = p->s[tok(p)->start];
 	p->pos++;
-	if (++p->depth > EL_CFG_MAX_DEPTH) {
-		el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: an expression nested deeper than %d", p->path, line, EL_CFG_MAX_DEPTH);
+	if (!deeper(p, line))
 		return NULL;
-	}
 	v = unary(p);
 	p->depth--;
 	if (!v || !usable(p, v))
@@ -2593,10 +2600,8 @@ static cv *not_test(parser *p)
 	if (!at_name(p, "not"))
 		return comparison(p);
 	p->pos++;
-	if (++p->depth > EL_CFG_MAX_DEPTH) {
-		el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: an expression nested deeper than %d", p->path, line, EL_CFG_MAX_DEPTH);
+	if (!deeper(p, line))
 		return NULL;
-	}
 	v = not_test(p);
 	p->depth--;
 	if (!v || !usable(p, v))
@@ -2657,10 +2662,8 @@ cv *test(parser *p)
 
 	if (stopped(p))
 		return NULL;
-	if (++p->depth > EL_CFG_MAX_DEPTH) {
-		el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: an expression nested deeper than %d", p->path, line, EL_CFG_MAX_DEPTH);
+	if (!deeper(p, line))
 		return NULL;
-	}
 	if (at_name(p, "lambda")) {
 		p->depth--;
 		skip_until(p, SKIP_COLON);

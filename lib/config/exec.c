@@ -35,9 +35,7 @@ static size_t find_top(parser *p, size_t start, size_t end, const char *op)
 			depth--;
 		else if (!depth && op && tok_is(p, t, TK_OP, op))
 			return i;
-		else if (!depth && !op && t->len >= 2 && p->s[t->start + t->len - 1] == '=' &&
-			 !tok_is(p, t, TK_OP, "==") && !tok_is(p, t, TK_OP, ":=") && !tok_is(p, t, TK_OP, "!=") && !tok_is(p, t, TK_OP, "<=") &&
-			 !tok_is(p, t, TK_OP, ">="))
+		else if (!depth && !op && is_aug_assign(p, t))
 			return i;
 	}
 	return end;
@@ -364,38 +362,19 @@ static size_t suite_end(parser *p, int col)
 static size_t header_colon(parser *p)
 {
 	size_t at = p->pos;
+	int depth = 0;
 
-	for (;;) {
-		skip_until(p, 0);
-		if (at_op(p, ":") || at_end(p))
+	for (; p->pos < p->n && tok(p)->kind != TK_EOF; p->pos++) {
+		el_tok *t = tok(p);
+
+		if (t->kind == TK_NEWLINE && !depth)
 			break;
-		if (at_op(p, "=") || at_op(p, ","))
-			p->pos++;
-		else
-			break;
-	}
-	/* skip_until does not stop at ':', so walk to it by depth */
-	p->pos = at;
-	{
-		int depth = 0;
+		depth += bracket_delta(p, t);
+		if (!depth && tok_is(p, t, TK_OP, ":")) {
+			size_t c = p->pos;
 
-		for (; p->pos < p->n && tok(p)->kind != TK_EOF; p->pos++) {
-			el_tok *t = tok(p);
-
-			if (t->kind == TK_NEWLINE && !depth)
-				break;
-			if (t->kind != TK_OP)
-				continue;
-			if (t->len == 1 && strchr("([{", p->s[t->start]))
-				depth++;
-			else if (t->len == 1 && strchr(")]}", p->s[t->start]))
-				depth--;
-			else if (!depth && t->len == 1 && p->s[t->start] == ':') {
-				size_t c = p->pos;
-
-				p->pos = at;
-				return c;
-			}
+			p->pos = at;
+			return c;
 		}
 	}
 	p->pos = at;

@@ -148,6 +148,21 @@ bool known(parser *p, const cv *v)
 	return false;
 }
 
+/* +1 for an opening bracket, -1 for a closing one, else 0 */
+int bracket_delta(parser *p, const el_tok *t)
+{
+	if (t->kind != TK_OP || t->len != 1)
+		return 0;
+	return strchr("([{", p->s[t->start]) ? 1 : strchr(")]}", p->s[t->start]) ? -1 : 0;
+}
+
+bool is_aug_assign(parser *p, const el_tok *t)
+{
+	return t->kind == TK_OP && t->len >= 2 && p->s[t->start + t->len - 1] == '=' && !tok_is(p, t, TK_OP, "==") &&
+	       !tok_is(p, t, TK_OP, ":=") && !tok_is(p, t, TK_OP, "!=") && !tok_is(p, t, TK_OP, "<=") &&
+	       !tok_is(p, t, TK_OP, ">=");
+}
+
 /* skipping */
 
 void skip_until(parser *p, unsigned stops)
@@ -176,9 +191,8 @@ void skip_until(parser *p, unsigned stops)
 			return;
 		else if (!depth && (stops & SKIP_COLON) && t->len == 1 && p->s[t->start] == ':')
 			return;
-		else if (!depth && t->len >= 2 && p->s[t->start + t->len - 1] == '=' && !tok_is(p, t, TK_OP, "==") && !tok_is(p, t, TK_OP, ":=") &&
-			 !tok_is(p, t, TK_OP, "!=") && !tok_is(p, t, TK_OP, "<=") && !tok_is(p, t, TK_OP, ">="))
-			return; /* an augmented assignment */
+		else if (!depth && is_aug_assign(p, t))
+			return;
 	}
 }
 

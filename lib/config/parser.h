@@ -41,6 +41,8 @@ bool at_op(parser *p, const char *op);
 bool at_name(parser *p, const char *name);
 bool at_end(parser *p);
 char *tok_text(parser *p, const el_tok *t);
+int bracket_delta(parser *p, const el_tok *t); /* +1 opens, -1 closes, 0 neither */
+bool is_aug_assign(parser *p, const el_tok *t); /* +=, //=, ... (not ==, <=, >=, !=, :=) */
 
 /* failures */
 void *fail(parser *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

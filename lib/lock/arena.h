@@ -30,7 +30,7 @@
 
 typedef struct el_arena el_arena;
 
-/* Install the hooks (once per process: envlock_ctx_new does it). */
+/* Install the hooks (once per process: envlock_ctx_new, context.c, does it). */
 void el_cjson_hooks_install(void);
 
 /*

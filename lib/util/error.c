@@ -1,52 +1,12 @@
-/* The library context and its last-error message. */
+/* A context's last-error message (lib/lock/context.c creates contexts). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <pthread.h>
-
-#include <cJSON.h>
-#include <openssl/crypto.h>
-
 #include "error.h"
-#include "lock/arena.h"
 #include "xalloc.h"
-
-static void (*oom_handler)(void);
-static pthread_once_t cjson_hooked = PTHREAD_ONCE_INIT;
-
-void envlock_set_oom_handler(void (*handler)(void))
-{
-	oom_handler = handler;
-}
-
-/* cJSON allocates through lib/lock/arena.c: out of memory ends the program, a loaded lock lives in an arena */
-static void cjson_hook(void)
-{
-	el_cjson_hooks_install();
-}
-
-int envlock_ctx_new(envlock_ctx **out)
-{
-	/*
-	 * envlock hashes and signs with OpenSSL's built-in providers only, so the
-	 * machine's openssl.cnf is never read: the static binary would otherwise
-	 * read another OpenSSL's config (RHEL's FIPS and crypto-policies
-	 * includes name modules it cannot load) and fail to start its DRBG.
-	 * The first initialisation wins; later calls are no-ops.
-	 */
-	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
-	pthread_once(&cjson_hooked, cjson_hook);
-	*out = el_xcalloc(1, sizeof(**out));
-	return 0;
-}
-
-void envlock_ctx_free(envlock_ctx *ctx)
-{
-	free(ctx);
-}
 
 const char *envlock_error_last(const envlock_ctx *ctx)
 {
@@ -83,16 +43,6 @@ const char *el_strerror(int err_no)
 	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
 		buf[0] = (char)(buf[0] - 'A' + 'a');
 	return buf;
-}
-
-void el_oom(void)
-{
-	void (*handler)(void) = oom_handler;
-
-	if (handler)
-		handler();
-	fputs("envlock: fatal: out of memory\n", stderr);
-	exit(2);
 }
 
 int el_error_restate_staged(envlock_ctx *ctx, int code, const char *staged, const char *out)

@@ -3,6 +3,7 @@
 #define EL_ERROR_H
 
 #include "envlock/common.h"
+#include "xalloc.h" /* el_oom, which callers of cJSON end in */
 
 struct envlock_ctx {
 	char message[1024];
@@ -23,8 +24,5 @@ int el_error_restate_staged(envlock_ctx *ctx, int code, const char *staged, cons
 
 /* strerror(err_no) starting lowercase, for one-line messages. */
 const char *el_strerror(int err_no);
-
-/* The out-of-memory policy (envlock_set_oom_handler): the handler, else print "envlock: fatal: out of memory" and exit 2. */
-_Noreturn void el_oom(void);
 
 #endif

@@ -3,8 +3,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "envlock/common.h"
 #include "xalloc.h"
+
+static void (*oom_handler)(void);
+
+void envlock_set_oom_handler(void (*handler)(void))
+{
+	oom_handler = handler;
+}
+
+void el_oom(void)
+{
+	void (*handler)(void) = oom_handler;
+
+	if (handler)
+		handler();
+	fputs("envlock: fatal: out of memory\n", stderr);
+	exit(2);
+}
 
 void *el_xmalloc(size_t n)
 {

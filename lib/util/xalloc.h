@@ -8,6 +8,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* The out-of-memory policy (envlock_set_oom_handler): the handler, else print "envlock: fatal: out of memory" and exit 2. */
+_Noreturn void el_oom(void);
+
 void *el_xmalloc(size_t n);
 void *el_xcalloc(size_t nmemb, size_t size);
 void *el_xrealloc(void *p, size_t n);

@@ -11,7 +11,6 @@
 
 #include <stdio.h>
 #include "common.h"
-#include "diff.h"
 
 typedef struct envlock_ldd envlock_ldd;
 

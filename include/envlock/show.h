@@ -11,7 +11,6 @@
 #include "common.h"
 #include "lock.h"
 #include "check.h"
-#include "diff.h"
 
 /**
  * Print a short aligned summary of lock to out: OS, glibc, driver,

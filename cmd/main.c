@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "lock/untrusted.h"
-#include "lock/view.h"
 #include "util/interrupt.h"
 #include "util/text.h"
 #include "util/vec.h"
@@ -149,26 +147,9 @@ void cmd_push_arg(const char ***list, size_t *n, const char *arg)
 	(*list)[(*n)++] = arg;
 }
 
-/*
- * Whether lock has values restore and export refuse (lock/untrusted.c):
- * they refuse it naming the field, which is all such a lock gets (issue 13
- * moves that check into the load, where every command will refuse it).
- */
-static bool refused_values(const envlock_lock *lock)
-{
-	envlock_ctx *mine = NULL;
-	bool bad;
-
-	if (envlock_ctx_new(&mine) != 0)
-		return false;
-	bad = el_lock_check_untrusted(mine, lock) != 0;
-	envlock_ctx_free(mine);
-	return bad;
-}
-
 int cmd_lock_load_noting(envlock_lock **out, envlock_ctx *ctx, const char *path, char **warning)
 {
-	const char *stored, *id;
+	const char *stored;
 	int rc = envlock_lock_load(out, ctx, path);
 
 	*warning = NULL;
@@ -177,11 +158,9 @@ int cmd_lock_load_noting(envlock_lock **out, envlock_ctx *ctx, const char *path,
 	/* diff loads in threads: only a CMD_SAYS_ID command (one thread) counts its loads */
 	if (running && (running->flags & CMD_SAYS_ID) && !first_lock_loaded++)
 		return 0;
-	stored = el_lock_view(*out)->id;
-	id = envlock_lock_id(*out);
-	if (stored && strcmp(stored, id) != 0 && !refused_values(*out))
+	if (envlock_lock_edited(*out, &stored))
 		*warning = el_xasprintf("envlock: warning: '%s': its stored id %s does not match its content (%s): "
-					"it was edited after it was saved\n", path, stored, id);
+					"it was edited after it was saved\n", path, stored, envlock_lock_id(*out));
 	return 0;
 }
 

@@ -94,6 +94,15 @@ ENVLOCK_EXTERN(int) envlock_lock_write(const envlock_lock *lock,
 /** The lock's id, "sha256:<64 hex>". Borrowed from the lock. */
 ENVLOCK_EXTERN(const char *) envlock_lock_id(const envlock_lock *lock);
 
+/**
+ * Whether lock was edited after it was saved: 1 when the id it stores is
+ * not the id of its content (envlock_lock_id), with *stored set to the
+ * stored one (borrowed from the lock); else 0. A lock that holds values
+ * restore and export refuse is 0: their refusal, naming the field, is
+ * what such a lock gets.
+ */
+ENVLOCK_EXTERN(int) envlock_lock_edited(const envlock_lock *lock, const char **stored);
+
 /** Number of warnings recorded in the lock. */
 ENVLOCK_EXTERN(size_t) envlock_lock_warning_count(const envlock_lock *lock);
 

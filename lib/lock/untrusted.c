@@ -11,6 +11,7 @@
 
 #include "model.h"
 #include "untrusted.h"
+#include "view.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -338,4 +339,15 @@ int el_lock_check_untrusted(envlock_ctx *ctx, const envlock_lock *given)
 	if (lock->untrusted_why)
 		return el_error_set(ctx, ENVLOCK_EPARSE, "%s", lock->untrusted_why);
 	return 0;
+}
+
+int envlock_lock_edited(const envlock_lock *lock, const char **stored)
+{
+	const char *was = el_lock_view(lock)->id;
+
+	*stored = NULL;
+	if (!was || strcmp(was, envlock_lock_id(lock)) == 0 || el_lock_check_untrusted(NULL, lock) != 0)
+		return 0;
+	*stored = was;
+	return 1;
 }

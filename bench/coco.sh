@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmark the COCO categories reader (lib/cfgcheck/coco.c), which
+# Benchmark the COCO categories reader (lib/config/coco.c), which
 # check --config and save --config run on the training set's annotation
 # file, against what users run today to read the same number: Python's
 # json.load of the whole file (pycocotools' COCO() does exactly that),
@@ -44,7 +44,7 @@ fi
 cat >"$out/coco-count.c" <<'C'
 #include <stdio.h>
 #include "envlock/envlock.h"
-#include "cfgcheck/cfgcheck.h"
+#include "config/facts.h"
 int main(int argc, char **argv)
 {
 	envlock_ctx *ctx;

@@ -909,10 +909,7 @@ static void config_chain_missing(envlock_findings *f, const cJSON *rule, const c
 	}
 }
 
-static const struct {
-	const char *name;
-	el_rule_fn fn;
-} kinds[] = {
+const el_rule_kind el_config_kinds[] = {
 	{ "config_chain_missing", config_chain_missing },
 	{ "config_needs_module", config_needs_module },
 	{ "config_workers_vs_cores", config_workers_vs_cores },
@@ -933,12 +930,5 @@ static const struct {
 	{ "config_checkpoint_missing", config_checkpoint_missing },
 	{ "config_annotations_missing", config_annotations_missing },
 	{ "config_resume_nothing", config_resume_nothing },
+	{ NULL, NULL },
 };
-
-el_rule_fn el_cfgcheck_kind(const char *kind)
-{
-	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strcmp(kinds[i].name, kind))
-			return kinds[i].fn;
-	return NULL;
-}

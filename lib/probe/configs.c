@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfgcheck/cfgcheck.h"
 #include "config/config.h"
+#include "config/facts.h"
 #include "lock/model.h"
 #include "probe.h"
 #include "util/error.h"

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfgcheck/cfgcheck.h"
 #include "knowledge/knowledge.h"
 #include "lock/model.h"
 #include "lock/view.h"
@@ -986,10 +985,7 @@ static void load_cudart_mismatch(envlock_findings *f, const cJSON *rule, const c
 	}
 }
 
-static const struct {
-	const char *name;
-	el_rule_fn fn;
-} kinds[] = {
+const el_rule_kind el_lock_kinds[] = {
 	{ "driver_min_for_cuda", driver_min_for_cuda },
 	{ "driver_minor_compat", driver_minor_compat },
 	{ "driver_user_space", driver_user_space },
@@ -1011,12 +1007,5 @@ static const struct {
 	{ "load_version_missing", load_version_missing },
 	{ "load_cudnn_shadow", load_cudnn_shadow },
 	{ "load_cudart_mismatch", load_cudart_mismatch },
+	{ NULL, NULL },
 };
-
-el_rule_fn el_rule_kind(const char *kind)
-{
-	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(kinds[i].name, kind) == 0)
-			return kinds[i].fn;
-	return el_cfgcheck_kind(kind);
-}

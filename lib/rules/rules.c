@@ -36,8 +36,18 @@ long el_rules_nvcc_max_gcc(const envlock_rules *rules, const char *cuda)
 	return -1;
 }
 
+/* The evaluator of kind in kinds (el_rules_parse's), or NULL. */
+static el_rule_fn kind_of(const el_rule_kind *const *kinds, const char *kind)
+{
+	for (size_t i = 0; kind && kinds[i]; i++)
+		for (const el_rule_kind *k = kinds[i]; k->name; k++)
+			if (strcmp(k->name, kind) == 0)
+				return k->fn;
+	return NULL;
+}
+
 /* Check the rules document's shape once, so evaluation can trust it. */
-static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
+static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc, const el_rule_kind *const *kinds)
 {
 	const cJSON *rules = el_jget(doc, "rules"), *tables = el_jget(doc, "tables"), *r;
 	int i = 0;
@@ -55,7 +65,7 @@ static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule %d needs \"id\", \"kind\", \"section\" and \"message\"", name, i);
 		if (el_severity_of(el_jget_str(r, "severity")) < 0)
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': severity must be info, risky or breaking", name, id);
-		if (!el_rule_kind(kind))
+		if (!kind_of(kinds, kind))
 			return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': rule '%s': unknown kind '%s'", name, id, kind);
 		if (table && !cJSON_IsArray(el_jget(el_jget(tables, table), "rows")) &&
 		    !el_kb_has_table(table))
@@ -67,7 +77,8 @@ static int validate(envlock_ctx *ctx, const char *name, const cJSON *doc)
 	return 0;
 }
 
-static int load_text(envlock_rules **out, envlock_ctx *ctx, const char *name, const char *text, size_t len)
+int el_rules_parse(envlock_rules **out, envlock_ctx *ctx, const char *name, const char *text, size_t len,
+		   const el_rule_kind *const *kinds)
 {
 	el_arena *arena = NULL;
 	cJSON *doc = text ? el_arena_parse(&arena, text, len, NULL) : NULL;
@@ -76,22 +87,18 @@ static int load_text(envlock_rules **out, envlock_ctx *ctx, const char *name, co
 	*out = NULL;
 	if (!doc)
 		return el_error_set(ctx, ENVLOCK_EPARSE, "'%s': not valid JSON", name);
-	if ((rc = validate(ctx, name, doc)) != 0) {
+	if ((rc = validate(ctx, name, doc, kinds)) != 0) {
 		el_arena_delete(arena, doc);
 		return rc;
 	}
 	*out = el_xcalloc(1, sizeof(**out));
 	(*out)->doc = doc;
 	(*out)->arena = arena;
+	(*out)->kinds = kinds;
 	return 0;
 }
 
-int envlock_rules_load_default(envlock_rules **out, envlock_ctx *ctx)
-{
-	return load_text(out, ctx, "built-in rules", el_rules_builtin, strlen(el_rules_builtin));
-}
-
-int envlock_rules_load(envlock_rules **out, envlock_ctx *ctx, const char *path)
+int el_rules_read(envlock_rules **out, envlock_ctx *ctx, const char *path, const el_rule_kind *const *kinds)
 {
 	el_buf b = EL_BUF_INIT(EL_RULES_MAX_BYTES);
 	int rc;
@@ -99,7 +106,7 @@ int envlock_rules_load(envlock_rules **out, envlock_ctx *ctx, const char *path)
 	*out = NULL;
 	rc = el_userpath_read(&b, ctx, path, "rules file");
 	if (rc == 0)
-		rc = load_text(out, ctx, path, b.data, b.len);
+		rc = el_rules_parse(out, ctx, path, b.data, b.len, kinds);
 	el_buf_release(&b);
 	return rc;
 }
@@ -128,7 +135,7 @@ envlock_findings *el_check_view(const envlock_rules *rules, const el_view *view)
 	cJSON_ArrayForEach(r, el_jget(rules->doc, "rules")) {
 		const char *table = el_jget_str(r, "table");
 
-		el_rule_kind(el_jget_str(r, "kind"))(f, r, table ? el_rules_table(rules, table) : NULL, view);
+		kind_of(rules->kinds, el_jget_str(r, "kind"))(f, r, table ? el_rules_table(rules, table) : NULL, view);
 	}
 	el_findings_sort(f);
 	return f;

@@ -10,6 +10,7 @@
 struct envlock_rules {
 	cJSON *doc;    /* {"envlock_rules": 1, "rules": [...], "tables": {...}} */
 	struct el_arena *arena; /* where doc was parsed (lock/arena.h): every check and save loads the 100 KB of rules */
+	const struct el_rule_kind *const *kinds; /* the kinds its rules were checked against (el_rules_parse) */
 };
 
 struct envlock_findings {
@@ -107,7 +108,30 @@ char *el_fix_mmcv_wheel(const char *package, const char *version, const char *to
 /* el_fix_torch_build: the install command of torch's release ("1.10.0") built for cuda ("10.2"), or NULL */
 char *el_fix_torch_build(const char *torch, const char *cuda);
 
-/* The kind's evaluator, or NULL for a kind this envlock does not know. */
-el_rule_fn el_rule_kind(const char *kind);
+/* A kind of rule: the name a rules file gives it and its evaluator. */
+typedef struct el_rule_kind {
+	const char *name;
+	el_rule_fn fn;
+} el_rule_kind;
+
+/*
+ * The rule kinds on a lock's machine: driver, toolkit, cuDNN, compilers,
+ * frameworks, libraries and what loads them (kinds.c), { NULL, NULL }-
+ * terminated. The engine names no other set: the caller gives it the
+ * kinds a rules file may use (lib/check gives these and the config's).
+ */
+extern const el_rule_kind el_lock_kinds[];
+
+/*
+ * Parse and check a rules file's text[0..len) (text[len] a NUL), name
+ * being what errors call it: every rule must be of a kind in kinds (a
+ * NULL-terminated list of kind sets, which must outlive the rules). 0
+ * with *out set, or ENVLOCK_EPARSE. Free with envlock_rules_free().
+ */
+int el_rules_parse(envlock_rules **out, envlock_ctx *ctx, const char *name, const char *text, size_t len,
+		   const el_rule_kind *const *kinds);
+
+/* The same for the file at path (ENVLOCK_ENOTFOUND, ENVLOCK_EIO, ENVLOCK_ELIMIT too). */
+int el_rules_read(envlock_rules **out, envlock_ctx *ctx, const char *path, const el_rule_kind *const *kinds);
 
 #endif

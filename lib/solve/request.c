@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfgcheck/cfgcheck.h"
 #include "config/config.h"
+#include "config/facts.h"
 #include "envlock/check.h"
 #include "lock/model.h"
 #include "solve.h"

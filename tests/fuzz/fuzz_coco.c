@@ -1,7 +1,7 @@
-/* A COCO annotation file's categories (lib/cfgcheck/coco.c): the streamed skip of every other value. */
+/* A COCO annotation file's categories (lib/config/coco.c): the streamed skip of every other value. */
 #include <stdlib.h>
 
-#include "cfgcheck/cfgcheck.h"
+#include "config/facts.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

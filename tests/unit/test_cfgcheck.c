@@ -1,12 +1,13 @@
 /*
- * Unit tests for lib/cfgcheck: the COCO categories reader (the file is
+ * Unit tests for what lib/config reads of a config (config/facts.h): the
+ * COCO categories reader (the file is
  * skipped key by key, only "categories" parsed: strings holding brackets
  * and escaped quotes must not fool it, a cut file must be refused), and
  * the facts read from an effective config in both OpenMMLab dialects.
  */
 #include "unit.h"
 
-#include "cfgcheck/cfgcheck.h"
+#include "config/facts.h"
 
 static int coco(const char *text, long long *count, cJSON **names)
 {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfgcheck.h"
+#include "facts.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 

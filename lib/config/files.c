@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfgcheck.h"
+#include "facts.h"
 #include "lock/model.h"
 #include "util/error.h"
 #include "util/root.h"

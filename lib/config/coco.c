@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfgcheck.h"
+#include "facts.h"
 #include "util/buf.h"
 #include "util/error.h"
 #include "util/xalloc.h"

@@ -1,8 +1,9 @@
-# make file-cycles: the call cycles between the files of each folder in
-# CYCLE_FOLDERS (issue 13), from the built objects; fails on a cycle that
-# tools/file-cycles.allow does not explain. make file-cycles-test tests the tool.
+# make file-cycles: the call cycles between the files of each folder of
+# lib/ (or of CYCLE_FOLDERS, when given), from the built objects; fails on
+# a cycle that tools/file-cycles.allow does not explain. make
+# file-cycles-test tests the tool.
 
-CYCLE_FOLDERS ?= export verify restore diff rules probe knowledge solve
+CYCLE_FOLDERS ?=
 
 .PHONY: file-cycles file-cycles-test
 

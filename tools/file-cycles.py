@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Call cycles between the files of one lib/ folder, from the built objects.
 
-  tools/file-cycles.py [-b BUILD] [-s SRC] [-a ALLOW] [-v] FOLDER...
+  tools/file-cycles.py [-b BUILD] [-s SRC] [-a ALLOW] [-v] [FOLDER...]
 
-For each FOLDER (SRC/FOLDER/*.c, SRC being lib), the "calls" graph has an
+For each FOLDER (SRC/FOLDER/*.c, SRC being lib; without FOLDER, every
+folder of SRC that holds a .c file, so a new folder is guarded from its
+first file), the "calls" graph has an
 edge a.c -> b.c when BUILD/lib/FOLDER/a.o has an undefined symbol that b.o
 defines (nm). Only the objects of sources that exist are read, so a stale
 object of a removed file cannot report a cycle.
@@ -178,8 +180,19 @@ def main():
     ap.add_argument("-s", "--src", default="lib", help="source folder (default lib)")
     ap.add_argument("-a", "--allow", default="tools/file-cycles.allow", help="allow-list")
     ap.add_argument("-v", "--verbose", action="store_true", help="show the symbols behind each edge")
-    ap.add_argument("folders", nargs="+", metavar="FOLDER")
+    ap.add_argument("folders", nargs="*", metavar="FOLDER", help="default: every folder of SRC")
     args = ap.parse_args()
+    every = not args.folders
+    if every:
+        try:
+            args.folders = sorted(d for d in os.listdir(args.src)
+                                  if os.path.isdir(os.path.join(args.src, d)) and
+                                  any(f.endswith(".c") for f in os.listdir(os.path.join(args.src, d))))
+        except OSError as e:
+            die(f"file-cycles: '{args.src}': {e.strerror.lower()}")
+        if not args.folders:
+            die(f"file-cycles: '{args.src}': no folder holds a .c file")
+    named = f"the {len(args.folders)} folders of {args.src}" if every else " ".join(args.folders)
 
     allow = read_allow(args.allow)
 
@@ -208,8 +221,8 @@ def main():
         print(f"file-cycles: {unexplained} unexplained cycle{'s' if unexplained > 1 else ''}"
               f" (break it, or explain it in {args.allow})", file=sys.stderr)
         return 1
-    print(f"file-cycles: every cycle in {' '.join(args.folders)} is explained" if total else
-          f"file-cycles: no cycles in {' '.join(args.folders)}", file=sys.stderr)
+    print(f"file-cycles: every cycle in {named} is explained" if total else
+          f"file-cycles: no cycles in {named}", file=sys.stderr)
     return 0
 
 

@@ -40,3 +40,15 @@ printf 'x: a.c b.c\n' >allow
 rc=0; fc -a allow x >out 2>err || rc=$?
 [ "$rc" = 2 ] && grep -q "line 1: want" err || fail "a line without a why is an error"
 echo "ok - a line without its why is refused"
+
+# without a folder, every folder of lib that holds a .c file: one added later is guarded too
+mkdir -p lib/y lib/notes build/lib/y
+printf 'int y(void) { return 0; }\n' >lib/y/y.c
+${CC:-cc} -c -o build/lib/y/y.o lib/y/y.c
+printf 'x: a.c b.c c.c  # one parser\n' >allow
+fc -a allow >out 2>err || fail "every folder, all explained, exits non-zero"
+grep -qx 'file-cycles: every cycle in the 2 folders of lib is explained' err || fail "the folders counted from the tree"
+printf 'int b(void);\nint z(void) { return b(); }\n' >lib/y/z.c
+rc=0; fc -a allow >out 2>err || rc=$?
+[ "$rc" = 2 ] && grep -q "'build/lib/y/z.o': not built" err || fail "a new file of a new folder is looked at"
+echo "ok - without a folder, every folder of lib"

@@ -453,7 +453,7 @@ int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *c
 	const char *pos, *end, *line;
 	bool conda = false, explicit_seen = false;
 	el_buf joined = EL_BUF_INIT(IMPORT_MAX_LINE * 4);
-	cJSON *doc = NULL, *section;
+	cJSON *section = NULL;
 	size_t len;
 	int rc;
 
@@ -476,8 +476,7 @@ int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *c
 			conda = true;
 	}
 	pos = b.data ? b.data : "";
-	doc = el_jnew_obj();
-	section = el_jset_obj(doc, conda ? "conda" : "pip");
+	section = el_jnew_obj();
 	el_jset_str(section, "status", "present");
 	im.items = el_jset_arr(section, conda ? "packages" : "distributions");
 	im.options = cJSON_CreateArray();
@@ -560,22 +559,17 @@ int envlock_import(envlock_lock **out, envlock_import_kind *kind, envlock_ctx *c
 		el_jset(section, "index_options", im.options);
 		im.options = NULL;
 	}
-	el_jset_int(doc, "envlock", ENVLOCK_FORMAT_VERSION);
-	el_lock_set_created(doc);
-	el_jset_str(el_jset_obj(doc, "partial"), "from", conda ? "conda-explicit" : "pip-freeze");
 	{
-		envlock_lock *lock = el_xcalloc(1, sizeof(*lock));
+		el_lock_section parts[] = { { conda ? "conda" : "pip", section }, { "partial", el_jnew_obj() } };
 
-		lock->doc = doc;
-		doc = NULL;
-		el_lock_touch(lock);
-		el_lock_settle(lock);
-		*out = lock;
+		el_jset_str(parts[1].value, "from", conda ? "conda-explicit" : "pip-freeze");
+		section = NULL;
+		*out = el_lock_build(parts, sizeof(parts) / sizeof(parts[0]), NULL, NULL, NULL, true);
 	}
 	if (kind)
 		*kind = conda ? ENVLOCK_IMPORT_CONDA_EXPLICIT : ENVLOCK_IMPORT_PIP_FREEZE;
 done:
-	cJSON_Delete(doc);
+	cJSON_Delete(section);
 	cJSON_Delete(im.options);
 	free(im.pending_name);
 	free(im.pending_version);

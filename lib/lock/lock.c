@@ -17,7 +17,7 @@
 
 #define EL_LOCK_MAX_BYTES (64u << 20)
 
-void el_lock_set_created(cJSON *doc)
+static void set_created(cJSON *doc)
 {
 	const char *sde = getenv("SOURCE_DATE_EPOCH");
 	time_t t = time(NULL);
@@ -34,6 +34,29 @@ void el_lock_set_created(cJSON *doc)
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	el_jset_str(doc, "created", buf);
+}
+
+envlock_lock *el_lock_build(const el_lock_section *sections, size_t n, cJSON *warnings, cJSON *errors,
+			    const envlock_hash_stats *stats, bool settle)
+{
+	envlock_lock *lock = el_xcalloc(1, sizeof(*lock));
+
+	lock->doc = el_jnew_obj();
+	el_jset_int(lock->doc, "envlock", ENVLOCK_FORMAT_VERSION);
+	set_created(lock->doc);
+	/* the writer sorts keys: the order the sections come in does not matter */
+	for (size_t i = 0; i < n; i++)
+		if (sections[i].value)
+			el_jset(lock->doc, sections[i].key, sections[i].value);
+	if (warnings)
+		el_jset(lock->doc, "warnings", warnings);
+	lock->errors = errors;
+	if (stats)
+		lock->stats = *stats;
+	el_lock_touch(lock);
+	if (settle)
+		el_lock_settle(lock);
+	return lock;
 }
 
 int envlock_lock_load(envlock_lock **out, envlock_ctx *ctx, const char *path)

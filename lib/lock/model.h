@@ -166,8 +166,26 @@ int el_lock_canonical_text(char *text, size_t *len);
 /* Compute lock->id from the document (without "id", "created" and "verify"); the document is unchanged. */
 void el_lock_compute_id(envlock_lock *lock);
 
-/* Set "created": now, or SOURCE_DATE_EPOCH when set, for reproducible builds. */
-void el_lock_set_created(cJSON *doc);
+/* A section of a lock being built: its top-level key and its object. */
+typedef struct {
+	const char *key;
+	cJSON *value; /* taken by el_lock_build; NULL: the lock has no such member */
+} el_lock_section;
+
+/*
+ * The one constructor of a lock that is not read from a file (a probe of
+ * a machine, an import): its format version and "created" time (now, or
+ * SOURCE_DATE_EPOCH when set, for reproducible builds), the n sections,
+ * warnings (an array of strings, or NULL: the lock has no "warnings"),
+ * the request errors (an array of strings, not part of the document, or
+ * NULL) and the hash cache's figures (or NULL). Every cJSON given is
+ * taken. The id is settled now when settle is set; else when the lock is
+ * first written or its id asked for (a probed lock is large: its id is
+ * then hashed from the text written, not from a second serialisation).
+ * Never NULL.
+ */
+envlock_lock *el_lock_build(const el_lock_section *sections, size_t n, cJSON *warnings, cJSON *errors,
+			    const envlock_hash_stats *stats, bool settle);
 
 /* Compute lock->id and store it as the document's "id". */
 void el_lock_update_id(envlock_lock *lock);

@@ -184,7 +184,7 @@ static void iso_time(const struct timespec *ts, char *buf, size_t n)
 
 void el_probe_checkpoints(el_probe *p)
 {
-	cJSON *sec = el_probe_section(p, "checkpoints"), *files;
+	cJSON *sec = el_probe_section(p, EL_SEC_CHECKPOINTS), *files;
 	ckpt_list l = { NULL, 0, 0 };
 	uint64_t total = 0;
 

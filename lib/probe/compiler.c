@@ -99,7 +99,7 @@ static char *default_major(el_probe *p)
 
 void el_probe_compilers(el_probe *p)
 {
-	cJSON *comp = el_probe_section(p, "compilers"), *list = el_jset_arr(comp, "gcc"), *g;
+	cJSON *comp = el_probe_section(p, EL_SEC_COMPILERS), *list = el_jset_arr(comp, "gcc"), *g;
 	char **triplets = NULL, *dmajor;
 
 	if (el_root_list(&p->root, "/usr/lib/gcc", &triplets, NULL) == 0) {
@@ -151,8 +151,16 @@ void el_probe_compilers(el_probe *p)
 				}
 				driver = el_xasprintf("/usr/bin/gcc-%s", major);
 				gxx = el_xasprintf("/usr/bin/g++-%s", major);
-				if (exists(p, driver))
-					el_jset_str(g, "driver", driver);
+				{
+					/* its package: its driver's, else that of cc1 (Debian's cpp-N ships cc1) */
+					char *cc1 = el_path_join(vdir, "cc1");
+					bool has_driver = exists(p, driver);
+
+					if (has_driver)
+						el_jset_str(g, "driver", driver);
+					el_probe_want_deb(p, g, has_driver ? driver : NULL, cc1);
+					free(cc1);
+				}
 				el_jset_bool(g, "gxx", exists(p, gxx));
 				free(driver);
 				free(gxx);

@@ -16,8 +16,7 @@
 
 typedef struct {
 	cJSON *obj;		/* detached, until added to "packages"; NULL: not a record */
-	const char *name;	/* borrowed from obj */
-	const char *version;
+	el_conda_pkg pkg;	/* what obj says, handed to the later probes */
 	char *file;
 	char *warning;		/* why it was not used, said in order after the reads */
 } conda_pkg;
@@ -287,7 +286,7 @@ static const char *jstr(const cJSON *item)
  * it touches only its own arguments.
  */
 static cJSON *read_record(el_probe *p, const char *meta, const char *name,
-			  const char *path, el_buf *b, char **warning)
+			  const char *path, el_buf *b, char **warning, el_conda_pkg *pkg)
 {
 	int e = 0, rc = el_root_read_at(&p->root, meta, name, b, &e);
 	cJSON *items[RECORD_NKEYS], *out = NULL;
@@ -328,6 +327,9 @@ static cJSON *read_record(el_probe *p, const char *meta, const char *name,
 	}
 
 	out = el_jnew_obj();
+	pkg->name = el_xstrdup(jstr(items[R_NAME]));
+	pkg->version = el_xstrdup(jstr(items[R_VERSION]));
+	pkg->build = jstr(items[R_BUILD]) ? el_xstrdup(jstr(items[R_BUILD])) : NULL;
 	el_jset_str(out, "name", jstr(items[R_NAME]));
 	el_jset_str(out, "version", jstr(items[R_VERSION]));
 	el_jset_str(out, "build", jstr(items[R_BUILD]));
@@ -352,10 +354,10 @@ done:
 static int pkg_cmp(const void *a, const void *b)
 {
 	const conda_pkg *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
+	int c = strcmp(x->pkg.name, y->pkg.name);
 
 	if (!c)
-		c = strcmp(x->version, y->version);
+		c = strcmp(x->pkg.version, y->pkg.version);
 	return c ? c : strcmp(x->file, y->file);
 }
 
@@ -376,11 +378,7 @@ static void read_job(size_t job, void *data)
 	for (size_t i = job * EL_CONDA_BATCH; i < (job + 1) * EL_CONDA_BATCH && rb->pkgs[i].file; i++) {
 		conda_pkg *k = &rb->pkgs[i];
 
-		k->obj = read_record(rb->p, rb->meta, el_path_base(k->file), k->file, &b, &k->warning);
-		if (k->obj) {
-			k->name = el_jget_str(k->obj, "name");
-			k->version = el_jget_str(k->obj, "version");
-		}
+		k->obj = read_record(rb->p, rb->meta, el_path_base(k->file), k->file, &b, &k->warning, &k->pkg);
 	}
 	el_buf_release(&b);
 }
@@ -418,15 +416,17 @@ static int add_packages(el_probe *p, const char *prefix, cJSON *arr, bool *has_c
 			free(pkgs[i].file);
 			continue;
 		}
-		if (strcmp(pkgs[i].name, "conda") == 0)
+		if (strcmp(pkgs[i].pkg.name, "conda") == 0)
 			*has_conda = true;
 		pkgs[n++] = pkgs[i];
 	}
 	if (n)
 		qsort(pkgs, n, sizeof(*pkgs), pkg_cmp);
+	p->conda.pkgs = el_xcalloc(n + 1, sizeof(*p->conda.pkgs));
 	for (size_t i = 0; i < n; i++) {
 		if (!cJSON_AddItemToArray(arr, pkgs[i].obj))
 			cJSON_Delete(pkgs[i].obj);
+		p->conda.pkgs[p->conda.n++] = pkgs[i].pkg;
 		free(pkgs[i].file);
 	}
 	free(pkgs);
@@ -477,7 +477,7 @@ static bool install_name(const char *base)
 
 void el_probe_conda(el_probe *p)
 {
-	cJSON *sec = el_probe_section(p, "conda"), *pkgs;
+	cJSON *sec = el_probe_section(p, EL_SEC_CONDA), *pkgs;
 	char *prefix = conda_prefix(p), *parent, *root = NULL;
 	bool has_conda = false;
 	int n;
@@ -488,6 +488,7 @@ void el_probe_conda(el_probe *p)
 	}
 	el_jset_str(sec, "status", "present");
 	el_jset_str(sec, "prefix", prefix);
+	p->conda.prefix = el_xstrdup(prefix);
 	pkgs = el_jset_arr(sec, "packages");
 	n = add_packages(p, prefix, pkgs, &has_conda);
 	el_jset_int(sec, "package_count", n);

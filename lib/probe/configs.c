@@ -345,15 +345,18 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs, const c
 	eff = cJSON_AddObjectToObject(entry, "effective");
 	/* 'mmdet::...' bases are read from the packages the probed Python has, as mmengine does */
 	{
-		const cJSON *dirs = el_jget(el_probe_section(p, "python"), "site_packages"), *d;
-		char **host = el_xcalloc((size_t)cJSON_GetArraySize(dirs) + 1, sizeof(char *));
-		el_config_sites sites = { (const char *const *)host, 0 };
-		char *missing = NULL;
+		size_t ndirs = 0;
+		char **host, *missing = NULL;
+		el_config_sites sites;
 		int rc;
 
-		cJSON_ArrayForEach(d, dirs)
-			if (cJSON_IsString(d) && d->valuestring[0] == '/')
-				host[sites.n++] = el_root_host(&p->root, d->valuestring);
+		while (p->py.site_dirs && p->py.site_dirs[ndirs])
+			ndirs++;
+		host = el_xcalloc(ndirs + 1, sizeof(char *));
+		sites = (el_config_sites){ (const char *const *)host, 0 };
+		for (size_t i = 0; i < ndirs; i++)
+			if (p->py.site_dirs[i][0] == '/')
+				host[sites.n++] = el_root_host(&p->root, p->py.site_dirs[i]);
 		rc = el_config_effective_in(&res, p->ctx, abs, p->opts->cfg_options, p->opts->cfg_option_count, &sites,
 					    &missing);
 		for (size_t i = 0; i < sites.n; i++)
@@ -406,7 +409,7 @@ static void effective_of_seen(el_probe *p, cJSON *files, const char *abs, const 
 
 void el_probe_configs(el_probe *p)
 {
-	cJSON *section = el_probe_section(p, "configs");
+	cJSON *section = el_probe_section(p, EL_SEC_CONFIGS);
 	config_walk w;
 
 	memset(&w, 0, sizeof(w));

@@ -23,7 +23,7 @@ static const char *cgroup_kind(const char *text)
 
 void el_probe_container(el_probe *p)
 {
-	cJSON *c = el_jset_obj(el_probe_section(p, "system"), "container");
+	cJSON *c = el_jset_obj(el_probe_section(p, EL_SEC_SYSTEM), "container");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
 	struct stat st;
 	const char *kind = NULL, *evidence = NULL;

@@ -255,19 +255,21 @@ static bool version_debian(el_probe *p, cJSON *tk)
 	return ok;
 }
 
-static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
+/* Probe the toolkit at home, found with layout (NULL: a vendor's); its layout, as recorded. */
+static const char *probe_toolkit(el_probe *p, const char *home, const char *layout, cJSON *tk)
 {
-	const char *v, *layout = el_jget_str(tk, "layout");
+	const char *v;
 	bool found;
 
 	el_jset_str(tk, "home", home);
 	if (layout && strcmp(layout, "debian") == 0) {
-		el_probe_cuda_nvcc(p, home, tk);
+		el_probe_cuda_nvcc(p, home, tk, layout);
 		found = version_debian(p, tk);
 	} else if (el_env_layout(layout)) {
-		found = el_probe_env_toolkit(p, tk);
+		found = el_probe_env_toolkit(p, tk, home, layout);
 	} else {
-		el_jset_str(tk, "layout", "vendor");
+		layout = "vendor";
+		el_jset_str(tk, "layout", layout);
 		found = version_json(p, home, tk) || version_txt(p, home, tk) ||
 			version_dist_info(p, home, tk) || version_header(p, home, tk);
 	}
@@ -288,9 +290,10 @@ static void probe_toolkit(el_probe *p, const char *home, cJSON *tk)
 	if (layout && strcmp(layout, "debian") == 0) {
 		probe_multiarch_libs(p, tk);
 	} else if (!el_env_layout(layout)) {
-		el_probe_cuda_nvcc(p, home, tk);
+		el_probe_cuda_nvcc(p, home, tk, layout);
 		el_probe_cuda_libs(p, el_jset_arr(tk, "libraries"), home);
 	}
+	return layout;
 }
 
 /* The toolkit whose home, or one of whose aliases, resolves to real; NULL when none. */
@@ -565,12 +568,13 @@ static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits, const char
 	if (chosen) {
 		el_jset_str(cuda, "default", el_jget_str(chosen, "home"));
 		el_jset_str(cuda, "default_by", by);
+		p->cuda.default_home = el_xstrdup(el_jget_str(chosen, "home"));
 	}
 }
 
 void el_probe_cuda(el_probe *p)
 {
-	cJSON *cuda = el_probe_section(p, "cuda"), *toolkits = el_jset_arr(cuda, "toolkits"), *tk;
+	cJSON *cuda = el_probe_section(p, EL_SEC_CUDA), *toolkits = el_jset_arr(cuda, "toolkits"), *tk;
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
 	char **names = NULL, *nvcc;
 
@@ -608,11 +612,19 @@ void el_probe_cuda(el_probe *p)
 			cJSON_AddItemToArray(toolkits, v[i]);
 		free(v);
 	}
+	/* what the cuDNN probe is told: each toolkit's home and layout */
+	p->cuda.v = el_xcalloc((size_t)cJSON_GetArraySize(toolkits) + 1, sizeof(*p->cuda.v));
 	cJSON_ArrayForEach(tk, toolkits) {
-		char *home = el_xstrdup(el_jget_str(tk, "home"));
+		el_cuda_tk *t = &p->cuda.v[p->cuda.n++];
 
-		probe_toolkit(p, home, tk);
-		free(home);
+		const char *layout = el_jget_str(tk, "layout");
+
+		/* copies: probing sets the object's members anew */
+		t->home = el_xstrdup(el_jget_str(tk, "home"));
+		t->layout = layout ? el_xstrdup(layout) : NULL;
+		layout = probe_toolkit(p, t->home, t->layout, tk);
+		if (!t->layout)
+			t->layout = el_xstrdup(layout);
 	}
 	choose_default(p, cuda, toolkits, nvcc);
 	free(nvcc);

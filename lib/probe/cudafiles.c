@@ -81,9 +81,9 @@ static bool nvcc_component_version(cJSON *tk, cJSON *nvcc)
 }
 
 /* "Cuda compilation tools, release 10.2, V10.2.89" */
-void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
+bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *layout)
 {
-	bool debian = el_jget_str(tk, "layout") && strcmp(el_jget_str(tk, "layout"), "debian") == 0;
+	bool debian = layout && strcmp(layout, "debian") == 0;
 	char *path = debian ? el_xstrdup(DEB_TK_WRAPPER) : el_path_join(home, "bin/nvcc");
 	const char *binary = debian ? DEB_TK_NVCC : path;
 	struct stat st;
@@ -96,7 +96,7 @@ void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
 	}
 	if (el_root_stat(&p->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
 		free(path);
-		return;
+		return false;
 	}
 	nvcc = el_jset_obj(tk, "nvcc");
 	el_jset_str(nvcc, "path", path);
@@ -104,7 +104,7 @@ void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
 		el_jset_str(nvcc, "binary", binary);
 	if (!debian && nvcc_component_version(tk, nvcc)) {
 		free(path);
-		return;
+		return true;
 	}
 	if (!p->root.live || debian)
 		nvcc_file_version(p, binary, nvcc);
@@ -125,6 +125,7 @@ void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk)
 		el_buf_release(&out);
 	}
 	free(path);
+	return true;
 }
 
 void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home)

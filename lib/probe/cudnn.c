@@ -59,18 +59,17 @@ static bool soname_has_major(const char *soname, const char *version)
 
 void el_probe_cudnn(el_probe *p)
 {
-	cJSON *cudnn = el_probe_section(p, "cudnn"), *headers = el_jset_arr(cudnn, "headers");
-	cJSON *libs = el_jset_arr(cudnn, "libraries"), *tk, *h;
-	cJSON *toolkits = el_jget(el_jget(p->doc, "cuda"), "toolkits");
-	const char *def = el_jget_str(el_jget(p->doc, "cuda"), "default");
+	cJSON *cudnn = el_probe_section(p, EL_SEC_CUDNN), *headers = el_jset_arr(cudnn, "headers");
+	cJSON *libs = el_jset_arr(cudnn, "libraries"), *h;
+	const char *def = p->cuda.default_home;
 	el_strvec inc = EL_STRVEC_INIT, libdirs = EL_STRVEC_INIT;
 	char *chosen = NULL;
 
-	cJSON_ArrayForEach(tk, toolkits) {
-		const char *home = el_jget_str(tk, "home");
+	for (size_t t = 0; t < p->cuda.n; t++) {
+		const char *home = p->cuda.v[t].home;
 		char *d;
 
-		if (el_env_layout(el_jget_str(tk, "layout")))
+		if (el_env_layout(p->cuda.v[t].layout))
 			continue; /* the Python environment's own: el_probe_env_cudnn */
 		d = el_path_join(home, "include");
 

@@ -368,41 +368,15 @@ static void set_deb(cJSON *obj, const el_dpkg_pkg *k)
 		el_jset_str(o, "arch", k->arch);
 }
 
-void el_probe_set_deb(el_probe *p, cJSON *obj, const char *abs)
-{
-	set_deb(obj, el_dpkg_owner(p, abs));
-}
-
-/* The package of each gcc: its driver's, else that of cc1 (Debian's cpp-N ships cc1). */
-static void gcc_debs(el_probe *p, cJSON *list)
-{
-	cJSON *g;
-
-	cJSON_ArrayForEach(g, list) {
-		const char *driver = el_jget_str(g, "driver"), *dir = el_jget_str(g, "dir");
-		char *cc1 = dir ? el_path_join(dir, "cc1") : NULL;
-		const el_dpkg_pkg *k = driver ? el_dpkg_owner(p, driver) : NULL;
-
-		set_deb(g, k ? k : cc1 ? el_dpkg_owner(p, cc1) : NULL);
-		free(cc1);
-	}
-}
-
+/* Each object a probe asked about (el_probe_want_deb): the package of its file, else of its second one. */
 void el_probe_dpkg(el_probe *p)
 {
-	cJSON *sys = el_jget(p->doc, "system"), *py = el_jget(p->doc, "python");
-	cJSON *comp = el_jget(p->doc, "compilers"), *fws = el_jget(p->doc, "frameworks");
-	cJSON *glibc = el_jget(sys, "glibc"), *fw;
-
 	if (!dpkg_get(p))
 		return;
-	if (glibc)
-		el_probe_set_deb(p, glibc, el_jget_str(glibc, "path"));
-	if (py)
-		el_probe_set_deb(p, py, el_jget_str(py, "executable"));
-	gcc_debs(p, el_jget(comp, "gcc"));
-	cJSON_ArrayForEach(fw, fws) {
-		if (cJSON_IsObject(fw))
-			el_probe_set_deb(p, fw, el_jget_str(fw, "path"));
+	for (size_t i = 0; i < p->ndebs; i++) {
+		const el_deb_want *w = &p->debs[i];
+		const el_dpkg_pkg *k = w->path ? el_dpkg_owner(p, w->path) : NULL;
+
+		set_deb(w->obj, k ? k : w->alt ? el_dpkg_owner(p, w->alt) : NULL);
 	}
 }

@@ -231,10 +231,18 @@ static void probe_user_space(el_probe *p, cJSON *driver)
 	el_jset_str(us, "status", cJSON_GetArraySize(files) ? (version ? "present" : "unknown") : "absent");
 }
 
+/* gpu.driver's status, also handed to the GPU probe */
+static void driver_status(el_probe *p, cJSON *driver, const char *status)
+{
+	el_jset_str(driver, "status", status);
+	free(p->driver_status);
+	p->driver_status = el_xstrdup(status);
+}
+
 void el_probe_driver(el_probe *p)
 {
 	static const char path[] = "/proc/driver/nvidia/version";
-	cJSON *gpu = el_probe_section(p, "gpu"), *driver = el_jset_obj(gpu, "driver");
+	cJSON *gpu = el_probe_section(p, EL_SEC_GPU), *driver = el_jset_obj(gpu, "driver");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
 	const char *pos, *line;
 	size_t len;
@@ -243,7 +251,7 @@ void el_probe_driver(el_probe *p)
 
 	probe_user_space(p, driver);
 	if (rc != 0) {
-		el_jset_str(driver, "status", rc == ENVLOCK_ENOTFOUND ? "absent" : "unknown");
+		driver_status(p, driver, rc == ENVLOCK_ENOTFOUND ? "absent" : "unknown");
 		el_buf_release(&b);
 		return;
 	}
@@ -251,11 +259,11 @@ void el_probe_driver(el_probe *p)
 	pos = b.data;
 	if (!el_next_line(&pos, b.data + b.len, &line, &len) || parse_nvrm(line, len, &d) != 0) {
 		el_probe_warn(p, "'%s': no \"NVRM version: ... Kernel Module <version>\" line", path);
-		el_jset_str(driver, "status", "unknown");
+		driver_status(p, driver, "unknown");
 		el_buf_release(&b);
 		return;
 	}
-	el_jset_str(driver, "status", "present");
+	driver_status(p, driver, "present");
 	el_jset_strn(driver, "raw", line, len);
 	el_jset_str(driver, "version", d.version);
 	el_jset_str(driver, "flavour", d.flavour);

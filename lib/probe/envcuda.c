@@ -60,31 +60,28 @@ static bool has_library(el_probe *p, const char *dir, const char *const prefixes
 /* The conda env's prefix when it is the Python environment probed, else NULL. */
 static const char *conda_prefix(el_probe *p)
 {
-	const char *prefix = el_jget_str(el_jget(p->doc, "conda"), "prefix");
+	const char *prefix = p->conda.prefix;
 
 	return prefix && p->py.prefix && strcmp(prefix, p->py.prefix) == 0 ? prefix : NULL;
 }
 
-static const cJSON *conda_package(el_probe *p, const char *name)
+static const el_conda_pkg *conda_package(el_probe *p, const char *name)
 {
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, el_jget(el_jget(p->doc, "conda"), "packages"))
-		if (el_jget_str(it, "name") && strcmp(el_jget_str(it, "name"), name) == 0)
-			return it;
+	for (size_t i = 0; i < p->conda.n; i++)
+		if (strcmp(p->conda.pkgs[i].name, name) == 0)
+			return &p->conda.pkgs[i];
 	return NULL;
 }
 
 /* conda-meta/<name>-<version>-<build>.json, conda's name for a package's record, when it is there. */
-static char *conda_record(el_probe *p, const char *prefix, const cJSON *pkg)
+static char *conda_record(el_probe *p, const char *prefix, const el_conda_pkg *pkg)
 {
-	const char *v = el_jget_str(pkg, "version"), *b = el_jget_str(pkg, "build");
 	char *path;
 	struct stat st;
 
-	if (!v || !b)
+	if (!pkg->build)
 		return NULL;
-	path = el_xasprintf("%s/conda-meta/%s-%s-%s.json", prefix, el_jget_str(pkg, "name"), v, b);
+	path = el_xasprintf("%s/conda-meta/%s-%s-%s.json", prefix, pkg->name, pkg->version, pkg->build);
 	if (el_root_stat(&p->root, path, &st) == 0 && S_ISREG(st.st_mode))
 		return path;
 	free(path);
@@ -105,45 +102,38 @@ static bool cuda_conda_name(const char *name)
 }
 
 /* The env's CUDA: its version from the first of cudatoolkit, cuda-cudart, cuda-nvcc. */
-static bool conda_toolkit(el_probe *p, cJSON *tk)
+static bool conda_toolkit(el_probe *p, cJSON *tk, const char *home)
 {
 	static const char *const versioned[] = { "cudatoolkit", "cuda-cudart", "cuda-nvcc", NULL };
-	const char *home = el_jget_str(tk, "home");
 	cJSON *components = el_jset_obj(tk, "components");
-	const cJSON *it;
 	bool found = false;
 
-	cJSON_ArrayForEach(it, el_jget(el_jget(p->doc, "conda"), "packages")) {
-		const char *name = el_jget_str(it, "name"), *v = el_jget_str(it, "version");
-
-		if (name && v && cuda_conda_name(name))
-			el_jset_str(components, name, v);
-	}
+	for (size_t i = 0; i < p->conda.n; i++)
+		if (cuda_conda_name(p->conda.pkgs[i].name))
+			el_jset_str(components, p->conda.pkgs[i].name, p->conda.pkgs[i].version);
 	for (const char *const *n = versioned; *n && !found; n++) {
-		const cJSON *pkg = conda_package(p, *n);
+		const el_conda_pkg *pkg = conda_package(p, *n);
 		char *rec = pkg ? conda_record(p, home, pkg) : NULL;
 
-		if (pkg && el_jget_str(pkg, "version")) {
-			el_jset_str(tk, "version", el_jget_str(pkg, "version"));
+		if (pkg) {
+			el_jset_str(tk, "version", pkg->version);
 			if (rec)
 				el_jset_str(tk, "version_source", rec);
 			found = true;
 		}
 		free(rec);
 	}
-	el_probe_cuda_nvcc(p, home, tk);
+	el_probe_cuda_nvcc(p, home, tk, "conda");
 	el_probe_cuda_libs(p, el_jset_arr(tk, "libraries"), home);
 	return found;
 }
 
 /* ---- NVIDIA's wheels ---- */
 
-/* The site dir a distribution's .dist-info is in (malloc'd), or NULL. */
-static char *dist_site(const cJSON *d)
+/* The site dir a distribution's .dist-info is in (malloc'd). */
+static char *dist_site(const el_dist_found *d)
 {
-	const char *path = el_jget_str(d, "path");
-
-	return path ? el_path_dir(path) : NULL;
+	return el_path_dir(d->path);
 }
 
 /*
@@ -163,44 +153,41 @@ static bool nvidia_dist(const char *norm, const char *kind)
 }
 
 /* The first distribution in site (in pip's name order) that nvidia_dist(kind) accepts, or NULL. */
-static const cJSON *site_dist(el_probe *p, const char *site, const char *kind)
+static const el_dist_found *site_dist(el_probe *p, const char *site, const char *kind)
 {
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, el_jget(el_jget(p->doc, "pip"), "distributions")) {
-		const char *name = el_jget_str(it, "name");
-		char *norm = name ? el_pep503_name(name) : NULL, *s = dist_site(it);
-		bool ok = norm && s && strcmp(s, site) == 0 && nvidia_dist(norm, kind);
+	for (size_t i = 0; i < p->pip.n; i++) {
+		const el_dist_found *d = &p->pip.v[i];
+		char *norm = el_pep503_name(d->name), *s = dist_site(d);
+		bool ok = strcmp(s, site) == 0 && nvidia_dist(norm, kind);
 
 		free(norm);
 		free(s);
 		if (ok)
-			return it;
+			return d;
 	}
 	return NULL;
 }
 
 /* home is <site>/nvidia: its version from nvidia-cuda-runtime*, each nvidia-* wheel a component. */
-static bool wheel_toolkit(el_probe *p, cJSON *tk)
+static bool wheel_toolkit(el_probe *p, cJSON *tk, const char *home)
 {
-	const char *home = el_jget_str(tk, "home");
 	char *site = el_path_dir(home), **names = NULL;
-	const cJSON *rt = site_dist(p, site, "cuda-runtime"), *it;
+	const el_dist_found *rt = site_dist(p, site, "cuda-runtime");
 	cJSON *components = el_jset_obj(tk, "components"), *libs = el_jset_arr(tk, "libraries");
+	bool nvcc = false;
 
-	cJSON_ArrayForEach(it, el_jget(el_jget(p->doc, "pip"), "distributions")) {
-		const char *name = el_jget_str(it, "name"), *v = el_jget_str(it, "version");
-		char *norm = name ? el_pep503_name(name) : NULL, *s = dist_site(it);
+	for (size_t i = 0; i < p->pip.n; i++) {
+		const el_dist_found *d = &p->pip.v[i];
+		char *norm = el_pep503_name(d->name), *s = dist_site(d);
 
-		if (norm && v && s && strcmp(s, site) == 0 && el_starts_with(norm, "nvidia-") &&
-		    !nvidia_dist(norm, "cudnn"))
-			el_jset_str(components, norm, v);
+		if (strcmp(s, site) == 0 && el_starts_with(norm, "nvidia-") && !nvidia_dist(norm, "cudnn"))
+			el_jset_str(components, norm, d->version);
 		free(norm);
 		free(s);
 	}
 	if (rt) {
-		el_jset_str(tk, "version", el_jget_str(rt, "version"));
-		el_jset_str(tk, "version_source", el_jget_str(rt, "path"));
+		el_jset_str(tk, "version", rt->version);
+		el_jset_str(tk, "version_source", rt->path);
 	} else {
 		el_probe_warn(p, "'%s': NVIDIA's CUDA libraries without the nvidia-cuda-runtime distribution that says their version", home);
 	}
@@ -212,8 +199,8 @@ static bool wheel_toolkit(el_probe *p, cJSON *tk)
 			if (strcmp(*n, "cudnn") != 0 && is_dir(p, part)) {
 				el_probe_cuda_libs(p, libs, part);
 				/* nvidia-cuda-nvcc-cu12: nvidia/cuda_nvcc/bin/nvcc; CUDA 13: nvidia/cu13/bin/nvcc */
-				if (!el_jget(tk, "nvcc"))
-					el_probe_cuda_nvcc(p, part, tk);
+				if (!nvcc)
+					nvcc = el_probe_cuda_nvcc(p, part, tk, "wheel");
 			}
 			free(part);
 		}
@@ -224,19 +211,19 @@ static bool wheel_toolkit(el_probe *p, cJSON *tk)
 
 /* ---- torch's own copies ---- */
 
-static const cJSON *torch_entry(el_probe *p)
+static const el_fw_found *torch_entry(el_probe *p)
 {
-	const cJSON *t = el_jget(el_jget(p->doc, "frameworks"), "torch");
-	const char *st = el_jget_str(t, "status");
-
-	return st && strcmp(st, "present") == 0 && el_jget_str(t, "path") ? t : NULL;
+	for (const el_fw_found *f = p->fw; f && f->key; f++)
+		if (strcmp(f->key, "torch") == 0)
+			return f->present && f->path ? f : NULL;
+	return NULL;
 }
 
 /* torch/lib of the torch Python imports (malloc'd), or NULL; frameworks.torch.path is its version.py. */
 static char *torch_lib(el_probe *p)
 {
-	const cJSON *t = torch_entry(p);
-	char *dir = t ? el_path_dir(el_jget_str(t, "path")) : NULL, *lib = dir ? el_path_join(dir, "lib") : NULL;
+	const el_fw_found *t = torch_entry(p);
+	char *dir = t ? el_path_dir(t->path) : NULL, *lib = dir ? el_path_join(dir, "lib") : NULL;
 
 	free(dir);
 	if (lib && is_dir(p, lib))
@@ -246,17 +233,17 @@ static char *torch_lib(el_probe *p)
 }
 
 /* The CUDA runtime torch/lib carries is the one torch was built for: torch.version.cuda. */
-static bool bundled_toolkit(el_probe *p, cJSON *tk)
+static bool bundled_toolkit(el_probe *p, cJSON *tk, const char *home)
 {
-	const cJSON *t = torch_entry(p);
-	const char *cuda = el_jget_str(t, "cuda");
+	const el_fw_found *t = torch_entry(p);
+	const char *cuda = t ? t->cuda : NULL;
 	cJSON *libs = el_jset_arr(tk, "libraries");
 
-	el_probe_libraries(p, libs, el_jget_str(tk, "home"), el_cuda_lib_prefixes);
+	el_probe_libraries(p, libs, home, el_cuda_lib_prefixes);
 	if (!cuda)
 		return false;
 	el_jset_str(tk, "version", cuda);
-	el_jset_str(tk, "version_source", el_jget_str(t, "path"));
+	el_jset_str(tk, "version_source", t->path);
 	return true;
 }
 
@@ -313,15 +300,13 @@ void el_probe_env_toolkits(el_probe *p, cJSON *toolkits)
 	free(lib);
 }
 
-bool el_probe_env_toolkit(el_probe *p, cJSON *tk)
+bool el_probe_env_toolkit(el_probe *p, cJSON *tk, const char *home, const char *layout)
 {
-	const char *layout = el_jget_str(tk, "layout");
-
 	if (strcmp(layout, "conda") == 0)
-		return conda_toolkit(p, tk);
+		return conda_toolkit(p, tk, home);
 	if (strcmp(layout, "wheel") == 0)
-		return wheel_toolkit(p, tk);
-	return bundled_toolkit(p, tk);
+		return wheel_toolkit(p, tk, home);
+	return bundled_toolkit(p, tk, home);
 }
 
 /* Neither header nor package: NVIDIA's own file name, libcudnn.so.8.9.2, says it (torch's copies are libcudnn.so.8). */
@@ -385,9 +370,9 @@ static void wheel_cudnn(el_probe *p, const char *home, void *data)
 {
 	char *site = el_path_dir(home), *dir = el_path_join(home, "cudnn/lib");
 	char *header = el_path_join(home, "cudnn/include/cudnn_version.h");
-	const cJSON *d = site_dist(p, site, "cudnn");
+	const el_dist_found *d = site_dist(p, site, "cudnn");
 
-	add_cudnn_install(p, data, dir, "wheel", header, el_jget_str(d, "version"), el_jget_str(d, "path"));
+	add_cudnn_install(p, data, dir, "wheel", header, d ? d->version : NULL, d ? d->path : NULL);
 	free(header);
 	free(dir);
 	free(site);
@@ -397,14 +382,14 @@ void el_probe_env_cudnn(el_probe *p, cJSON *cudnn)
 {
 	cJSON *installs = el_jset_arr(cudnn, "installs");
 	const char *prefix = conda_prefix(p);
-	const cJSON *pkg = prefix ? conda_package(p, "cudnn") : NULL;
+	const el_conda_pkg *pkg = prefix ? conda_package(p, "cudnn") : NULL;
 	char *lib;
 
 	if (pkg) {
 		char *dir = el_path_join(prefix, "lib"), *header = el_path_join(prefix, "include/cudnn_version.h");
 		char *rec = conda_record(p, prefix, pkg);
 
-		add_cudnn_install(p, installs, dir, "conda", header, el_jget_str(pkg, "version"), rec);
+		add_cudnn_install(p, installs, dir, "conda", header, pkg->version, rec);
 		free(rec);
 		free(header);
 		free(dir);

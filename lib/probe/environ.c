@@ -52,8 +52,8 @@ static bool is_allowed(const char *name, size_t n)
 	return false;
 }
 
-/* One KEY=VALUE entry (source's index-th unit, e.g. "line"): kept in all, recorded in vars when allowed. */
-static void add_entry(el_probe *p, cJSON *vars, el_strvec *all, const char *source,
+/* One KEY=VALUE entry (source's index-th unit, e.g. "line"): kept in all, recorded in vars (and rec) when allowed. */
+static void add_entry(el_probe *p, cJSON *vars, el_strvec *all, el_strvec *rec, const char *source,
 		      const char *unit, size_t index, const char *s, size_t len)
 {
 	const char *eq = memchr(s, '=', len);
@@ -80,6 +80,7 @@ static void add_entry(el_probe *p, cJSON *vars, el_strvec *all, const char *sour
 	name = el_xstrndup(s, (size_t)(eq - s));
 	value = el_xstrndup(eq + 1, len - (size_t)(eq - s) - 1);
 	el_jset_str(vars, name, value);
+	el_strvec_push_owned(rec, el_xasprintf("%s=%s", name, value));
 	free(name);
 	free(value);
 }
@@ -89,7 +90,7 @@ static void add_entry(el_probe *p, cJSON *vars, el_strvec *all, const char *sour
  * KEY=VALUE lines, '#' comments, an optional leading "export ", and one pair
  * of quotes around a value stripped.
  */
-static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, const char *path,
+static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, el_strvec *rec, const char *path,
 				 const el_buf *b)
 {
 	const char *pos = b->data, *end = b->data + b->len, *line;
@@ -118,9 +119,9 @@ static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, const
 				vl -= 2;
 			}
 			el_buf_printf(&e, "%.*s=%.*s", (int)(eq - line), line, (int)vl, v);
-			add_entry(p, vars, all, path, "line", index, e.data, e.len);
+			add_entry(p, vars, all, rec, path, "line", index, e.data, e.len);
 		} else {
-			add_entry(p, vars, all, path, "line", index, line, len);
+			add_entry(p, vars, all, rec, path, "line", index, line, len);
 		}
 		el_buf_release(&e);
 	}
@@ -129,8 +130,8 @@ static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, const
 void el_probe_environ(el_probe *p)
 {
 	static const char path[] = "/etc/environment";
-	cJSON *env = el_probe_section(p, "env"), *vars;
-	el_strvec all = EL_STRVEC_INIT;
+	cJSON *env = el_probe_section(p, EL_SEC_ENV), *vars;
+	el_strvec all = EL_STRVEC_INIT, rec = EL_STRVEC_INIT;
 
 	if (p->root.live) {
 		extern char **environ;
@@ -140,7 +141,7 @@ void el_probe_environ(el_probe *p)
 		el_jset_str(env, "source", "/proc/self/environ");
 		vars = el_jset_obj(env, "variables");
 		for (char **e = environ; e && *e; e++)
-			add_entry(p, vars, &all, "environ", "entry", ++index, *e, strlen(*e));
+			add_entry(p, vars, &all, &rec, "environ", "entry", ++index, *e, strlen(*e));
 	} else {
 		el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
 
@@ -150,9 +151,10 @@ void el_probe_environ(el_probe *p)
 			el_jset_str(env, "status", "present");
 			el_jset_str(env, "source", path);
 			vars = el_jset_obj(env, "variables");
-			read_etc_environment(p, vars, &all, path, &b);
+			read_etc_environment(p, vars, &all, &rec, path, &b);
 		}
 		el_buf_release(&b);
 	}
 	p->environ = el_strvec_detach(&all);
+	p->env_recorded = el_strvec_detach(&rec);
 }

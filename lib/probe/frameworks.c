@@ -28,8 +28,8 @@ typedef el_framework_info framework;
 
 #define MAX_DISTS 4
 
-/* A string-or-None member: "key": "v", "key": null, or nothing. */
-static void set_str_or_null(cJSON *o, const char *key, const char *text, size_t len,
+/* A string-or-None member: "key": "v", "key": null, or nothing; whether it is there. */
+static bool set_str_or_null(cJSON *o, const char *key, const char *text, size_t len,
 			    bool *was_none)
 {
 	bool present;
@@ -42,26 +42,21 @@ static void set_str_or_null(cJSON *o, const char *key, const char *text, size_t 
 	else if (present)
 		el_jset(o, key, cJSON_CreateNull());
 	free(v);
+	return present;
 }
 
 
 /* The distributions pip recorded for fw, in fw's order of preference. */
-static size_t find_dists(const cJSON *dists, const framework *fw, const cJSON *out[MAX_DISTS])
+static size_t find_dists(const el_pip_found *dists, const framework *fw, const el_dist_found *out[MAX_DISTS])
 {
 	size_t n = 0;
 
 	for (int i = 0; fw->dists[i]; i++) {
-		const cJSON *it;
+		for (size_t k = 0; k < dists->n; k++) {
+			char *norm = el_pep503_name(dists->v[k].name);
 
-		cJSON_ArrayForEach(it, dists) {
-			const char *name = el_jget_str(it, "name");
-			char *norm;
-
-			if (!name || !el_jget_str(it, "version"))
-				continue;
-			norm = el_pep503_name(name);
 			if (strcmp(norm, fw->dists[i]) == 0 && n < MAX_DISTS)
-				out[n++] = it;
+				out[n++] = &dists->v[k];
 			free(norm);
 		}
 	}
@@ -69,14 +64,13 @@ static size_t find_dists(const cJSON *dists, const framework *fw, const cJSON *o
 }
 
 /* Where Python would import key from: editable sources of its own dists, the site dirs, other sources. */
-static char *find_module(el_probe *p, const cJSON *dists, const cJSON *own[], size_t nown,
+static char *find_module(el_probe *p, const el_pip_found *dists, const el_dist_found *own[], size_t nown,
 			 const char *key)
 {
 	char *dir = NULL;
-	const cJSON *it;
 
 	for (size_t i = 0; i < nown && !dir; i++) {
-		const char *src = el_jget_str(own[i], "source");
+		const char *src = own[i]->source;
 		char *rsrc = NULL;
 
 		if (src && el_root_realpath(&p->root, src, &rsrc, NULL) == 0)
@@ -85,12 +79,10 @@ static char *find_module(el_probe *p, const cJSON *dists, const cJSON *own[], si
 	}
 	for (char **s = p->py.site_dirs; s && *s && !dir; s++)
 		dir = el_probe_resolve_dir(p, *s, key);
-	cJSON_ArrayForEach(it, dists) {
-		const char *src = el_jget_str(it, "source");
+	for (size_t k = 0; k < dists->n && !dir; k++) {
+		const char *src = dists->v[k].source;
 		char *rsrc = NULL;
 
-		if (dir)
-			break;
 		if (src && el_root_realpath(&p->root, src, &rsrc, NULL) == 0)
 			dir = el_probe_resolve_dir(p, rsrc, key);
 		free(rsrc);
@@ -98,16 +90,30 @@ static char *find_module(el_probe *p, const cJSON *dists, const cJSON *own[], si
 	return dir;
 }
 
-static void torch_fields(cJSON *o, const char *text, size_t len)
+/* torch's and torchvision's "cuda": a string, None, or not said; what it says goes into f too */
+static void set_cuda(cJSON *o, el_fw_found *f, const char *text, size_t len)
 {
-	bool cuda_none = false, hip_none = false, present;
+	bool present;
+	char *v = el_py_assign_str(text, len, "cuda", &present);
+
+	f->cuda_none = present && !v;
+	if (v)
+		el_jset_str(o, "cuda", v);
+	else if (present)
+		el_jset(o, "cuda", cJSON_CreateNull());
+	f->cuda = v;
+}
+
+static void torch_fields(cJSON *o, el_fw_found *f, const char *text, size_t len)
+{
+	bool hip_none = false, hip, present;
 	char *git = el_py_assign_str(text, len, "git_version", &present);
 	int debug = el_py_assign_bool(text, len, "debug");
 
-	set_str_or_null(o, "cuda", text, len, &cuda_none);
-	set_str_or_null(o, "hip", text, len, &hip_none);
-	if (el_jget(o, "cuda"))
-		el_jset_bool(o, "cpu_only", cuda_none && (hip_none || !el_jget(o, "hip")));
+	set_cuda(o, f, text, len);
+	hip = set_str_or_null(o, "hip", text, len, &hip_none);
+	if (f->cuda || f->cuda_none)
+		el_jset_bool(o, "cpu_only", f->cuda_none && (hip_none || !hip));
 	el_jset_str(o, "git_version", git);
 	if (debug >= 0)
 		el_jset_bool(o, "debug", debug == 1);
@@ -179,9 +185,9 @@ static void set_tags(cJSON *o, el_strvec *tags, const char *source)
 }
 
 /* The metadata file of a distribution pip recorded: METADATA, an egg-info's PKG-INFO, or the egg-info file. */
-static char *dist_metadata(el_probe *p, const cJSON *dist)
+static char *dist_metadata(el_probe *p, const el_dist_found *dist)
 {
-	const char *path = el_jget_str(dist, "path"), *kind = el_jget_str(dist, "kind");
+	const char *path = dist->path, *kind = dist->kind;
 	struct stat st;
 
 	if (!path || !kind)
@@ -198,11 +204,10 @@ static char *dist_metadata(el_probe *p, const cJSON *dist)
  * its compiled module torch/_C (CPython imports only a module tagged for
  * itself), else its wheel's Tag lines; and its Requires-Python.
  */
-static void torch_python(el_probe *p, cJSON *o, const char *dir, const cJSON *dist)
+static void torch_python(el_probe *p, cJSON *o, const char *dir, const el_dist_found *dist)
 {
 	el_strvec tags = { 0 };
 	char **names = NULL, *first = NULL, *meta;
-	const cJSON *it;
 
 	if (el_root_list(&p->root, dir, &names, NULL) == 0)
 		for (char **n = names; *n; n++) {
@@ -220,12 +225,11 @@ static void torch_python(el_probe *p, cJSON *o, const char *dir, const cJSON *di
 
 		set_tags(o, &tags, source);
 		free(source);
-	} else if (dist && strcmp(el_jget_str(dist, "kind") ? el_jget_str(dist, "kind") : "", "dist-info") == 0) {
-		cJSON_ArrayForEach(it, el_jget(dist, "tags"))
-			if (cJSON_IsString(it))
-				wheel_python(&tags, it->valuestring);
+	} else if (dist && strcmp(dist->kind, "dist-info") == 0) {
+		for (char **t = dist->tags; t && *t; t++)
+			wheel_python(&tags, *t);
 		if (tags.n) {
-			char *wheel = el_path_join(el_jget_str(dist, "path"), "WHEEL");
+			char *wheel = el_path_join(dist->path, "WHEEL");
 
 			set_tags(o, &tags, wheel);
 			free(wheel);
@@ -262,22 +266,25 @@ static bool is_ext(const char *name)
  * DT_NEEDED ("libcudart.so.10.2"): it must be the CUDA torch was built
  * for, or loading mmcv._ext fails.
  */
-static void ops_cudart(el_probe *p, cJSON *o, const char *dir, const char *name)
+static bool ops_cudart(el_probe *p, cJSON *o, const char *dir, const char *name)
 {
 	char *path = el_path_join(dir, name), *real = NULL, *host;
 	el_elf_info elf;
+	bool found = false;
 	int fd;
 
 	if (el_root_realpath(&p->root, path, &real, NULL) != 0) {
 		free(path);
-		return;
+		return false;
 	}
 	host = el_root_host(&p->root, real);
 	fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
 		for (char **n = elf.needed; n && *n; n++)
-			if (el_starts_with(*n, "libcudart.so."))
+			if (el_starts_with(*n, "libcudart.so.")) {
 				el_jset_str(o, "ops_cudart", *n);
+				found = true;
+			}
 		el_elf_info_release(&elf);
 	}
 	if (fd >= 0)
@@ -285,12 +292,13 @@ static void ops_cudart(el_probe *p, cJSON *o, const char *dir, const char *name)
 	free(host);
 	free(real);
 	free(path);
+	return found;
 }
 
-static void mmcv_ops(el_probe *p, cJSON *o, const char *dir)
+static bool mmcv_ops(el_probe *p, cJSON *o, const char *dir)
 {
 	char **names = NULL;
-	bool ops = false;
+	bool ops = false, cudart = false;
 
 	if (el_root_list(&p->root, dir, &names, NULL) == 0)
 		for (char **n = names; *n && !ops; n++)
@@ -302,11 +310,12 @@ static void mmcv_ops(el_probe *p, cJSON *o, const char *dir)
 		for (char **n = names; *n; n++)
 			if (is_ext(*n)) {
 				el_jpush_str(files, *n);
-				if (!el_jget(o, "ops_cudart"))
-					ops_cudart(p, o, dir, *n);
+				if (!cudart)
+					cudart = ops_cudart(p, o, dir, *n);
 			}
 	}
 	el_strv_free(names);
+	return ops;
 }
 
 /*
@@ -336,22 +345,23 @@ static void mmcv_range(el_probe *p, cJSON *o, const char *dir)
 	free(init);
 }
 
-static void probe_one(el_probe *p, cJSON *sec, const cJSON *dists, const framework *fw)
+static void probe_one(el_probe *p, cJSON *sec, const el_pip_found *dists, const framework *fw, el_fw_found *f)
 {
 	cJSON *o = el_jset_obj(sec, fw->key);
-	const cJSON *own[MAX_DISTS];
-	const cJSON *dist = NULL;
+	const el_dist_found *own[MAX_DISTS];
+	const el_dist_found *dist = NULL;
 	size_t nown = find_dists(dists, fw, own);
 	char *dir = find_module(p, dists, own, nown, fw->key), *vpath, *version = NULL;
 	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
 	bool have_text = false, present;
 
+	f->key = fw->key;
 	if (!dir) {
 		el_jset_str(o, "status", "absent");
 		if (nown) {
-			el_jset_str(o, "dist_version", el_jget_str(own[0], "version"));
+			el_jset_str(o, "dist_version", own[0]->version);
 			el_probe_warn(p, "'%s': installed, but no '%s' package directory was found",
-				      el_jget_str(own[0], "path"), fw->key);
+				      own[0]->path, fw->key);
 		}
 		return;
 	}
@@ -362,43 +372,45 @@ static void probe_one(el_probe *p, cJSON *sec, const cJSON *dists, const framewo
 	}
 	/* the distribution that matches what is imported */
 	for (size_t i = 0; i < nown && !dist; i++)
-		if (version && strcmp(el_jget_str(own[i], "version"), version) == 0)
+		if (version && strcmp(own[i]->version, version) == 0)
 			dist = own[i];
 	if (!dist && nown)
 		dist = own[0];
 
 	/* there, but no version to be found: "unknown" */
-	el_jset_str(o, "status", version || dist ? "present" : "unknown");
+	f->present = version || dist;
+	el_jset_str(o, "status", f->present ? "present" : "unknown");
+	f->path = el_xstrdup(version || have_text ? vpath : dir);
+	el_jset_str(o, "path", f->path);
 	if (version) {
-		el_jset_str(o, "version", version);
-		el_jset_str(o, "path", vpath);
+		f->version = el_xstrdup(version);
 	} else if (dist) {
 		/* a version.py that computes __version__ (or none at all) */
-		el_jset_str(o, "version", el_jget_str(dist, "version"));
+		f->version = el_xstrdup(dist->version);
 		el_jset_str(o, "version_source", "dist-info");
-		el_jset_str(o, "path", have_text ? vpath : dir);
-	} else {
-		el_jset_str(o, "path", have_text ? vpath : dir);
 	}
-	if (dist && version && strcmp(el_jget_str(dist, "version"), version) != 0)
-		el_jset_str(o, "dist_version", el_jget_str(dist, "version"));
+	el_jset_str(o, "version", f->version);
+	if (dist && version && strcmp(dist->version, version) != 0)
+		el_jset_str(o, "dist_version", dist->version);
+	/* the object whose file dpkg may have installed (Debian's python3-torch) */
+	el_probe_want_deb(p, o, f->path, NULL);
 
 	if (have_text && strcmp(fw->key, "torch") == 0)
-		torch_fields(o, b.data, b.len);
+		torch_fields(o, f, b.data, b.len);
 	if (strcmp(fw->key, "torch") == 0)
 		torch_python(p, o, dir, dist);
 	if (fw->flags & EL_FW_MMCV_RANGE)
 		mmcv_range(p, o, dir);
 	else if (have_text && strcmp(fw->key, "torchvision") == 0)
-		set_str_or_null(o, "cuda", b.data, b.len, NULL);
+		set_cuda(o, f, b.data, b.len);
 	if (strcmp(fw->key, "mmcv") == 0) {
 		if (dist) {
-			char *norm = el_pep503_name(el_jget_str(dist, "name"));
+			char *norm = el_pep503_name(dist->name);
 
 			el_jset_str(o, "package", norm);
 			free(norm);
 		}
-		mmcv_ops(p, o, dir);
+		f->ops = mmcv_ops(p, o, dir);
 	}
 	free(version);
 	free(vpath);
@@ -408,9 +420,12 @@ static void probe_one(el_probe *p, cJSON *sec, const cJSON *dists, const framewo
 
 void el_probe_frameworks(el_probe *p)
 {
-	cJSON *sec = el_probe_section(p, "frameworks");
-	const cJSON *dists = el_jget(el_jget(p->doc, "pip"), "distributions");
+	cJSON *sec = el_probe_section(p, EL_SEC_FRAMEWORKS);
+	size_t n = 0;
 
-	for (const el_framework_info *fw = el_frameworks; fw->key; fw++)
-		probe_one(p, sec, cJSON_IsArray(dists) ? dists : NULL, fw);
+	while (el_frameworks[n].key)
+		n++;
+	p->fw = el_xcalloc(n + 1, sizeof(*p->fw)); /* ends with a NULL key */
+	for (size_t i = 0; i < n; i++)
+		probe_one(p, sec, &p->pip, &el_frameworks[i], &p->fw[i]);
 }

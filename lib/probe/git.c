@@ -914,7 +914,7 @@ static bool cwd_may_be_in_repo(void)
 
 void el_probe_repos(el_probe *p)
 {
-	cJSON *sec = el_probe_section(p, "repos");
+	cJSON *sec = el_probe_section(p, EL_SEC_REPOS);
 	cJSON *arr = el_jset_arr(sec, "repositories");
 	const envlock_probe_opts *o = p->opts;
 	el_strvec seen = EL_STRVEC_INIT;

@@ -136,7 +136,7 @@ static bool read_rodata(int fd, el_buf *b)
 
 void el_probe_glibc(el_probe *p)
 {
-	cJSON *system = el_probe_section(p, "system");
+	cJSON *system = el_probe_section(p, EL_SEC_SYSTEM);
 	cJSON *g = el_jset_obj(system, "glibc");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_LIBC);
 	const char *const *path;
@@ -154,6 +154,7 @@ void el_probe_glibc(el_probe *p)
 		return;
 	}
 	el_jset_str(g, "path", *path);
+	el_probe_want_deb(p, g, *path, NULL);
 	el_jset_str(g, "file", real);
 	/* one descriptor for the section table, .rodata and the ELF machine (all read with pread) */
 	host = el_root_host(&p->root, real);

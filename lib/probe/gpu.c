@@ -169,8 +169,8 @@ static void nvsmi_devices(el_probe *p, cJSON *devices)
 void el_probe_gpus(el_probe *p)
 {
 	static const char dir[] = "/proc/driver/nvidia/gpus";
-	cJSON *gpu = el_probe_section(p, "gpu"), *devices = el_jset_arr(gpu, "devices");
-	const char *driver_status = el_jget_str(el_jget(gpu, "driver"), "status");
+	cJSON *gpu = el_probe_section(p, EL_SEC_GPU), *devices = el_jset_arr(gpu, "devices");
+	const char *driver_status = p->driver_status;
 	char **names = NULL;
 
 	if (el_root_list(&p->root, dir, &names, NULL) == 0) {

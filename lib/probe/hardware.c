@@ -141,7 +141,7 @@ bool el_probe_host_procfs(el_probe *p)
 
 void el_probe_hardware(el_probe *p)
 {
-	cJSON *system = el_probe_section(p, "system");
+	cJSON *system = el_probe_section(p, EL_SEC_SYSTEM);
 
 	/* a procfs mounted in the tree is the running kernel's: the host's CPU and memory */
 	if (el_probe_host_procfs(p)) {

@@ -31,7 +31,7 @@ static void conf_add(const char *dir, void *arg)
 void el_probe_ldconfig(el_probe *p)
 {
 	static const char path[] = "/etc/ld.so.cache";
-	cJSON *system = el_probe_section(p, "system");
+	cJSON *system = el_probe_section(p, EL_SEC_SYSTEM);
 	cJSON *ld = el_jset_obj(system, "ld_cache");
 	el_buf b = EL_BUF_INIT(EL_LDCACHE_LIMIT);
 	int rc = el_probe_read(p, path, &b);

@@ -719,7 +719,7 @@ static void probe_cgroup(el_probe *p, cJSON *system, const mount_table *t)
 
 void el_probe_limits(el_probe *p)
 {
-	cJSON *system = el_probe_section(p, "system");
+	cJSON *system = el_probe_section(p, EL_SEC_SYSTEM);
 	mount_table t;
 
 	/* a mounted procfs is envlock's own on the host (hardware.c warns) */

@@ -24,7 +24,6 @@
 
 #include "loader/loader.h"
 #include "lock/model.h"
-#include "lock/view.h"
 #include "probe.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -192,9 +191,13 @@ static el_ld_tree *record(loads *L, const char *framework, const char *path, boo
 }
 
 /* The framework's package folder: its recorded path is version.py in it, or the folder itself. */
-static char *package_dir(const el_framework *fw)
+static char *package_dir(const el_probe *p, const char *key)
 {
-	if (!fw || !fw->st.present || !fw->path)
+	const el_fw_found *fw = p->fw;
+
+	while (fw && fw->key && strcmp(fw->key, key) != 0)
+		fw++;
+	if (!fw || !fw->key || !fw->present || !fw->path)
 		return NULL;
 	if (strcmp(el_path_base(fw->path), "version.py") == 0)
 		return el_path_dir(fw->path);
@@ -224,14 +227,6 @@ static void framework_modules(loads *L, const char *key, const char *dir, const 
 	el_strv_free(names);
 }
 
-static const char *env_var(const el_view *v, const char *name)
-{
-	for (size_t i = 0; v->env.st.present && i < v->env.variables.n; i++)
-		if (strcmp(v->env.variables.v[i].key, name) == 0)
-			return v->env.variables.v[i].val;
-	return NULL;
-}
-
 /* The resolution: python's tree, then each framework's modules with what was imported before them. */
 static void resolve_all(loads *L)
 {
@@ -257,20 +252,18 @@ static void *resolve_thread(void *arg)
 
 void el_probe_loads_start(el_probe *p)
 {
-	el_view *v = el_view_new(p->doc);
 	loads *L = el_xcalloc(1, sizeof(*L));
-	const char *llp = env_var(v, "LD_LIBRARY_PATH");
+	const char *llp = el_probe_recorded_env(p, "LD_LIBRARY_PATH");
 
 	L->root = &p->root;
 	L->modules = cJSON_CreateArray();
 	if (!L->modules)
 		el_oom();
 	L->llp = llp ? el_xstrdup(llp) : NULL;
-	if (v->python.st.present && v->python.executable)
-		L->python_exe = el_xstrdup(v->python.executable);
+	if (p->py.executable)
+		L->python_exe = el_xstrdup(p->py.executable);
 	for (size_t i = 0; i < NFW; i++)
-		L->fw_dirs[i] = package_dir(el_view_framework(v, fw_modules[i].key));
-	el_view_free(v);
+		L->fw_dirs[i] = package_dir(p, fw_modules[i].key);
 	/* without a thread, the same work runs here */
 	L->threaded = pthread_create(&L->thread, NULL, resolve_thread, L) == 0;
 	if (!L->threaded)
@@ -286,7 +279,7 @@ void el_probe_loads_finish(el_probe *p)
 	if (!L)
 		return;
 	p->loads = NULL;
-	sec = el_probe_section(p, "loads");
+	sec = el_probe_section(p, EL_SEC_LOADS);
 	if (L->threaded)
 		pthread_join(L->thread, NULL);
 	for (size_t i = 0; i < L->warnings.n; i++)

@@ -81,7 +81,7 @@ static char *first_line(el_probe *p, const char *path)
 
 void el_probe_os(el_probe *p)
 {
-	cJSON *system = el_probe_section(p, "system"), *host = el_probe_section(p, "host");
+	cJSON *system = el_probe_section(p, EL_SEC_SYSTEM), *host = el_probe_section(p, EL_SEC_HOST);
 	char *v;
 
 	probe_os_release(p, system);

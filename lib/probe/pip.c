@@ -20,8 +20,8 @@
 
 typedef struct {
 	cJSON *obj;	/* detached until added, in order, to "distributions" */
+	el_dist_found t;	/* what obj says, handed to the later probes */
 	char *norm;
-	const char *path; /* borrowed from obj */
 	size_t site;	/* index of its site dir: sys.path order */
 } dist;
 
@@ -38,19 +38,11 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The conda section's package names (conda runs first), normalised. */
+/* The conda environment's package names (conda runs first), normalised. */
 static void load_conda_names(el_probe *p, dist_list *l)
 {
-	cJSON *pkgs = el_jget(el_jget(p->doc, "conda"), "packages"), *it;
-
-	if (!cJSON_IsArray(pkgs))
-		return;
-	cJSON_ArrayForEach(it, pkgs) {
-		const char *name = el_jget_str(it, "name");
-
-		if (name)
-			el_strvec_push_owned(&l->conda, el_pep503_name(name));
-	}
+	for (size_t i = 0; i < p->conda.n; i++)
+		el_strvec_push_owned(&l->conda, el_pep503_name(p->conda.pkgs[i].name));
 	el_strvec_sort(&l->conda);
 }
 
@@ -125,8 +117,8 @@ static bool exists_in(el_probe *p, const char *dir, const char *name)
 	return el_root_lstat_at(&p->root, dir, name, &st) == 0;
 }
 
-/* direct_url.json (PEP 610) into d; returns whether it marks an editable install. */
-static bool add_direct_url(el_probe *p, const char *dir, cJSON *d)
+/* direct_url.json (PEP 610) into d (t: what later probes are told); returns whether it marks an editable install. */
+static bool add_direct_url(el_probe *p, const char *dir, cJSON *d, el_dist_found *t)
 {
 	char *path = el_path_join(dir, "direct_url.json");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
@@ -149,6 +141,7 @@ static bool add_direct_url(el_probe *p, const char *dir, cJSON *d)
 		char *clean = el_url_strip_credentials(url, false), *src;
 
 		el_jset_str(du, "url", clean);
+		t->direct_url = true;
 		free(clean);
 		info = el_jget(doc, "dir_info");
 		if (cJSON_IsBool(el_jget(info, "editable"))) {
@@ -158,7 +151,8 @@ static bool add_direct_url(el_probe *p, const char *dir, cJSON *d)
 		/* a PEP 660 editable: its source tree, where frameworks find version.py */
 		if (editable && (src = file_url_path(url)) != NULL) {
 			el_jset_str(d, "source", src);
-			free(src);
+			free(t->source);
+			t->source = src;
 		}
 	}
 	info = el_jget(doc, "vcs_info");
@@ -233,24 +227,51 @@ done:
 	return *name != NULL;
 }
 
-static cJSON *push_dist(dist_list *l, const char *name, const char *version,
-			const char *kind, const char *path)
+static dist *push_dist(dist_list *l, const char *name, const char *version,
+		       const char *kind, const char *path)
 {
 	dist *d;
 
 	EL_GROW(l->v, l->n + 1, l->cap);
 	d = &l->v[l->n++];
+	memset(d, 0, sizeof(*d));
 	d->obj = el_jnew_obj();
 	d->norm = el_pep503_name(name);
 	el_jset_str(d->obj, "name", name);
 	el_jset_str(d->obj, "version", version);
 	el_jset_str(d->obj, "kind", kind);
 	el_jset_str(d->obj, "path", path);
-	d->path = el_jget_str(d->obj, "path");
+	d->t.name = el_xstrdup(name);
+	d->t.version = el_xstrdup(version);
+	d->t.kind = el_xstrdup(kind);
+	d->t.path = el_xstrdup(path);
 	d->site = l->site;
-	if (in_conda(l, d->norm))
+	if (in_conda(l, d->norm)) {
 		el_jset_bool(d->obj, "also_conda", true);
-	return d->obj;
+		d->t.also_conda = true;
+	}
+	return d;
+}
+
+/* "installer" (NULL: not recorded) and "editable" of d */
+static void set_installer(dist *d, const char *installer, bool editable)
+{
+	el_jset_str(d->obj, "installer", installer);
+	d->t.installer = installer ? el_xstrdup(installer) : NULL;
+	el_jset_bool(d->obj, "editable", editable);
+	d->t.editable = editable;
+}
+
+static void free_dist(el_dist_found *t)
+{
+	free(t->name);
+	free(t->version);
+	free(t->kind);
+	free(t->path);
+	free(t->installer);
+	free(t->source);
+	el_strv_free(t->tags);
+	memset(t, 0, sizeof(*t));
 }
 
 /*
@@ -258,9 +279,10 @@ static cJSON *push_dist(dist_list *l, const char *name, const char *version,
  * lines of the dist-info's WHEEL file): what glibc the wheel needs.
  * Only binary (non-"any") tags are kept.
  */
-static void add_wheel_tags(el_probe *p, const char *dir, cJSON *d)
+static void add_wheel_tags(el_probe *p, const char *dir, dist *d)
 {
 	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
+	el_strvec all = EL_STRVEC_INIT;
 	const char *pos, *line;
 	cJSON *tags = NULL;
 	size_t ll;
@@ -281,21 +303,23 @@ static void add_wheel_tags(el_probe *p, const char *dir, cJSON *d)
 		if (vl >= 4 && memcmp(v + vl - 4, "-any", 4) == 0)
 			continue;
 		if (!tags)
-			tags = el_jset_arr(d, "tags");
+			tags = el_jset_arr(d->obj, "tags");
 		{
 			char *t = el_xstrndup(v, vl);
 
 			el_jpush_str(tags, t);
-			free(t);
+			el_strvec_push_owned(&all, t);
 		}
 	}
+	if (all.n)
+		d->t.tags = el_strvec_detach(&all);
 	el_buf_release(&b);
 }
 
 static void dist_info(el_probe *p, dist_list *l, const char *site, const char *entry)
 {
 	char *dir = el_path_join(site, entry), *real = NULL, *name, *version;
-	cJSON *d;
+	dist *d;
 
 	/* resolve the entry once; the files inside are then looked at directly */
 	if (el_root_realpath_at(&p->root, site, entry, &real, NULL) != 0) {
@@ -307,10 +331,9 @@ static void dist_info(el_probe *p, dist_list *l, const char *site, const char *e
 		bool editable;
 
 		d = push_dist(l, name, version, "dist-info", dir);
-		el_jset_str(d, "installer", installer);
-		el_jset_bool(d, "requested", exists_in(p, real, "REQUESTED"));
-		editable = add_direct_url(p, real, d);
-		el_jset_bool(d, "editable", editable);
+		el_jset_bool(d->obj, "requested", exists_in(p, real, "REQUESTED"));
+		editable = add_direct_url(p, real, d->obj, &d->t);
+		set_installer(d, installer, editable);
 		add_wheel_tags(p, real, d);
 		free(installer);
 		free(name);
@@ -336,12 +359,11 @@ static void egg_info(el_probe *p, dist_list *l, const char *site, const char *en
 	/* plain distutils writes the PKG-INFO contents as a file named *.egg-info */
 	if (read_metadata(p, path, is_dir ? real : site, is_dir ? "PKG-INFO" : entry, "PKG-INFO",
 			  &name, &version)) {
-		cJSON *d = push_dist(l, name, version, "egg-info", path);
+		dist *d = push_dist(l, name, version, "egg-info", path);
 		char *installer = is_dir ? first_line(p, real, "INSTALLER") : NULL;
 
-		el_jset_str(d, "installer", installer);
-		el_jset_bool(d, "requested", is_dir && exists_in(p, real, "REQUESTED"));
-		el_jset_bool(d, "editable", false);
+		set_installer(d, installer, false);
+		el_jset_bool(d->obj, "requested", is_dir && exists_in(p, real, "REQUESTED"));
 		free(installer);
 		free(name);
 		free(version);
@@ -408,12 +430,14 @@ static void egg_link(el_probe *p, dist_list *l, const char *site, const char *en
 		goto done;
 	}
 	if (read_metadata(p, egg, egg, "PKG-INFO", "PKG-INFO", &name, &version)) {
-		cJSON *d = push_dist(l, name, version, "egg-link", path);
+		dist *d = push_dist(l, name, version, "egg-link", path);
 
-		el_jset_bool(d, "requested", false);
-		el_jset_bool(d, "editable", true);
-		el_jset_str(d, "source", rsrc);
-		el_jset_str(d, "egg_info", egg);
+		el_jset_bool(d->obj, "requested", false);
+		el_jset_bool(d->obj, "editable", true);
+		d->t.editable = true;
+		el_jset_str(d->obj, "source", rsrc);
+		d->t.source = el_xstrdup(rsrc);
+		el_jset_str(d->obj, "egg_info", egg);
 		free(name);
 		free(version);
 	}
@@ -455,12 +479,12 @@ static void mark_shadowed(dist_list *l)
 				if (!shadows)
 					shadows = el_jset_arr(l->v[win].obj, "shadows");
 				o = el_jpush_obj(shadows);
-				el_jset_str(o, "path", d->path);
-				el_jset_str(o, "version", el_jget_str(d->obj, "version"));
-				el_jset_str(o, "installer", el_jget_str(d->obj, "installer"));
+				el_jset_str(o, "path", d->t.path);
+				el_jset_str(o, "version", d->t.version);
+				el_jset_str(o, "installer", d->t.installer);
 				cJSON_Delete(d->obj);
 				d->obj = NULL;
-				d->path = NULL;
+				free_dist(&d->t);
 			}
 		}
 	}
@@ -471,7 +495,7 @@ static int dist_cmp(const void *a, const void *b)
 	const dist *x = a, *y = b;
 	int c = strcmp(x->norm, y->norm);
 
-	return c ? c : strcmp(x->path, y->path);
+	return c ? c : strcmp(x->t.path, y->t.path);
 }
 
 /*
@@ -559,7 +583,7 @@ static void read_site(el_probe *p, dist_list *l, const char *site, char **names,
 
 void el_probe_pip(el_probe *p)
 {
-	cJSON *sec = el_probe_section(p, "pip"), *sites, *dists, *both;
+	cJSON *sec = el_probe_section(p, EL_SEC_PIP), *sites, *dists, *both;
 	dist_list l = { 0 };
 	const char *last = NULL;
 	size_t recorded = 0;
@@ -590,17 +614,19 @@ void el_probe_pip(el_probe *p)
 	mark_shadowed(&l);
 	dists = el_jset_arr(sec, "distributions");
 	both = el_jset_arr(sec, "conda_and_pip");
+	p->pip.v = el_xcalloc(l.n + 1, sizeof(*p->pip.v));
 	for (size_t i = 0; i < l.n; i++) {
 		if (!l.v[i].obj)
 			continue;
 		recorded++;
-		if (el_jget_bool(l.v[i].obj, "also_conda", false) &&
-		    (!last || strcmp(last, l.v[i].norm) != 0)) {
+		if (l.v[i].t.also_conda && (!last || strcmp(last, l.v[i].norm) != 0)) {
 			el_jpush_str(both, l.v[i].norm);
 			last = l.v[i].norm;
 		}
 		if (!cJSON_AddItemToArray(dists, l.v[i].obj))
-			cJSON_Delete(l.v[i].obj);
+			el_oom();
+		l.v[i].t.entry = l.v[i].obj;
+		p->pip.v[p->pip.n++] = l.v[i].t;
 	}
 	el_jset_int(sec, "count", (long long)recorded);
 	el_probe_pip_config(p, sec);

@@ -294,10 +294,12 @@ void el_probe_pip_config(el_probe *p, cJSON *pip)
 		}
 	}
 	settings_release(&st);
-	if (cJSON_GetArraySize(arr))
+	if (cJSON_GetArraySize(arr)) {
 		el_jset(pip, "index_options", arr);
-	else
+		p->pip.index_options = arr;
+	} else {
 		cJSON_Delete(arr);
+	}
 }
 
 /* ------------------------------------------------------------------ each distribution's origin */
@@ -363,22 +365,23 @@ static bool all_digits(const char *s, size_t n)
  * there use -f .../whl/cu102/torch_stable.html, the listing of the same
  * folder, v1.10.0's -f .../whl/torch_stable.html, every variant's).
  */
-static void torch_origin(cJSON *d, const cJSON *options, const char *norm, const char *version)
+static bool torch_origin(cJSON *d, const cJSON *options, const char *norm, const char *version)
 {
 	const char *local = strchr(version, '+');
 	char *url, *note;
 
 	if (strcmp(norm, "torch") != 0 && strcmp(norm, "torchvision") != 0 && strcmp(norm, "torchaudio") != 0)
-		return;
+		return false;
 	if (!local || !((strncmp(local + 1, "cu", 2) == 0 && strlen(local + 3) >= 2 && strlen(local + 3) <= 4 &&
 			 all_digits(local + 3, strlen(local + 3))) || strcmp(local + 1, "cpu") == 0))
-		return;
+		return false;
 	url = el_xasprintf("https://download.pytorch.org/whl/%s", local + 1);
 	note = el_xasprintf("inferred from the local version %s: PyTorch's index for that variant; pip records no index",
 			    local);
 	set_origin(d, options, "extra-index-url", url, note);
 	free(note);
 	free(url);
+	return true;
 }
 
 /* "1.10.0+cu102" -> "1.10" (malloc'd), or NULL */
@@ -402,19 +405,19 @@ static char *major_minor(const char *v)
  * and mmaction2's get_started for PyTorch 1.10.x and CUDA 10.2), for the
  * torch and the CUDA it was built for that the frameworks section records.
  */
-static void mmcv_origin(cJSON *d, const cJSON *options, const char *norm, const cJSON *fw)
+static void mmcv_origin(cJSON *d, const cJSON *options, const char *norm, const el_fw_found *torch,
+			const el_fw_found *mmcv)
 {
-	const cJSON *torch = el_jget(fw, "torch"), *mmcv = el_jget(fw, "mmcv"), *cuda = el_jget(torch, "cuda");
-	const char *tv = el_jget_str(torch, "version"), *status = el_jget_str(torch, "status");
+	const char *tv = torch ? torch->version : NULL, *cuda = torch ? torch->cuda : NULL;
 	char *mm, *rel, *variant, *url, *note;
 
-	if (strcmp(norm, "mmcv-full") != 0 && !(strcmp(norm, "mmcv") == 0 && el_jget_bool(mmcv, "ops", false)))
+	if (strcmp(norm, "mmcv-full") != 0 && !(strcmp(norm, "mmcv") == 0 && mmcv && mmcv->ops))
 		return;
-	if (!tv || (status && strcmp(status, "present") != 0) || (mm = major_minor(tv)) == NULL)
+	if (!tv || !torch->present || (mm = major_minor(tv)) == NULL)
 		return;
-	if (cJSON_IsNull(cuda)) {
+	if (torch->cuda_none) {
 		variant = el_xstrdup("cpu");
-	} else if (cJSON_IsString(cuda) && (rel = major_minor(cuda->valuestring)) != NULL) {
+	} else if (cuda && (rel = major_minor(cuda)) != NULL) {
 		char *dot = strchr(rel, '.');
 
 		variant = el_xasprintf("cu%.*s%s", (int)(dot - rel), rel, dot + 1);
@@ -424,11 +427,11 @@ static void mmcv_origin(cJSON *d, const cJSON *options, const char *norm, const 
 		return;
 	}
 	url = el_xasprintf("https://download.openmmlab.com/mmcv/dist/%s/torch%s/index.html", variant, mm);
-	note = cJSON_IsNull(cuda)
+	note = torch->cuda_none
 		? el_xasprintf("inferred from torch %s without CUDA (frameworks.torch): OpenMMLab's pre-built "
 			       "wheels for it; pip records no index", mm)
 		: el_xasprintf("inferred from torch %s built for CUDA %s (frameworks.torch): OpenMMLab's pre-built "
-			       "wheels for them; pip records no index", mm, cuda->valuestring);
+			       "wheels for them; pip records no index", mm, cuda);
 	set_origin(d, options, "find-links", url, note);
 	free(note);
 	free(url);
@@ -436,31 +439,37 @@ static void mmcv_origin(cJSON *d, const cJSON *options, const char *norm, const 
 	free(mm);
 }
 
+/* The framework key names in what the frameworks probe handed over, or NULL. */
+static const el_fw_found *found_framework(const el_probe *p, const char *key)
+{
+	for (const el_fw_found *f = p->fw; f && f->key; f++)
+		if (strcmp(f->key, key) == 0)
+			return f;
+	return NULL;
+}
+
 void el_probe_pip_origins(el_probe *p)
 {
-	const cJSON *pip = el_jget(p->doc, "pip"), *fw = el_jget(p->doc, "frameworks");
-	const cJSON *options = el_jget(pip, "index_options");
-	cJSON *d;
+	const el_fw_found *torch = found_framework(p, "torch"), *mmcv = found_framework(p, "mmcv");
 
-	cJSON_ArrayForEach(d, el_jget(pip, "distributions")) {
-		const char *installer = el_jget_str(d, "installer"), *kind = el_jget_str(d, "kind");
-		const char *name = el_jget_str(d, "name"), *version = el_jget_str(d, "version");
+	for (size_t i = 0; i < p->pip.n; i++) {
+		const el_dist_found *d = &p->pip.v[i];
+		const char *installer = d->installer;
 		char *norm;
 
 		/* conda's builds record their build folder as a direct URL: not where they came from */
-		if (!name || !version || (installer && strcmp(installer, "conda") == 0) ||
-		    (el_jget_bool(d, "also_conda", false) && (!installer || strcmp(installer, "pip") != 0)))
+		if ((installer && strcmp(installer, "conda") == 0) ||
+		    (d->also_conda && (!installer || strcmp(installer, "pip") != 0)))
 			continue;
-		if (el_jget_str(el_jget(d, "direct_url"), "url")) {
-			el_jset_str(el_jset_obj(d, "origin"), "kind", "direct_url");
+		if (d->direct_url) {
+			el_jset_str(el_jset_obj(d->entry, "origin"), "kind", "direct_url");
 			continue;
 		}
-		if (!kind || strcmp(kind, "dist-info") != 0 || el_jget_bool(d, "editable", false))
+		if (strcmp(d->kind, "dist-info") != 0 || d->editable)
 			continue;
-		norm = el_pep503_name(name);
-		torch_origin(d, options, norm, version);
-		if (!el_jget(d, "origin"))
-			mmcv_origin(d, options, norm, fw);
+		norm = el_pep503_name(d->name);
+		if (!torch_origin(d->entry, p->pip.index_options, norm, d->version))
+			mmcv_origin(d->entry, p->pip.index_options, norm, torch, mmcv);
 		free(norm);
 	}
 }

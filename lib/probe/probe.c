@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/spawn.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 /* vasprintf into one line: a message never spans lines. */
@@ -60,6 +61,18 @@ const char *el_probe_getenv(const el_probe *p, const char *name)
 		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
 			return *e + n + 1;
 	return NULL;
+}
+
+const char *el_probe_recorded_env(const el_probe *p, const char *name)
+{
+	size_t n = strlen(name);
+	const char *val = NULL;
+
+	/* a later entry replaces an earlier one in the lock, as here */
+	for (char **e = p->env_recorded; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			val = *e + n + 1;
+	return val;
 }
 
 void el_probe_warn_read(el_probe *p, const char *path, int rc, int err_no, size_t limit)
@@ -119,9 +132,30 @@ char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel)
 	return out;
 }
 
-cJSON *el_probe_section(el_probe *p, const char *key)
-{
-	cJSON *s = el_jget(p->doc, key);
+const char *const el_probe_sec_keys[EL_SEC_COUNT] = {
+	[EL_SEC_ENV] = "env", [EL_SEC_HOST] = "host", [EL_SEC_SYSTEM] = "system", [EL_SEC_GPU] = "gpu",
+	[EL_SEC_PYTHON] = "python", [EL_SEC_CONDA] = "conda", [EL_SEC_PIP] = "pip",
+	[EL_SEC_FRAMEWORKS] = "frameworks", [EL_SEC_CUDA] = "cuda", [EL_SEC_CUDNN] = "cudnn",
+	[EL_SEC_COMPILERS] = "compilers", [EL_SEC_LOADS] = "loads", [EL_SEC_CHECKPOINTS] = "checkpoints",
+	[EL_SEC_CONFIGS] = "configs", [EL_SEC_REPOS] = "repos",
+};
 
-	return cJSON_IsObject(s) ? s : el_jset_obj(p->doc, key);
+cJSON *el_probe_section(el_probe *p, el_probe_sec key)
+{
+	if (!p->sec[key])
+		p->sec[key] = el_jnew_obj();
+	return p->sec[key];
+}
+
+void el_probe_want_deb(el_probe *p, cJSON *obj, const char *path, const char *alt)
+{
+	el_deb_want *w;
+
+	if (!obj || (!path && !alt))
+		return;
+	EL_GROW(p->debs, p->ndebs + 1, p->debs_cap);
+	w = &p->debs[p->ndebs++];
+	w->obj = obj;
+	w->path = path ? el_xstrdup(path) : NULL;
+	w->alt = alt ? el_xstrdup(alt) : NULL;
 }

@@ -1,8 +1,14 @@
 /*
  * The probes: read-only, one file per subject, each reading under the
- * root and writing its section of the lock document. A probe that finds
- * nothing records "status": "absent"; a problem with what it finds is a
- * warning (el_probe_warn), never a failure of the save.
+ * root and writing its sections of the lock (el_probe_section), which
+ * lib/lock assembles into the document (el_lock_build). A probe never
+ * reads the document: what a later probe needs of an earlier one is
+ * handed over typed, on the context (p->py, p->conda, p->pip, p->fw,
+ * p->cuda, ...), and the order that makes that valid is a table
+ * (el_probe_steps) that says what each probe needs and gives, checked
+ * before a probe runs. A probe that finds nothing records "status":
+ * "absent"; a problem with what it finds is a warning (el_probe_warn),
+ * never a failure of the save.
  */
 #ifndef EL_PROBE_H
 #define EL_PROBE_H
@@ -21,13 +27,84 @@
 #define EL_LIMIT_TEXT (1u << 20)    /* headers, METADATA, conda-meta records */
 #define EL_LIMIT_RECORD (8u << 20)  /* one conda-meta record with its file list */
 
+/* The lock's sections the probes write, each created on first use (el_probe_section). */
+typedef enum {
+	EL_SEC_ENV, EL_SEC_HOST, EL_SEC_SYSTEM, EL_SEC_GPU, EL_SEC_PYTHON, EL_SEC_CONDA, EL_SEC_PIP,
+	EL_SEC_FRAMEWORKS, EL_SEC_CUDA, EL_SEC_CUDNN, EL_SEC_COMPILERS, EL_SEC_LOADS,
+	EL_SEC_CHECKPOINTS, EL_SEC_CONFIGS, EL_SEC_REPOS,
+	EL_SEC_COUNT
+} el_probe_sec;
+
 /* The Python environment chosen for pip and frameworks (python.c). */
 typedef struct {
 	char *prefix;            /* in-root, resolved; NULL when none found */
 	char *kind;              /* "conda", "venv", "system", "pyenv" */
 	char **site_dirs;        /* resolved in-root site-packages dirs, NULL-terminated */
 	char *version;           /* "3.7.16" or NULL */
+	char *executable;        /* the python the lock names (in-root), or NULL */
 } el_pyenv;
+
+/* A package of the conda environment (conda.c): what pip and the environment's CUDA (envcuda.c) use. */
+typedef struct {
+	char *name, *version;
+	char *build;             /* NULL when its record has none */
+} el_conda_pkg;
+
+/* The conda environment described (conda.c), packages in the lock's order. */
+typedef struct {
+	char *prefix;            /* resolved, in-root; NULL: none found */
+	el_conda_pkg *pkgs;
+	size_t n;
+} el_conda_found;
+
+/* A distribution pip's probe recorded (pip.c), for frameworks, envcuda.c and the origins (pipsource.c). */
+typedef struct {
+	char *name, *version, *kind, *path;
+	char *installer, *source;  /* NULL when not recorded */
+	char **tags;               /* its WHEEL's binary tags, NULL-terminated, or NULL */
+	bool also_conda, editable;
+	bool direct_url;           /* its direct_url.json names a URL */
+	cJSON *entry;              /* its entry in the pip section, where pipsource.c writes "origin" */
+} el_dist_found;
+
+/* The distributions pip's probe recorded, in the lock's order, and pip's index options. */
+typedef struct {
+	el_dist_found *v;
+	size_t n;
+	cJSON *index_options;      /* the pip section's "index_options" (pipsource.c writes and reads it), or NULL */
+} el_pip_found;
+
+/* A framework as its own files say (frameworks.c): one per el_frameworks entry, in that order, then a NULL key. */
+typedef struct {
+	const char *key;           /* el_frameworks' key */
+	bool present;              /* status "present" */
+	char *path;                /* its version.py, or its package folder; NULL when absent */
+	char *version;
+	char *cuda;                /* torch, torchvision: the CUDA its version.py says, or NULL */
+	bool cuda_none;            /* ... says None: built without CUDA */
+	bool ops;                  /* mmcv: its compiled ops are there */
+} el_fw_found;
+
+/* A CUDA toolkit the cuda probe recorded (cuda.c), by home. */
+typedef struct {
+	char *home;                /* resolved, in-root */
+	char *layout;              /* "vendor", "debian", or the environment's own: "conda", "wheel", "bundled" */
+} el_cuda_tk;
+
+typedef struct {
+	el_cuda_tk *v;
+	size_t n;
+	char *default_home;        /* the default toolkit's home, or NULL */
+} el_cuda_found;
+
+/*
+ * An object of the lock that may hold a file dpkg installed: the dpkg
+ * probe sets its "deb" to the package that owns path (else alt's).
+ */
+typedef struct {
+	cJSON *obj;
+	char *path, *alt;          /* alt NULL when there is no second file to try */
+} el_deb_want;
 
 /* A package of dpkg's status file (dpkg.c); borrowed from the probe. */
 typedef struct {
@@ -37,22 +114,89 @@ typedef struct {
 
 typedef struct el_dpkg el_dpkg;
 
+/*
+ * The probe context. Each probe writes its sections (sec, through
+ * el_probe_section) and hands what later probes need over in the typed
+ * members below it, which the step that gives them fills (el_probe_steps).
+ */
 typedef struct {
 	envlock_ctx *ctx;
 	const envlock_probe_opts *opts;
 	el_root root;
-	cJSON *doc;            /* the lock document being filled */
-	cJSON *warnings;       /* its "warnings" array */
+	cJSON *sec[EL_SEC_COUNT]; /* the sections written, NULL until first used; for lib/lock to assemble */
+	cJSON *warnings;       /* the lock's "warnings" */
 	el_hashcache *hashes;
-	char **environ;        /* KEY=VALUE strings of the probed process, NULL-terminated */
+	char **environ;        /* KEY=VALUE strings of the probed process, NULL-terminated (environ.c) */
+	char **env_recorded;   /* KEY=VALUE of the variables the lock records, later ones winning (environ.c) */
 	el_ldcache *ldcache;   /* NULL when the root has no readable ld.so.cache */
 	char *ldcache_status;  /* "present", "absent", "unreadable" */
+	char *driver_status;   /* gpu.driver's status (driver.c) */
 	el_pyenv py;
+	el_conda_found conda;
+	el_pip_found pip;
+	el_fw_found *fw;       /* NULL before frameworks.c ran */
+	el_cuda_found cuda;
+	el_deb_want *debs;     /* what dpkg.c attributes, registered by the probes (el_probe_want_deb) */
+	size_t ndebs, debs_cap;
 	el_dpkg *dpkg;         /* dpkg's status and file lists, read on first use (dpkg.c) */
 	bool dpkg_read;        /* read already (dpkg NULL: the root has no status file) */
 	cJSON *errors;         /* request errors: see envlock_lock_error_count */
 	struct el_probe_loads *loads; /* the loads probe's resolution, between its start and finish (loads.c) */
 } el_probe;
+
+/*
+ * Start a context for opts (the root resolved: ENVLOCK_E... with the
+ * detail in ctx when it cannot be), and release one: everything it holds
+ * but what el_probe_take_sections took.
+ */
+int el_probe_init(el_probe *p, envlock_ctx *ctx, const envlock_probe_opts *opts);
+void el_probe_release(el_probe *p);
+
+/* The section of the lock key names, created on first use: for writing. */
+cJSON *el_probe_section(el_probe *p, el_probe_sec key);
+
+/* The lock's key of each section: "env", "host", "system", ... */
+extern const char *const el_probe_sec_keys[EL_SEC_COUNT];
+
+/* Ask the dpkg probe to set obj's "deb" to the package owning path (else alt); NULL paths are nothing to ask. */
+void el_probe_want_deb(el_probe *p, cJSON *obj, const char *path, const char *alt);
+
+/* A variable as the lock records it (environ.c's allow-list), or NULL. */
+const char *el_probe_recorded_env(const el_probe *p, const char *name);
+
+/* What a step of the probe order needs from earlier steps, and gives to later ones. */
+enum {
+	EL_GIVES_ENVIRON = 1u << 0,    /* p->environ, p->env_recorded */
+	EL_GIVES_LDCACHE = 1u << 1,    /* p->ldcache: the loader cache el_probe_libraries asks */
+	EL_GIVES_DRIVER = 1u << 2,     /* p->driver_status */
+	EL_GIVES_PYTHON = 1u << 3,     /* p->py */
+	EL_GIVES_CONDA = 1u << 4,      /* p->conda */
+	EL_GIVES_PIP = 1u << 5,        /* p->pip */
+	EL_GIVES_FRAMEWORKS = 1u << 6, /* p->fw */
+	EL_GIVES_CUDA = 1u << 7,       /* p->cuda */
+	EL_GIVES_LOADS = 1u << 8,      /* p->loads: the resolution running on its thread */
+	EL_GIVES_GLIBC_DEB = 1u << 9,  /* the deb wanted of system.glibc */
+	EL_GIVES_COMPILER_DEB = 1u << 10, /* ... of each gcc */
+	/* every object dpkg attributes: python's and the frameworks' are given with them */
+	EL_GIVES_DEBS = EL_GIVES_GLIBC_DEB | EL_GIVES_PYTHON | EL_GIVES_COMPILER_DEB | EL_GIVES_FRAMEWORKS,
+};
+
+/* One step of the probe order: a probe, what it needs of the steps before it, what it gives the ones after. */
+typedef struct {
+	const char *name;
+	void (*run)(el_probe *p);
+	unsigned needs, gives;
+} el_probe_step;
+
+/* The order envlock_lock_probe runs the probes in (lock.c), ended by a NULL name. */
+extern const el_probe_step el_probe_steps[];
+
+/*
+ * 0 when every step of steps (ended by a NULL name) needs only what a step
+ * before it gives; else -1, with why (size bytes) naming the first step
+ * that needs what no earlier step gives, and what.
+ */
+int el_probe_steps_check(const el_probe_step *steps, char *why, size_t size);
 
 /* Record a warning (one line, "'<path>': <problem>" style). */
 void el_probe_warn(el_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -117,9 +261,6 @@ const el_dpkg_pkg *el_dpkg_package(el_probe *p, const char *name);
  */
 const el_dpkg_pkg *el_dpkg_owner(el_probe *p, const char *abs);
 
-/* Set obj's "deb" ({package, version, arch}) to the package owning abs, if one does. */
-void el_probe_set_deb(el_probe *p, cJSON *obj, const char *abs);
-
 void el_dpkg_free(el_dpkg *d);
 
 /*
@@ -140,7 +281,7 @@ char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char 
 /* Is <root>/proc a mounted procfs under a root that is not the live one (hardware.c)? */
 bool el_probe_host_procfs(el_probe *p);
 
-/* The probes, in the order envlock_lock_probe (lock.c) runs them (the loads between its start and finish). */
+/* The probes, in the order of el_probe_steps (lock.c), which says what each needs and gives (the loads between its start and finish). */
 void el_probe_environ(el_probe *p);   /* environ.c: the process environment (live) or /etc/environment, writes "env" */
 void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
 void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */
@@ -180,8 +321,8 @@ extern const char *const el_cuda_lib_prefixes[];
 /* "10.2.89" -> "10.2" (malloc'd) */
 char *el_cuda_release_of(const char *v);
 
-/* tk's "nvcc" from home/bin/nvcc (Debian's layout: its wrapper), when there. */
-void el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk);
+/* tk's "nvcc" from home/bin/nvcc (Debian's layout: its wrapper), when there; whether it was. */
+bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *layout);
 
 /* The CUDA libraries of home's lib64, lib and targets/<arch>/lib into libs, each real folder once. */
 void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home);
@@ -196,8 +337,8 @@ char *el_probe_cudnn_header(el_probe *p, const char *path);
 /* Add the environment's CUDA installs to toolkits, with home and layout only (envcuda.c). */
 void el_probe_env_toolkits(el_probe *p, cJSON *toolkits);
 
-/* Fill one of them (layout conda, wheel or bundled); whether its version is known. */
-bool el_probe_env_toolkit(el_probe *p, cJSON *tk);
+/* Fill one of them, at home (layout conda, wheel or bundled); whether its version is known. */
+bool el_probe_env_toolkit(el_probe *p, cJSON *tk, const char *home, const char *layout);
 
 /* The environment's cuDNN installs into cudnn's "installs" (envcuda.c). */
 void el_probe_env_cudnn(el_probe *p, cJSON *cudnn);
@@ -207,8 +348,5 @@ char *el_probe_resolve_dir(el_probe *p, const char *base, const char *rel);
 
 /* pip's index options from its configuration files and PIP_* variables into pip's "index_options" (pipsource.c). */
 void el_probe_pip_config(el_probe *p, cJSON *pip);
-
-/* The section object key in the document, created on first use. */
-cJSON *el_probe_section(el_probe *p, const char *key);
 
 #endif

@@ -856,7 +856,7 @@ static char *named_prefix(el_probe *p, const char *path, const char *by)
 
 static void write_section(el_probe *p, const py_cand *c, const char *by, cand_list *l)
 {
-	cJSON *sec = el_probe_section(p, "python"), *arr;
+	cJSON *sec = el_probe_section(p, EL_SEC_PYTHON), *arr;
 
 	el_jset_str(sec, "status", "present");
 	el_jset_str(sec, "kind", c->kind);
@@ -882,6 +882,8 @@ static void write_section(el_probe *p, const py_cand *c, const char *by, cand_li
 	p->py.prefix = el_xstrdup(c->prefix);
 	p->py.kind = el_xstrdup(c->kind);
 	p->py.version = c->version ? el_xstrdup(c->version) : NULL;
+	p->py.executable = c->executable ? el_xstrdup(c->executable) : NULL;
+	el_probe_want_deb(p, sec, c->executable, NULL);
 	p->py.site_dirs = el_xcalloc(c->sites.n + 1, sizeof(char *));
 	for (size_t i = 0; i < c->sites.n; i++)
 		p->py.site_dirs[i] = el_xstrdup(c->sites.v[i]);
@@ -948,7 +950,7 @@ void el_probe_python(el_probe *p)
 	if (chosen)
 		write_section(p, chosen, by, &l);
 	else
-		el_jset_str(el_probe_section(p, "python"), "status", "absent");
+		el_jset_str(el_probe_section(p, EL_SEC_PYTHON), "status", "absent");
 
 	cand_free(own);
 	for (size_t i = 0; i < l.n; i++)

@@ -122,37 +122,17 @@ void fz_probe_init(el_probe *p, envlock_ctx *ctx, const envlock_probe_opts *opts
 {
 	char *warning = NULL;
 
-	memset(p, 0, sizeof(*p));
-	p->ctx = ctx;
-	p->opts = opts;
-	if (el_root_init(&p->root, ctx, opts->root) != 0) {
+	if (el_probe_init(p, ctx, opts) != 0) {
 		fprintf(stderr, "envlock fuzz: root: %s\n", envlock_error_last(ctx));
 		abort();
 	}
-	el_root_set_stable(&p->root);
-	p->doc = el_jnew_obj();
-	el_jset_int(p->doc, "envlock", ENVLOCK_FORMAT_VERSION);
-	p->warnings = el_jset_arr(p->doc, "warnings");
-	p->errors = cJSON_CreateArray();
 	p->hashes = el_hashcache_open(1, &warning);
 	free(warning);
 }
 
 void fz_probe_release(el_probe *p)
 {
-	el_hashcache_free(p->hashes);
-	el_ldcache_free(p->ldcache);
-	el_dpkg_free(p->dpkg);
-	free(p->ldcache_status);
-	el_strv_free(p->environ);
-	free(p->py.prefix);
-	free(p->py.kind);
-	free(p->py.version);
-	el_strv_free(p->py.site_dirs);
-	el_root_thread_done();
-	el_root_release(&p->root);
-	cJSON_Delete(p->doc);
-	cJSON_Delete(p->errors);
+	el_probe_release(p);
 }
 
 void fz_probe_python(el_probe *p, const char *prefix, const char *site)

@@ -363,6 +363,58 @@ static void environment_allow_list_and_secrets(void **state)
 	unit_rmtree(root);
 }
 
+static void nothing(el_probe *p)
+{
+	(void)p;
+}
+
+/* envlock's own order passes; a probe that needs what no earlier row gives is named */
+static void probe_order_is_checked(void **state)
+{
+	char why[256];
+	const el_probe_step *s;
+	unsigned given = 0;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(el_probe_steps_check(el_probe_steps, why, sizeof(why)), 0);
+	/* every hand-off some probe needs is given by one, and the loads are started before they are finished */
+	for (s = el_probe_steps; s->name; s++, n++)
+		given |= s->gives;
+	for (s = el_probe_steps; s->name; s++)
+		assert_int_equal(s->needs & ~given, 0);
+	assert_true(n > 20);
+
+	{
+		const el_probe_step bad[] = {
+			{ "python", nothing, EL_GIVES_ENVIRON, EL_GIVES_PYTHON },
+			{ "environ", nothing, 0, EL_GIVES_ENVIRON },
+			{ NULL, NULL, 0, 0 },
+		};
+		assert_int_equal(el_probe_steps_check(bad, why, sizeof(why)), -1);
+		assert_string_equal(why, "the python probe needs the environment, which no probe before it gives");
+	}
+	{
+		/* envlock's own table with two rows swapped: cuDNN before the toolkits it searches */
+		el_probe_step swapped[64];
+		size_t cuda = n, cudnn = n;
+
+		assert_true(n < 64);
+		memcpy(swapped, el_probe_steps, (n + 1) * sizeof(*swapped));
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(swapped[i].name, "cuda") == 0)
+				cuda = i;
+			if (strcmp(swapped[i].name, "cudnn") == 0)
+				cudnn = i;
+		}
+		assert_true(cuda < cudnn && cudnn < n);
+		swapped[cuda] = el_probe_steps[cudnn];
+		swapped[cudnn] = el_probe_steps[cuda];
+		assert_int_equal(el_probe_steps_check(swapped, why, sizeof(why)), -1);
+		assert_string_equal(why, "the cudnn probe needs the CUDA toolkits, which no probe before it gives");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +428,7 @@ int main(void)
 		cmocka_unit_test(ldcache_rejects_garbage),
 		cmocka_unit_test(glibc_layouts),
 		cmocka_unit_test(environment_allow_list_and_secrets),
+		cmocka_unit_test(probe_order_is_checked),
 	};
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);
 }

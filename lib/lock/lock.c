@@ -1,4 +1,4 @@
-/* envlock_lock: load a lock, write one (envlock_lock_probe is in lib/probe). */
+/* envlock_lock: build a new lock (el_lock_build: the probes and import come here), load one, write one. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

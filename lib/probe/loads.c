@@ -10,12 +10,13 @@
  * parsed once.
  *
  * The resolution is half of a live save's time (torch's _C loads some 270
- * libraries on Debian), and it needs only the python, frameworks and env
- * sections: el_probe_loads_start takes what it needs from them and
- * resolves on a thread of its own while the CUDA, cuDNN, compiler,
- * checkpoint, config, repository and dpkg probes run; el_probe_loads_finish
- * writes the section. The thread touches neither the document nor the
- * probe's context: its warnings wait for the finish.
+ * libraries on Debian), and it needs only what the python, frameworks and
+ * environ probes hand over (p->py, p->fw, p->env_recorded):
+ * el_probe_loads_start copies what it needs of them and resolves on a
+ * thread of its own while the CUDA, cuDNN, compiler, checkpoint, config,
+ * repository and dpkg probes run; el_probe_loads_finish writes the
+ * section. The thread touches neither the sections nor the probe's
+ * context: its warnings wait for the finish.
  */
 #include <pthread.h>
 #include <stdlib.h>

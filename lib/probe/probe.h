@@ -281,31 +281,36 @@ char *el_probe_file_scan(el_probe *p, const char *abs, char *(*take)(const char 
 /* Is <root>/proc a mounted procfs under a root that is not the live one (hardware.c)? */
 bool el_probe_host_procfs(el_probe *p);
 
-/* The probes, in the order of el_probe_steps (lock.c), which says what each needs and gives (the loads between its start and finish). */
-void el_probe_environ(el_probe *p);   /* environ.c: the process environment (live) or /etc/environment, writes "env" */
+/*
+ * The probes, in the order of el_probe_steps (lock.c), whose rows say what
+ * each needs of the probes before it and gives to the ones after (the
+ * EL_GIVES_* bits, checked before any probe runs): what a probe gives is
+ * the typed member of el_probe named with it, never a section to read.
+ */
+void el_probe_environ(el_probe *p);   /* environ.c: the process environment (live) or /etc/environment, writes "env"; gives p->environ, p->env_recorded */
 void el_probe_os(el_probe *p);        /* os.c: system.os, kernel, host */
-void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch */
+void el_probe_glibc(el_probe *p);     /* glibc.c: system.glibc, system.arch; wants glibc's deb */
 void el_probe_container(el_probe *p); /* container.c */
 void el_probe_hardware(el_probe *p);  /* hardware.c: system.cpu, system.memory */
 void el_probe_limits(el_probe *p);    /* limits.c: system.shm, system.cgroup */
-void el_probe_ldconfig(el_probe *p);  /* ldcache.c: loads ld.so.cache for the next probes */
-void el_probe_driver(el_probe *p);    /* driver.c: gpu.driver */
-void el_probe_gpus(el_probe *p);      /* gpu.c: gpu.devices */
-void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python" */
-void el_probe_conda(el_probe *p);     /* conda.c */
-void el_probe_pip(el_probe *p);       /* pip.c */
-void el_probe_pip_origins(el_probe *p); /* pipsource.c: after frameworks, each distribution's "origin" */
-void el_probe_frameworks(el_probe *p);/* frameworks.c */
-void el_probe_cuda(el_probe *p);      /* cuda.c: after the environment, whose own CUDA it records too */
-void el_probe_cudnn(el_probe *p);     /* cudnn.c */
-void el_probe_compilers(el_probe *p); /* compiler.c */
+void el_probe_ldconfig(el_probe *p);  /* ldcache.c: gives p->ldcache, which el_probe_libraries asks */
+void el_probe_driver(el_probe *p);    /* driver.c: gpu.driver; gives p->driver_status */
+void el_probe_gpus(el_probe *p);      /* gpu.c: gpu.devices, nvidia-smi's only when the driver is present */
+void el_probe_python(el_probe *p);    /* python.c: chooses p->py, writes "python"; wants python's deb */
+void el_probe_conda(el_probe *p);     /* conda.c: gives p->conda */
+void el_probe_pip(el_probe *p);       /* pip.c: needs p->conda (also_conda); gives p->pip */
+void el_probe_pip_origins(el_probe *p); /* pipsource.c: needs p->pip and p->fw; each distribution's "origin" */
+void el_probe_frameworks(el_probe *p);/* frameworks.c: needs p->pip; gives p->fw, wants each one's deb */
+void el_probe_cuda(el_probe *p);      /* cuda.c: needs the environment's (p->conda, p->pip, p->fw), whose own CUDA it records too; gives p->cuda */
+void el_probe_cudnn(el_probe *p);     /* cudnn.c: needs p->cuda and the environment's */
+void el_probe_compilers(el_probe *p); /* compiler.c: wants each gcc's deb */
 /* loads.c: what ld.so would load for python and the frameworks' modules; resolved on a thread between the two */
-void el_probe_loads_start(el_probe *p);  /* after frameworks: takes python, frameworks and env */
+void el_probe_loads_start(el_probe *p);  /* needs p->py, p->fw and p->env_recorded; gives p->loads */
 void el_probe_loads_finish(el_probe *p); /* writes "loads" */
 void el_probe_checkpoints(el_probe *p);/* checkpoints.c: opts->checkpoints */
-void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains */
+void el_probe_configs(el_probe *p);   /* configs.c: opts->configs and their _base_ chains; needs p->py */
 void el_probe_repos(el_probe *p);     /* git.c: opts->repos, or the current directory's */
-void el_probe_dpkg(el_probe *p);      /* dpkg.c: "deb" of the recorded files dpkg installed */
+void el_probe_dpkg(el_probe *p);      /* dpkg.c: "deb" of each object the probes wanted one for (el_probe_want_deb) */
 
 /* ---- what the CUDA probes share (cudafiles.c; for cuda.c, cudnn.c, envcuda.c) ---- */
 

@@ -239,7 +239,7 @@ static int utf8_len(const unsigned char *p, const unsigned char *end)
 /* el_buf_putc without a call when there is room: the writer puts a byte per comma and quote */
 static inline int put1(el_buf *out, char c)
 {
-	if (out->len + 2 > out->alloc || out->len >= out->limit)
+	if (out->len + 2 > out->alloc || out->len >= out->limit || out->failed)
 		return el_buf_putc(out, c);
 	out->data[out->len++] = c;
 	out->data[out->len] = '\0';

@@ -14,6 +14,14 @@ void el_buf_init(el_buf *b, size_t limit)
 	b->alloc = 0;
 	b->limit = limit;
 	b->borrowed = 0;
+	b->failed = 0;
+	b->fits = NULL;
+}
+
+void el_buf_init_fits(el_buf *b, size_t limit, const char *why)
+{
+	el_buf_init(b, limit);
+	b->fits = why;
 }
 
 void el_buf_borrow(el_buf *b, void *mem, size_t size)
@@ -48,10 +56,22 @@ static void buf_grow(el_buf *b, size_t need)
 	}
 }
 
-int el_buf_put(el_buf *b, const void *data, size_t n)
+/* Mark b failed; a buffer made with a reason why it cannot fail stops envlock instead. */
+static int buf_fail(el_buf *b, int rc)
 {
-	if (n > b->limit - b->len)
-		return ENVLOCK_ELIMIT;
+	b->failed = 1;
+	if (b->fits) {
+		fprintf(stderr, "envlock: internal error: a text reached its %zu-byte cap, which it cannot because %s\n",
+			b->limit, b->fits);
+		abort();
+	}
+	return rc;
+}
+
+static int buf_put(el_buf *b, const void *data, size_t n)
+{
+	if (b->failed || n > b->limit - b->len)
+		return buf_fail(b, ENVLOCK_ELIMIT);
 	if (b->len + n + 1 > b->alloc)
 		buf_grow(b, b->len + n);
 	if (n)
@@ -61,10 +81,15 @@ int el_buf_put(el_buf *b, const void *data, size_t n)
 	return 0;
 }
 
+int el_buf_put(el_buf *b, const void *data, size_t n)
+{
+	return buf_put(b, data, n);
+}
+
 int el_buf_reserve(el_buf *b, size_t n)
 {
-	if (n > b->limit - b->len)
-		return ENVLOCK_ELIMIT;
+	if (b->failed || n > b->limit - b->len)
+		return buf_fail(b, ENVLOCK_ELIMIT);
 	if (b->len + n + 1 > b->alloc)
 		buf_grow(b, b->len + n);
 	return 0;
@@ -72,43 +97,87 @@ int el_buf_reserve(el_buf *b, size_t n)
 
 int el_buf_puts(el_buf *b, const char *s)
 {
-	return el_buf_put(b, s, strlen(s));
+	return buf_put(b, s, strlen(s));
 }
 
 int el_buf_putc(el_buf *b, char c)
 {
-	return el_buf_put(b, &c, 1);
+	return buf_put(b, &c, 1);
 }
 
-int el_buf_printf(el_buf *b, const char *fmt, ...)
+static int buf_vprintf(el_buf *b, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list again;
 	char small[256];
 	int n;
 
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return ENVLOCK_ERROR;
-	if ((size_t)n < sizeof(small))
-		return el_buf_put(b, small, (size_t)n);
+	if (n < 0) {
+		va_end(again);
+		return buf_fail(b, ENVLOCK_ERROR);
+	}
+	if ((size_t)n < sizeof(small)) {
+		va_end(again);
+		return buf_put(b, small, (size_t)n);
+	}
 	{
 		char *big = el_xmalloc((size_t)n + 1);
 		int r;
 
-		va_start(ap, fmt);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-		r = el_buf_put(b, big, (size_t)n);
+		vsnprintf(big, (size_t)n + 1, fmt, again);
+		va_end(again);
+		r = buf_put(b, big, (size_t)n);
 		free(big);
 		return r;
 	}
 }
 
+int el_buf_printf(el_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The el_buf_add* forms: a failure is kept in b->failed, for el_buf_failed(). */
+void el_buf_add(el_buf *b, const void *data, size_t n)
+{
+	buf_put(b, data, n);
+}
+
+void el_buf_adds(el_buf *b, const char *s)
+{
+	el_buf_add(b, s, strlen(s));
+}
+
+void el_buf_addc(el_buf *b, char c)
+{
+	el_buf_add(b, &c, 1);
+}
+
+void el_buf_addf(el_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+int el_buf_failed(const el_buf *b)
+{
+	return b->failed ? ENVLOCK_ELIMIT : 0;
+}
+
 void el_buf_reset(el_buf *b)
 {
 	b->len = 0;
+	b->failed = 0;
 	if (b->data)
 		b->data[0] = '\0';
 }
@@ -132,6 +201,7 @@ char *el_buf_detach(el_buf *b)
 
 	b->data = NULL;
 	b->len = b->alloc = 0;
+	b->failed = 0;
 	return p;
 }
 
@@ -142,4 +212,5 @@ void el_buf_release(el_buf *b)
 	b->data = NULL;
 	b->len = b->alloc = 0;
 	b->borrowed = 0;
+	b->failed = 0;
 }

@@ -123,7 +123,7 @@ static void collect(void *data, int section, const char *key, const char *value)
 {
 	el_buf *b = data;
 
-	el_buf_printf(b, "%s|%s|%s\n", el_diff_sections[section], key, value);
+	el_buf_addf(b, "%s|%s|%s\n", el_diff_sections[section], key, value);
 }
 
 static void flatten_gives_readable_items(void **state)

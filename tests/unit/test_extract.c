@@ -50,16 +50,16 @@ typedef struct {
 
 static void json_str(el_buf *b, const char *s)
 {
-	el_buf_putc(b, '"');
+	el_buf_addc(b, '"');
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			el_buf_printf(b, "\\%c", *s);
+			el_buf_addf(b, "\\%c", *s);
 		else if ((unsigned char)*s < 0x20)
-			el_buf_printf(b, "\\u%04x", (unsigned char)*s);
+			el_buf_addf(b, "\\u%04x", (unsigned char)*s);
 		else
-			el_buf_putc(b, *s);
+			el_buf_addc(b, *s);
 	}
-	el_buf_putc(b, '"');
+	el_buf_addc(b, '"');
 }
 
 static void zeros_sha(long long size, char hex[EL_SHA256_HEX])
@@ -76,13 +76,13 @@ static char *manifest_of(const spec *v, size_t n, const build *o)
 {
 	el_buf b = EL_BUF_INIT(1u << 30);
 
-	el_buf_puts(&b, "{\"envlock_manifest\": 1, ");
+	el_buf_adds(&b, "{\"envlock_manifest\": 1, ");
 	if (o->lock_id) {
-		el_buf_puts(&b, "\"lock_id\": ");
+		el_buf_adds(&b, "\"lock_id\": ");
 		json_str(&b, o->lock_id);
-		el_buf_puts(&b, ", ");
+		el_buf_adds(&b, ", ");
 	}
-	el_buf_puts(&b, "\"files\": [");
+	el_buf_adds(&b, "\"files\": [");
 	for (size_t i = 0, first = 1; i < n; i++) {
 		const spec *s = &v[i];
 		const char *type = s->type == 'd' ? "dir" : s->type == 'l' ? "symlink" : "file";
@@ -95,20 +95,20 @@ static char *manifest_of(const spec *v, size_t n, const build *o)
 			zeros_sha(s->zeros, hex);
 		else
 			el_sha256_buf(s->data ? s->data : "", s->data ? strlen(s->data) : 0, hex);
-		el_buf_puts(&b, first ? "\n  {\"path\": " : ",\n  {\"path\": ");
+		el_buf_adds(&b, first ? "\n  {\"path\": " : ",\n  {\"path\": ");
 		first = 0;
 		json_str(&b, s->path);
-		el_buf_printf(&b, ", \"type\": \"%s\"", s->mtype ? s->mtype : type);
+		el_buf_addf(&b, ", \"type\": \"%s\"", s->mtype ? s->mtype : type);
 		if (strcmp(type, "file") == 0)
-			el_buf_printf(&b, ", \"size\": %lld, \"sha256\": \"%s\", \"stored\": %s", size,
+			el_buf_addf(&b, ", \"size\": %lld, \"sha256\": \"%s\", \"stored\": %s", size,
 				      s->msha ? s->msha : hex, s->munstored ? "false" : "true");
 		if (s->type == 'l') {
-			el_buf_puts(&b, ", \"target\": ");
+			el_buf_adds(&b, ", \"target\": ");
 			json_str(&b, s->data);
 		}
-		el_buf_puts(&b, "}");
+		el_buf_adds(&b, "}");
 	}
-	el_buf_puts(&b, "\n]}\n");
+	el_buf_adds(&b, "\n]}\n");
 	return el_buf_detach(&b);
 }
 
@@ -241,7 +241,7 @@ static char *listing(const char *dir)
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
-		el_buf_printf(&b, "%s%s", i ? " " : "", names[i]);
+		el_buf_addf(&b, "%s%s", i ? " " : "", names[i]);
 		free(names[i]);
 	}
 	free(names);
@@ -879,10 +879,10 @@ static void created_bundle_read_by_libarchive(void **state)
 		char buf[65536];
 		la_ssize_t n;
 
-		el_buf_printf(&names, "%s%s", names.len ? " " : "", name);
+		el_buf_addf(&names, "%s%s", names.len ? " " : "", name);
 		if (strcmp(name, "MANIFEST.json") == 0) {
 			while ((n = archive_read_data(a, buf, sizeof(buf))) > 0)
-				el_buf_put(&manifest, buf, (size_t)n);
+				el_buf_add(&manifest, buf, (size_t)n);
 			assert_int_equal(n, 0);
 		} else if (strcmp(name, "exp/w.pth") == 0) {
 			el_sha256 *h = el_sha256_begin();

@@ -264,26 +264,26 @@ static void walk_finds_many(void **state)
 	(void)state;
 	for (int pass = 0; pass < 2; pass++) {
 		el_buf_reset(&t);
-		el_buf_putc(&t, '[');
+		el_buf_addc(&t, '[');
 		for (int i = 0; i < 5000; i++) {
 			if (i && pass)
-				el_buf_putc(&t, ',');
+				el_buf_addc(&t, ',');
 			else if (i)
-				el_buf_printf(&t, ",\n%*s", i % 17, "");
+				el_buf_addf(&t, ",\n%*s", i % 17, "");
 			if (i % 7 == 3 && pass)
-				el_buf_printf(&t, "{\"n\":%lld,\"s\":\"%d\\\\\"}", (1LL << 62) + i, i);
+				el_buf_addf(&t, "{\"n\":%lld,\"s\":\"%d\\\\\"}", (1LL << 62) + i, i);
 			else if (i % 7 == 3)
-				el_buf_printf(&t, "{\"s\": \"%d\\\\\", \"n\": %lld}", i, (1LL << 62) + i);
+				el_buf_addf(&t, "{\"s\": \"%d\\\\\", \"n\": %lld}", i, (1LL << 62) + i);
 			else if (i % 5 == 1)
-				el_buf_printf(&t, "-%lld", (1LL << 53) + i);
+				el_buf_addf(&t, "-%lld", (1LL << 53) + i);
 			else if (i % 11 == 2)
-				el_buf_printf(&t, "\"a%016d%d, :%016d [%016d\"", i, i, i, i);
+				el_buf_addf(&t, "\"a%016d%d, :%016d [%016d\"", i, i, i, i);
 			else if (i % 13 == 4)
-				el_buf_printf(&t, "%lld", 1000000000000000LL + i); /* 16 digits, below 2^53 */
+				el_buf_addf(&t, "%lld", 1000000000000000LL + i); /* 16 digits, below 2^53 */
 			else
-				el_buf_printf(&t, "%d", i);
+				el_buf_addf(&t, "%d", i);
 		}
-		el_buf_putc(&t, ']');
+		el_buf_addc(&t, ']');
 		if (pass == 0) {
 			doc = cJSON_ParseWithLength(t.data, t.len);
 			assert_non_null(doc);

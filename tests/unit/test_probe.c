@@ -223,11 +223,11 @@ static void elf_reader_matches_readelf(void **state)
 			     l = strstr(l + 1, "Shared library: [")) {
 				const char *name = l + strlen("Shared library: ["), *end = strchr(name, ']');
 
-				el_buf_put(&want, name, (size_t)(end - name));
-				el_buf_putc(&want, '\n');
+				el_buf_add(&want, name, (size_t)(end - name));
+				el_buf_addc(&want, '\n');
 			}
 			for (char **n = info.needed; n && *n; n++)
-				el_buf_printf(&got, "%s\n", *n);
+				el_buf_addf(&got, "%s\n", *n);
 			assert_true(want.len > 0);
 			assert_string_equal(el_buf_cstr(&got), el_buf_cstr(&want));
 		} else {

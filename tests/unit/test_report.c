@@ -283,8 +283,8 @@ static void show_and_report_say_the_same(void **state)
 
 	(void)state;
 	for (int i = 0; i < 40; i++) {
-		el_buf_printf(&gccs, ", {\"version\": \"%d.1.0\"}", 100 + i);
-		el_buf_printf(&also, "%s%d.1.0", i ? ", " : "", 100 + i);
+		el_buf_addf(&gccs, ", {\"version\": \"%d.1.0\"}", 100 + i);
+		el_buf_addf(&also, "%s%d.1.0", i ? ", " : "", 100 + i);
 	}
 	text = el_xasprintf(
 		"{\"envlock\": 1, \"gpu\": {\"status\": \"present\", \"driver\": {\"status\": \"present\"}},"

@@ -1,5 +1,6 @@
 /* Unit tests for lib/util and the lock's JSON writer. */
 #include <signal.h>
+#include <sys/wait.h>
 
 #include "unit.h"
 
@@ -100,6 +101,106 @@ static void buf_cap_is_hard(void **state)
 	assert_string_equal(el_buf_cstr(&b), "42-x");
 	assert_int_equal(el_buf_printf(&b, "%s", "too long for it"), ENVLOCK_ELIMIT);
 	el_buf_release(&b);
+}
+
+/* A failed append marks the buffer: every later one fails too, until reset. */
+static void buf_failure_is_sticky(void **state)
+{
+	el_buf b = EL_BUF_INIT(8);
+
+	(void)state;
+	assert_int_equal(el_buf_failed(&b), 0);
+	assert_int_equal(el_buf_puts(&b, "123456"), 0);
+	assert_int_equal(el_buf_puts(&b, "789"), ENVLOCK_ELIMIT);
+	assert_int_equal(el_buf_failed(&b), ENVLOCK_ELIMIT);
+	/* this one would fit, but a text with a hole in it is no text */
+	assert_int_equal(el_buf_putc(&b, '7'), ENVLOCK_ELIMIT);
+	assert_int_equal(el_buf_put(&b, "", 0), ENVLOCK_ELIMIT);
+	assert_int_equal(el_buf_reserve(&b, 1), ENVLOCK_ELIMIT);
+	assert_string_equal(el_buf_cstr(&b), "123456");
+	el_buf_reset(&b);
+	assert_int_equal(el_buf_failed(&b), 0);
+	assert_int_equal(el_buf_puts(&b, "12345678"), 0);
+	el_buf_release(&b);
+	assert_int_equal(el_buf_failed(&b), 0);
+}
+
+/* The el_buf_add* forms append as the checked ones do, and one check at the end sees any failure. */
+static void buf_add_checks_once(void **state)
+{
+	el_buf b = EL_BUF_INIT(16);
+	char *out;
+
+	(void)state;
+	el_buf_adds(&b, "ab");
+	el_buf_addc(&b, 'c');
+	el_buf_add(&b, "def", 2);
+	el_buf_addf(&b, "-%d-%s", 7, "x");
+	assert_int_equal(el_buf_failed(&b), 0);
+	assert_string_equal(el_buf_cstr(&b), "abcde-7-x");
+	el_buf_addf(&b, "%s", "past the cap");   /* fails: nothing appended */
+	el_buf_addc(&b, '!');                     /* would fit, but b has failed */
+	assert_int_equal(el_buf_failed(&b), ENVLOCK_ELIMIT);
+	assert_string_equal(el_buf_cstr(&b), "abcde-7-x");
+	out = el_buf_detach(&b);                  /* emptied: no longer failed */
+	assert_string_equal(out, "abcde-7-x");
+	free(out);
+	assert_int_equal(el_buf_failed(&b), 0);
+	el_buf_addf(&b, "%0300d", 1);             /* longer than printf's first try, and than the cap */
+	assert_int_equal(el_buf_failed(&b), ENVLOCK_ELIMIT);
+	el_buf_release(&b);
+
+	el_buf_init(&b, 400);
+	el_buf_addf(&b, "%0300d", 1);
+	assert_int_equal(el_buf_failed(&b), 0);
+	assert_int_equal(b.len, 300);
+	el_buf_release(&b);
+}
+
+static void overflow_a_fits_buffer(void)
+{
+	el_buf b = EL_BUF_FITS(4, "four bytes hold it");
+
+	el_buf_adds(&b, "1234");
+	el_buf_addc(&b, '5');
+}
+
+/* A buffer made with a reason why its cap cannot be reached stops envlock, saying so, when it is. */
+static void buf_fits_holds_its_promise(void **state)
+{
+	el_buf b = EL_BUF_FITS(4, "four bytes hold it");
+	int p[2], status = 0;
+	char err[512];
+	ssize_t got;
+	size_t have = 0;
+	pid_t pid;
+
+	(void)state;
+	el_buf_adds(&b, "1234");
+	assert_int_equal(el_buf_failed(&b), 0);
+	el_buf_release(&b);
+	el_buf_init_fits(&b, 2, "two bytes hold it");
+	el_buf_adds(&b, "12");
+	assert_string_equal(el_buf_cstr(&b), "12");
+	el_buf_release(&b);
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		close(p[0]);
+		overflow_a_fits_buffer();
+		_exit(0);
+	}
+	close(p[1]);
+	while (have < sizeof(err) - 1 && (got = read(p[0], err + have, sizeof(err) - 1 - have)) > 0)
+		have += (size_t)got;
+	err[have] = '\0';
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_non_null(strstr(err, "four bytes hold it"));
 }
 
 static void c_define_reads_only_real_macros(void **state)
@@ -1044,10 +1145,10 @@ static void py_mmcv_range_on_odd_input(void **state)
 	free(got);
 	free(big);
 	/* a hundred thousand assignments: only so many names are followed, the assert still reads */
-	el_buf_puts(&b, "mmcv_maximum_version = '1.8.0'\nmmcv_version = digit_version(mmcv.__version__)\n");
+	el_buf_adds(&b, "mmcv_maximum_version = '1.8.0'\nmmcv_version = digit_version(mmcv.__version__)\n");
 	for (int i = 0; i < 100000; i++)
-		el_buf_printf(&b, "v%d = '%d'\n", i, i);
-	el_buf_puts(&b, "assert mmcv_version <= digit_version(mmcv_maximum_version)\n");
+		el_buf_addf(&b, "v%d = '%d'\n", i, i);
+	el_buf_adds(&b, "assert mmcv_version <= digit_version(mmcv_maximum_version)\n");
 	got = range_of(b.data, b.len);
 	assert_string_equal(got, "1 - 1.8.0 <=");
 	free(got);
@@ -1083,6 +1184,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(buf_cap_is_hard),
+		cmocka_unit_test(buf_failure_is_sticky),
+		cmocka_unit_test(buf_add_checks_once),
+		cmocka_unit_test(buf_fits_holds_its_promise),
 		cmocka_unit_test(buf_borrowed_memory),
 		cmocka_unit_test(bigblocks_come_back),
 		cmocka_unit_test(c_define_reads_only_real_macros),

@@ -263,15 +263,15 @@ static char *program_output(const float *losses, int steps, const char *extra)
 {
 	el_buf b = EL_BUF_INIT(1u << 22);
 
-	el_buf_puts(&b, "program=envlock-verify-mlp 1\nruntime.version=12040\ndriver.version=12080\n"
+	el_buf_adds(&b, "program=envlock-verify-mlp 1\nruntime.version=12040\ndriver.version=12080\n"
 			"devices.count=1\ndevice.0.name=NVIDIA H200\ndevice.0.cc=9.0\ndevice.0.memory=150000000000\n"
 			"device.0.bus=0000:19:00.0\ntraining.shape=in 32 hidden 64 classes 8 batch 128 lr 0.25\n");
 	for (int i = 0; i < steps; i++)
-		el_buf_printf(&b, "loss=%d %.9g\n", i, (double)losses[i]);
-	el_buf_puts(&b, "training.first_run_ms=40.5\ntraining.timed_run_ms=20\ntraining.repeatable=1\n"
+		el_buf_addf(&b, "loss=%d %.9g\n", i, (double)losses[i]);
+	el_buf_adds(&b, "training.first_run_ms=40.5\ntraining.timed_run_ms=20\ntraining.repeatable=1\n"
 			"h2d.bytes=268435456\nh2d.pinned=1\nh2d.median_ms=5.3687\nh2d.best_ms=5.2\n");
-	el_buf_puts(&b, extra);
-	el_buf_puts(&b, "done=1\n");
+	el_buf_adds(&b, extra);
+	el_buf_adds(&b, "done=1\n");
 	return el_buf_detach(&b);
 }
 
@@ -421,18 +421,18 @@ static void report_parsing(void **state)
 	{
 		el_buf b = EL_BUF_INIT(1u << 24);
 
-		el_buf_puts(&b, "program=envlock-verify-mlp 1\n");
+		el_buf_adds(&b, "program=envlock-verify-mlp 1\n");
 		for (int i = 0; i < 200000; i++)
-			el_buf_puts(&b, "x=1\n");
+			el_buf_adds(&b, "x=1\n");
 		el_verify_report_init(&r, 10);
 		el_verify_report_parse(&r, b.data, b.len);
 		assert_int_equal(r.ignored, 100000 - 1);
 		el_verify_report_release(&r);
 		el_buf_reset(&b);
-		el_buf_puts(&b, "program=envlock-verify-mlp 1\ndevices.error=");
+		el_buf_adds(&b, "program=envlock-verify-mlp 1\ndevices.error=");
 		for (int i = 0; i < 600; i++)
-			el_buf_putc(&b, 'e');
-		el_buf_puts(&b, "\n");
+			el_buf_addc(&b, 'e');
+		el_buf_adds(&b, "\n");
 		el_verify_report_init(&r, 10);
 		el_verify_report_parse(&r, b.data, b.len);
 		assert_null(r.devices_error);
@@ -649,10 +649,10 @@ static void cudnn_report_parsing(void **state)
 		/* numbers: digits only, at most 18 of them; a line over 4 KiB is not read */
 		el_buf b = EL_BUF_INIT(1u << 20);
 
-		el_buf_puts(&b, "program=envlock-cudnn-load 1\nversion=-5\ncudart=9999999999999999999\nloaded=/");
+		el_buf_adds(&b, "program=envlock-cudnn-load 1\nversion=-5\ncudart=9999999999999999999\nloaded=/");
 		for (int i = 0; i < 5000; i++)
-			el_buf_putc(&b, 'x');
-		el_buf_puts(&b, "\nend=1\n");
+			el_buf_addc(&b, 'x');
+		el_buf_adds(&b, "\nend=1\n");
 		el_verify_cudnn_report_parse(&r, b.data, b.len);
 		assert_true(r.complete);
 		assert_false(r.loaded);
@@ -661,8 +661,8 @@ static void cudnn_report_parsing(void **state)
 		/* a report past the first 64 KiB is not read */
 		el_buf_reset(&b);
 		for (int i = 0; i < 70000; i++)
-			el_buf_putc(&b, '\n');
-		el_buf_puts(&b, real);
+			el_buf_addc(&b, '\n');
+		el_buf_adds(&b, real);
 		el_verify_cudnn_report_parse(&r, b.data, b.len);
 		assert_false(r.complete);
 		el_verify_cudnn_report_release(&r);
@@ -858,7 +858,7 @@ static char *flags_of(const char *const *archs, const char *const *ccs, char **d
 	if (!v)
 		return NULL;
 	for (char **p = v; *p; p++)
-		el_buf_printf(&b, "%s%s", p == v ? "" : " ", *p);
+		el_buf_addf(&b, "%s%s", p == v ? "" : " ", *p);
 	el_strv_free(v);
 	return el_buf_detach(&b);
 }
@@ -956,7 +956,7 @@ static void py_report_parsing(void **state)
 	assert_null(el_verify_py_get(&r, "torch_version"));
 	el_verify_py_report_release(&r);
 
-	el_buf_puts(&b, "noise=1\nprogram=envlock-envcheck 1\npart=torch\ntorch_version=1.13.0a0\n"
+	el_buf_adds(&b, "noise=1\nprogram=envlock-envcheck 1\npart=torch\ntorch_version=1.13.0a0\n"
 		    "torch_version=2.0\ntorch_error=ModuleNotFoundError: No module named 'x'=y\npart=conv\n=empty\n");
 	el_verify_py_report_parse(&r, b.data, b.len);
 	assert_true(r.started);
@@ -969,13 +969,13 @@ static void py_report_parsing(void **state)
 
 	/* 300 keys: the first 256 are kept; a line over 4 KiB is not looked at; end=1 ends it */
 	el_buf_reset(&b);
-	el_buf_puts(&b, "program=envlock-envcheck 1\n");
+	el_buf_adds(&b, "program=envlock-envcheck 1\n");
 	for (int i = 0; i < 300; i++)
-		el_buf_printf(&b, "k%d=%d\n", i, i);
-	el_buf_puts(&b, "long=");
+		el_buf_addf(&b, "k%d=%d\n", i, i);
+	el_buf_adds(&b, "long=");
 	for (int i = 0; i < 5000; i++)
-		el_buf_putc(&b, 'x');
-	el_buf_puts(&b, "\nend=1\nafter=1\n");
+		el_buf_addc(&b, 'x');
+	el_buf_adds(&b, "\nend=1\nafter=1\n");
 	el_verify_py_report_parse(&r, b.data, b.len);
 	assert_true(r.complete);
 	assert_int_equal(r.n, EL_VERIFY_PY_MAX_KEYS);

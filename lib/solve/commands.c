@@ -33,7 +33,7 @@ static void add_command(sv_stack *s, char *cmd)
 void sv_commands_build(sv_stack *s, const sv_problem *p)
 {
 	const sv_choice *c = &s->c;
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a pin per request");
 
 	s->pins[s->npins++] = el_xasprintf("python==%s", c->python);
 	s->pins[s->npins++] = el_xstrdup(c->torch->torch_pin);
@@ -60,7 +60,7 @@ void sv_commands_build(sv_stack *s, const sv_problem *p)
 		if (c->codebase[i]) {
 			char *pin = el_xasprintf("%s==%s", p->req[i].codebase->distribution, c->codebase[i]->version);
 
-			el_buf_printf(&b, " %s", pin);
+			el_buf_addf(&b, " %s", pin);
 			s->pins[s->npins++] = pin;
 		}
 	if (b.len)
@@ -82,7 +82,7 @@ static void comment(el_buf *b, const char *fmt, ...)
 	for (char *t = text; *t; t++)
 		if (*t == '\n' || *t == '\r')
 			*t = ' ';
-	el_buf_printf(b, "# %s\n", text);
+	el_buf_addf(b, "# %s\n", text);
 	free(text);
 }
 
@@ -103,15 +103,19 @@ static void header(el_buf *b, const sv_problem *p, const sv_stack *s, size_t ran
 
 char *sv_script(const sv_problem *p, const sv_stack *s, size_t rank, size_t of)
 {
-	el_buf b = EL_BUF_INIT(1u << 20);
+	el_buf b = EL_BUF_INIT(SV_SCRIPT_MAX);
 
-	el_buf_puts(&b, "#!/bin/sh\n");
+	el_buf_adds(&b, "#!/bin/sh\n");
 	header(&b, p, s, rank, of);
-	el_buf_puts(&b, "set -e\n");
+	el_buf_adds(&b, "set -e\n");
 	for (size_t i = 0; i < s->ncommands; i++) {
 		if (strncmp(s->commands[i], "conda activate ", 15) == 0)
-			el_buf_puts(&b, "# conda's shell functions, which a script does not have\neval \"$(conda shell.posix hook)\"\n");
-		el_buf_printf(&b, "%s\n", s->commands[i]);
+			el_buf_adds(&b, "# conda's shell functions, which a script does not have\neval \"$(conda shell.posix hook)\"\n");
+		el_buf_addf(&b, "%s\n", s->commands[i]);
+	}
+	if (el_buf_failed(&b)) {
+		el_buf_release(&b);
+		return NULL;
 	}
 	return el_buf_detach(&b);
 }
@@ -121,12 +125,12 @@ static void index_line(el_buf *b, const char *option, const char *url)
 {
 	if (!option)
 		return;
-	el_buf_printf(b, "%s %s\n", strcmp(option, "find-links") == 0 ? "--find-links" : "--extra-index-url", url);
+	el_buf_addf(b, "%s %s\n", strcmp(option, "find-links") == 0 ? "--find-links" : "--extra-index-url", url);
 }
 
 char *sv_requirements(const sv_problem *p, const sv_stack *s, size_t rank, size_t of)
 {
-	el_buf b = EL_BUF_INIT(1u << 20);
+	el_buf b = EL_BUF_INIT(SV_SCRIPT_MAX);
 	const sv_choice *c = &s->c;
 
 	header(&b, p, s, rank, of);
@@ -144,6 +148,10 @@ char *sv_requirements(const sv_problem *p, const sv_stack *s, size_t rank, size_
 	}
 	/* python is the environment's, not a requirement pip installs */
 	for (size_t i = 1; i < s->npins; i++)
-		el_buf_printf(&b, "%s\n", s->pins[i]);
+		el_buf_addf(&b, "%s\n", s->pins[i]);
+	if (el_buf_failed(&b)) {
+		el_buf_release(&b);
+		return NULL;
+	}
 	return el_buf_detach(&b);
 }

@@ -58,11 +58,11 @@ static void add_ruled(sv_stack *s, const char *layer, char *candidate, sv_fail *
 static char *sources(const char *a, const char *b, const char *c, const char *d)
 {
 	const char *v[] = { a, b, c, d };
-	el_buf buf = EL_BUF_INIT(1u << 16);
+	el_buf buf = EL_BUF_FITS(EL_BUF_JOIN_MAX, "four sources and the separators between them");
 
 	for (size_t i = 0; i < 4; i++)
 		if (v[i] && *v[i])
-			el_buf_printf(&buf, "%s%s", buf.len ? "; " : "", v[i]);
+			el_buf_addf(&buf, "%s%s", buf.len ? "; " : "", v[i]);
 	return el_buf_detach(&buf);
 }
 
@@ -99,7 +99,7 @@ static void python_layer(sv_stack *s, const sv_problem *p)
 static char *code_text(const sv_problem *p, const el_kb_torch_wheel *w, const char **source)
 {
 	const el_kb_torch_arch *a = w->cuda ? el_kb_torch_arch_of(p->kb, w->torch, w->cuda) : NULL;
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a sentence per GPU of the lock, round its name and compute capability");
 	bool ptx;
 
 	*source = a ? a->source : NULL;
@@ -112,7 +112,7 @@ static char *code_text(const sv_problem *p, const el_kb_torch_wheel *w, const ch
 			told = told || (p->m.gpus[k].cc && g->cc && strcmp(p->m.gpus[k].cc, g->cc) == 0);
 		if (!run || told)
 			continue;
-		el_buf_printf(&b, "%sits %s code for compute capability %s runs on the %s (%s)", b.len ? "; " : "",
+		el_buf_addf(&b, "%sits %s code for compute capability %s runs on the %s (%s)", b.len ? "; " : "",
 			      ptx ? "PTX" : "cubin", run, g->name, g->cc);
 	}
 	if (!b.len) {
@@ -162,7 +162,8 @@ static void torch_layers(sv_stack *s, const sv_problem *p)
 /* "mmdet 2.25.1 (1.3.17 <= mmcv <= 1.7.0)" for each codebase of the stack; malloc'd. */
 static char *accepting(const sv_stack *s, const sv_problem *p, char **srcs)
 {
-	el_buf b = EL_BUF_INIT(4096), src = EL_BUF_INIT(1u << 16);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a codebase's name, version and range per request");
+	el_buf src = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a codebase's source per request");
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nreq; i++) {
@@ -172,8 +173,8 @@ static char *accepting(const sv_stack *s, const sv_problem *p, char **srcs)
 		if (!g)
 			continue;
 		range = el_kb_guard_range(g);
-		el_buf_printf(&b, "%s%s %s (%s)", n++ ? " and " : "", p->req[i].codebase->distribution, g->version, range);
-		el_buf_printf(&src, "%s%s", src.len ? "; " : "", g->source);
+		el_buf_addf(&b, "%s%s %s (%s)", n++ ? " and " : "", p->req[i].codebase->distribution, g->version, range);
+		el_buf_addf(&src, "%s%s", src.len ? "; " : "", g->source);
 		free(range);
 	}
 	*srcs = el_buf_detach(&src);
@@ -187,7 +188,7 @@ static char *accepting(const sv_stack *s, const sv_problem *p, char **srcs)
 /* "mmpose 1.3.2 (0.6.0 <= mmengine <= 1.0.0) and mmcv 2.2.0 (mmengine >= 0.3.0)": who bounds mmengine; malloc'd. */
 static char *engine_needs(const sv_stack *s, const sv_problem *p)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a codebase's name, version and mmengine bounds per request");
 	const char *min;
 
 	for (size_t i = 0; i < p->nreq; i++) {
@@ -195,16 +196,16 @@ static char *engine_needs(const sv_stack *s, const sv_problem *p)
 
 		if (!g || (!g->mmengine_min && !g->mmengine_max))
 			continue;
-		el_buf_printf(&b, "%s%s %s (", b.len ? " and " : "", p->req[i].codebase->distribution, g->version);
+		el_buf_addf(&b, "%s%s %s (", b.len ? " and " : "", p->req[i].codebase->distribution, g->version);
 		if (g->mmengine_min)
-			el_buf_printf(&b, "%s <= ", g->mmengine_min);
-		el_buf_puts(&b, "mmengine");
+			el_buf_addf(&b, "%s <= ", g->mmengine_min);
+		el_buf_adds(&b, "mmengine");
 		if (g->mmengine_max)
-			el_buf_printf(&b, " %s %s", g->mmengine_max_inclusive ? "<=" : "<", g->mmengine_max);
-		el_buf_putc(&b, ')');
+			el_buf_addf(&b, " %s %s", g->mmengine_max_inclusive ? "<=" : "<", g->mmengine_max);
+		el_buf_addc(&b, ')');
 	}
 	if ((min = el_kb_mmcv_mmengine_min(p->kb, s->c.mmcv->version, NULL)) != NULL)
-		el_buf_printf(&b, "%s%s %s (mmengine >= %s)", b.len ? " and " : "", s->c.mmcv->package, s->c.mmcv->version, min);
+		el_buf_addf(&b, "%s%s %s (mmengine >= %s)", b.len ? " and " : "", s->c.mmcv->package, s->c.mmcv->version, min);
 	return el_buf_detach(&b);
 }
 
@@ -232,13 +233,13 @@ static void mmcv_layers(sv_stack *s, const sv_problem *p)
 		add_note(s, el_xasprintf("%s %s is built from source (minutes to an hour): the commands set MMCV_WITH_OPS=1 "
 					 "FORCE_CUDA=1 so that its CUDA ops are compiled", m->package, m->version));
 	if (s->c.engine_lo || s->c.engine_hi) {
-		el_buf v = EL_BUF_INIT(256);
+		el_buf v = EL_BUF_FITS(EL_BUF_JOIN_MAX, "two bounds of the knowledge's rows");
 		char *needs = engine_needs(s, p);
 
 		if (s->c.engine_lo)
-			el_buf_printf(&v, ">=%s", s->c.engine_lo);
+			el_buf_addf(&v, ">=%s", s->c.engine_lo);
 		if (s->c.engine_hi)
-			el_buf_printf(&v, "%s%s%s", v.len ? "," : "", s->c.engine_hi_incl ? "<=" : "<", s->c.engine_hi);
+			el_buf_addf(&v, "%s%s%s", v.len ? "," : "", s->c.engine_hi_incl ? "<=" : "<", s->c.engine_hi);
 		add_layer(s, "mmengine", el_buf_detach(&v), NULL, sources(s->c.engine_lo_from, s->c.engine_hi_from, NULL, NULL),
 			  "what %s need%s; pip takes the newest mmengine in that range", needs, strstr(needs, " and ") ? " together" : "s");
 		free(needs);
@@ -527,7 +528,7 @@ static char *lowest_driver(const sv_problem *q, const el_kb_torch_wheel **best_w
 static char *change_text(const sv_problem *orig, const sv_problem *p, const sv_result *r, unsigned mask,
 			 const el_kb_torch_wheel **why_w)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "four sentences round versions and the requests' text");
 	const sv_choice *best = &r->v[0];
 	char *req = sv_requests_text(orig);
 
@@ -538,21 +539,21 @@ static char *change_text(const sv_problem *orig, const sv_problem *p, const sv_r
 
 		if (low) {
 			*why_w = w;
-			el_buf_printf(&b, "upgrade the NVIDIA driver to %s%s or newer (what %s%s needs) to run %s; envlock never installs drivers",
+			el_buf_addf(&b, "upgrade the NVIDIA driver to %s%s or newer (what %s%s needs) to run %s; envlock never installs drivers",
 				      strchr(low, '.') ? "" : "the R", low, w->cuda ? "CUDA " : "the GPU", w->cuda ? w->cuda : "", req);
 		}
 		free(low);
 	}
 	if (mask & R_NVCC)
-		el_buf_printf(&b, "%sinstall the CUDA %s toolkit (nvcc) so that pip can build %s %s", b.len ? ", and " : "",
+		el_buf_addf(&b, "%sinstall the CUDA %s toolkit (nvcc) so that pip can build %s %s", b.len ? ", and " : "",
 			      best->torch->cuda ? best->torch->cuda : "", best->mmcv ? best->mmcv->package : "mmcv",
 			      best->mmcv ? best->mmcv->version : "");
 	if (mask & R_PYTHON)
-		el_buf_printf(&b, "%splan for Python %s instead of %s", b.len ? ", and " : "", best->python, orig->opts->python);
+		el_buf_addf(&b, "%splan for Python %s instead of %s", b.len ? ", and " : "", best->python, orig->opts->python);
 	if (mask & R_GLIBC) {
 		const el_kb_torch_glibc *g = el_kb_torch_glibc_of(p->kb, best->torch->torch, best->torch->variant);
 
-		el_buf_printf(&b, "%suse an OS with glibc %s or newer (torch %s wheels need it; this machine has %s)",
+		el_buf_addf(&b, "%suse an OS with glibc %s or newer (torch %s wheels need it; this machine has %s)",
 			      b.len ? ", and " : "", g ? g->glibc : "?", best->torch->torch, orig->m.glibc);
 	}
 	free(req);

@@ -106,18 +106,18 @@ static int parse_stack(judge *j, envlock_ctx *ctx, char *text)
 /* "envlock solve --for mmdet==2.25.1 --python-version 3.7 plans a stack that fits this machine"; malloc'd. */
 static char *solve_fix(const judge *j, bool with_python)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "an option per pin of the stack judged");
 
-	el_buf_puts(&b, "envlock solve");
+	el_buf_adds(&b, "envlock solve");
 	for (size_t i = 0; i < j->ncbs; i++)
-		el_buf_printf(&b, " --for %s==%s", j->cbs[i].cb->distribution, j->cbs[i].version);
+		el_buf_addf(&b, " --for %s==%s", j->cbs[i].cb->distribution, j->cbs[i].version);
 	/* no codebase to plan for: the torch release, any variant */
 	if (!j->ncbs)
-		el_buf_printf(&b, " --for torch%s%.*s", j->torch ? "==" : "", j->torch ? (int)strcspn(j->torch, "+") : 0,
+		el_buf_addf(&b, " --for torch%s%.*s", j->torch ? "==" : "", j->torch ? (int)strcspn(j->torch, "+") : 0,
 			      j->torch ? j->torch : "");
 	if (j->python && with_python)
-		el_buf_printf(&b, " --python-version %s", j->python);
-	el_buf_puts(&b, " plans a stack that fits this machine");
+		el_buf_addf(&b, " --python-version %s", j->python);
+	el_buf_adds(&b, " plans a stack that fits this machine");
 	return el_buf_detach(&b);
 }
 

@@ -21,12 +21,12 @@
 /* The machine in one line: OS, glibc, driver, GPUs (grouped by name), gcc, nvcc, Python. */
 static void machine_line(el_buf *b, const sv_machine *m)
 {
-	el_buf_printf(b, "%s", m->os ? m->os : "OS not recorded");
-	el_buf_printf(b, " · glibc %s", m->glibc ? m->glibc : "not recorded");
+	el_buf_addf(b, "%s", m->os ? m->os : "OS not recorded");
+	el_buf_addf(b, " · glibc %s", m->glibc ? m->glibc : "not recorded");
 	if (m->driver)
-		el_buf_printf(b, " · NVIDIA driver %s", m->driver);
+		el_buf_addf(b, " · NVIDIA driver %s", m->driver);
 	else
-		el_buf_puts(b, m->gpu_recorded ? " · no NVIDIA driver" : " · GPU not recorded");
+		el_buf_adds(b, m->gpu_recorded ? " · no NVIDIA driver" : " · GPU not recorded");
 	for (size_t i = 0; i < m->ngpus; i++) {
 		size_t same = 0;
 		bool told = false;
@@ -37,17 +37,17 @@ static void machine_line(el_buf *b, const sv_machine *m)
 			continue;
 		for (size_t k = i; k < m->ngpus; k++)
 			same += strcmp(m->gpus[k].name, m->gpus[i].name) == 0;
-		el_buf_puts(b, " · ");
+		el_buf_adds(b, " · ");
 		if (same > 1)
-			el_buf_printf(b, "%zu x ", same);
-		el_buf_printf(b, "%s (compute capability %s)", m->gpus[i].name, m->gpus[i].cc ? m->gpus[i].cc : "unknown");
+			el_buf_addf(b, "%zu x ", same);
+		el_buf_addf(b, "%s (compute capability %s)", m->gpus[i].name, m->gpus[i].cc ? m->gpus[i].cc : "unknown");
 	}
 	if (m->gcc)
-		el_buf_printf(b, " · gcc %s", m->gcc);
+		el_buf_addf(b, " · gcc %s", m->gcc);
 	for (size_t i = 0; i < m->nnvcc; i++)
-		el_buf_printf(b, " · nvcc %s", m->nvcc[i]);
+		el_buf_addf(b, " · nvcc %s", m->nvcc[i]);
 	if (m->python)
-		el_buf_printf(b, " · Python %s", m->python);
+		el_buf_addf(b, " · Python %s", m->python);
 }
 
 /* Write b's lines, each through el_term_put (the newlines are the layout's, not the lock's). */
@@ -87,38 +87,39 @@ static void stack_text(el_buf *b, const sv_stack *s, size_t rank, unsigned flags
 		el_buf head = EL_BUF_INIT(4096);
 
 		for (size_t i = 0; i < s->nlayers; i++)
-			el_buf_printf(&head, "%s%s %s", i ? " · " : "", s->layers[i].name, shown[i]);
-		el_buf_printf(b, "%s%zu  ", bold, rank);
+			el_buf_addf(&head, "%s%s %s", i ? " · " : "", s->layers[i].name, shown[i]);
+		el_buf_addf(b, "%s%zu  ", bold, rank);
 		el_wrap(b, el_buf_cstr(&head), width, 3, 3);
-		el_buf_printf(b, "%s\n", reset);
+		el_buf_join_failure(b, &head);
+		el_buf_addf(b, "%s\n", reset);
 		el_buf_release(&head);
 	}
 	for (size_t i = 0; i < s->nlayers; i++) {
 		int col = (int)(3 + nw + 2 + vw + 2);
 
-		el_buf_printf(b, "   %-*s  %-*s  ", (int)nw, s->layers[i].name, (int)vw, shown[i]);
+		el_buf_addf(b, "   %-*s  %-*s  ", (int)nw, s->layers[i].name, (int)vw, shown[i]);
 		el_wrap(b, s->layers[i].why, width, col, col);
-		el_buf_putc(b, '\n');
+		el_buf_addc(b, '\n');
 		free(shown[i]);
 	}
 	for (size_t i = 0; i < s->nruled; i++) {
 		char *line = el_xasprintf("%s %s: %s", s->ruled[i].layer, s->ruled[i].candidate, s->ruled[i].why);
 		int col = (int)(3 + nw + 2);
 
-		el_buf_printf(b, "   %-*s  ", (int)nw, i ? "" : "not newer");
+		el_buf_addf(b, "   %-*s  ", (int)nw, i ? "" : "not newer");
 		el_wrap(b, line, width, col, col + 2);
-		el_buf_putc(b, '\n');
+		el_buf_addc(b, '\n');
 		free(line);
 	}
 	for (size_t i = 0; i < s->nnotes; i++) {
 		int col = (int)(3 + nw + 2);
 
-		el_buf_printf(b, "   %-*s  ", (int)nw, i ? "" : "note");
+		el_buf_addf(b, "   %-*s  ", (int)nw, i ? "" : "note");
 		el_wrap(b, s->notes[i], width, col, col);
-		el_buf_putc(b, '\n');
+		el_buf_addc(b, '\n');
 	}
 	for (size_t i = 0; i < s->ncommands; i++)
-		el_buf_printf(b, "   %-*s  %s\n", (int)nw, i ? "" : "install", s->commands[i]);
+		el_buf_addf(b, "   %-*s  %s\n", (int)nw, i ? "" : "install", s->commands[i]);
 }
 
 int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *out, unsigned flags, int width)
@@ -127,65 +128,70 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 	el_buf b = EL_BUF_INIT(1u << 22);
 	char *req = sv_requests_text(p);
 
-	el_buf_printf(&b, "envlock solve: %s", req);
+	el_buf_addf(&b, "envlock solve: %s", req);
 	if (p->opts->python)
-		el_buf_printf(&b, " with Python %s", p->opts->python);
-	el_buf_printf(&b, ", on %s\n", sol->from);
-	el_buf_puts(&b, "machine  ");
+		el_buf_addf(&b, " with Python %s", p->opts->python);
+	el_buf_addf(&b, ", on %s\n", sol->from);
+	el_buf_adds(&b, "machine  ");
 	{
 		el_buf m = EL_BUF_INIT(8192);
 
 		machine_line(&m, &p->m);
 		el_wrap(&b, el_buf_cstr(&m), width, 9, 9);
+		el_buf_join_failure(&b, &m);
 		el_buf_release(&m);
 	}
-	el_buf_putc(&b, '\n');
+	el_buf_addc(&b, '\n');
 	if (!p->gpu) {
 		if (!p->m.driver && !p->m.ngpus)
-			el_buf_puts(&b, "plan     there is no NVIDIA GPU here, so these are CPU stacks\n");
+			el_buf_adds(&b, "plan     there is no NVIDIA GPU here, so these are CPU stacks\n");
 		else
-			el_buf_printf(&b, "plan     CPU stacks, as asked (%s)\n", sv_opt(p, "cpu"));
+			el_buf_addf(&b, "plan     CPU stacks, as asked (%s)\n", sv_opt(p, "cpu"));
 	} else {
-		el_buf_puts(&b, "plan     GPU stacks\n");
+		el_buf_adds(&b, "plan     GPU stacks\n");
 	}
 	for (size_t i = 0; i < sol->nstacks; i++) {
-		el_buf_putc(&b, '\n');
+		el_buf_addc(&b, '\n');
 		stack_text(&b, &sol->stacks[i], i + 1, flags, width);
 	}
-	el_buf_putc(&b, '\n');
+	el_buf_addc(&b, '\n');
 	if (sol->nstacks) {
 		char *tail = el_xasprintf("%s FILE writes the first as a script (%s N another, %s requirements a requirements file); %s gives each layer's source.",
 					  sv_opt(p, "output"), sv_opt(p, "pick"), sv_opt(p, "format"), sv_opt(p, "json"));
 
-		el_buf_printf(&b, "%zu stack%s fit%s. ", sol->nstacks, sol->nstacks == 1 ? "" : "s", sol->nstacks == 1 ? "s" : "");
+		el_buf_addf(&b, "%zu stack%s fit%s. ", sol->nstacks, sol->nstacks == 1 ? "" : "s", sol->nstacks == 1 ? "s" : "");
 		el_wrap(&b, tail, width, 14, 0);
-		el_buf_putc(&b, '\n');
+		el_buf_addc(&b, '\n');
 		free(tail);
 	} else {
 		const sv_none *n = &sol->none;
 
-		el_buf_printf(&b, "nothing fits: %s\n  ", n->binding);
+		el_buf_addf(&b, "nothing fits: %s\n  ", n->binding);
 		el_wrap(&b, n->why, width, 2, 2);
-		el_buf_putc(&b, '\n');
+		el_buf_addc(&b, '\n');
 		if (n->source && *n->source) {
 			/* the source's first sentence: where the fact is; --json has all of it */
 			const char *end = strstr(n->source, ". ");
 			char *first = end ? el_xstrndup(n->source, (size_t)(end - n->source)) : el_xstrdup(n->source);
 
-			el_buf_puts(&b, "  source: ");
+			el_buf_adds(&b, "  source: ");
 			el_wrap(&b, first, width, 10, 4);
-			el_buf_putc(&b, '\n');
+			el_buf_addc(&b, '\n');
 			free(first);
 		}
 		if (n->change) {
-			el_buf_puts(&b, "  smallest change: ");
+			el_buf_adds(&b, "  smallest change: ");
 			el_wrap(&b, n->change, width, 19, 4);
-			el_buf_putc(&b, '\n');
+			el_buf_addc(&b, '\n');
 		}
 		if (n->cpu_stacks)
-			el_buf_printf(&b, "  %s plans CPU stacks, which do fit this machine\n", sv_opt(p, "cpu"));
+			el_buf_addf(&b, "  %s plans CPU stacks, which do fit this machine\n", sv_opt(p, "cpu"));
 	}
 	free(req);
+	if (el_buf_failed(&b)) {
+		el_buf_release(&b);
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "the plan is longer than %zu bytes", b.limit);
+	}
 	put_lines(out, &b);
 	el_buf_release(&b);
 	if (fflush(out) != 0 || ferror(out))

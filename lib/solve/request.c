@@ -43,13 +43,13 @@ bool sv_request_allows(const sv_request *r, const char *v)
 /* The names solve plans, for the message that refuses another. */
 static char *known_names(const el_kb *kb)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the knowledge's codebase names");
 	size_t n;
 	const el_kb_codebase *c = el_kb_codebases(kb, &n);
 
-	el_buf_puts(&b, "python, torch, torchvision, mmcv, mmcv-full, mmengine");
+	el_buf_adds(&b, "python, torch, torchvision, mmcv, mmcv-full, mmengine");
 	for (size_t i = 0; i < n; i++)
-		el_buf_printf(&b, ", %s", c[i].distribution);
+		el_buf_addf(&b, ", %s", c[i].distribution);
 	return el_buf_detach(&b);
 }
 

@@ -165,7 +165,7 @@ static bool code_runs(const sv_problem *p, const el_kb_torch_wheel *w, sv_fail *
 
 	for (size_t i = 0; i < p->m.ngpus; i++) {
 		const sv_gpu *g = &p->m.gpus[i];
-		el_buf b = EL_BUF_INIT(4096);
+		el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the knowledge's GPU code list of one wheel");
 
 		if (!g->cc)
 			continue;
@@ -177,7 +177,7 @@ static bool code_runs(const sv_problem *p, const el_kb_torch_wheel *w, sv_fail *
 		if (el_kb_code_runs_on(&a->sm, &a->ptx, g->cc, &ptx))
 			continue;
 		for (size_t k = 0; k < a->sm.n; k++)
-			el_buf_printf(&b, "%s%s", k ? ", " : "", a->sm.v[k]);
+			el_buf_addf(&b, "%s%s", k ? ", " : "", a->sm.v[k]);
 		sv_fail_set(f, "gpu-code", D_CODE, a->source, "torch %s %s carries GPU code for compute capability %s only, none of which runs on %s (%s): "
 			    "\"CUDA capability sm_%c%s is not compatible with the current PyTorch installation\"",
 			    w->torch, w->variant, el_buf_cstr(&b), g->name, g->cc, g->cc[0],

@@ -149,6 +149,9 @@ int envlock_solution_write(const envlock_solution *s, envlock_ctx *ctx, size_t p
 				    s->nstacks == 1 ? "" : "s");
 	text = script ? sv_script(&s->p, &s->stacks[pick - 1], pick, s->nstacks)
 		      : sv_requirements(&s->p, &s->stacks[pick - 1], pick, s->nstacks);
+	if (!text)
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "%s: the %s is longer than %zu bytes", path,
+				    script ? "install script" : "requirements file", SV_SCRIPT_MAX);
 	if (strcmp(path, "-") == 0)
 		rc = el_write_output(ctx, path, text, strlen(text));
 	else

@@ -228,7 +228,8 @@ const char *sv_env_name(const sv_problem *p);
 /* Append the install commands of s (s->commands) and its pins. */
 void sv_commands_build(sv_stack *s, const sv_problem *p);
 
-/* The stack as a shell script or as a requirements file. */
+/* The stack as a shell script or as a requirements file; NULL past SV_SCRIPT_MAX bytes. */
+#define SV_SCRIPT_MAX ((size_t)1 << 20)
 char *sv_script(const sv_problem *p, const sv_stack *s, size_t rank, size_t of);
 char *sv_requirements(const sv_problem *p, const sv_stack *s, size_t rank, size_t of);
 

@@ -28,15 +28,15 @@ const char *sv_opt(const sv_problem *p, const char *option)
 
 char *sv_requests_text(const sv_problem *p)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a request's name and spec per request");
 
 	for (size_t i = 0; i < p->nreq; i++) {
 		const sv_request *r = &p->req[i];
 
-		el_buf_printf(&b, "%s%s%s", b.len ? ", " : "", r->kind == SV_CODEBASE ? r->codebase->distribution : r->name, r->spec);
+		el_buf_addf(&b, "%s%s%s", b.len ? ", " : "", r->kind == SV_CODEBASE ? r->codebase->distribution : r->name, r->spec);
 	}
 	if (!b.len)
-		el_buf_puts(&b, "torch");
+		el_buf_adds(&b, "torch");
 	return el_buf_detach(&b);
 }
 

@@ -174,6 +174,12 @@ int el_buf_failed(const el_buf *b)
 	return b->failed ? ENVLOCK_ELIMIT : 0;
 }
 
+void el_buf_join_failure(el_buf *b, const el_buf *part)
+{
+	if (part->failed)
+		buf_fail(b, ENVLOCK_ELIMIT);
+}
+
 void el_buf_reset(el_buf *b)
 {
 	b->len = 0;

@@ -21,7 +21,9 @@
  *    EL_BUF_FITS or el_buf_init_fits, which take the reason as a string,
  *    and use el_buf_add* with no check. The reason is written once, where
  *    the buffer is made; if it ever proves false envlock stops with it
- *    rather than go on with a cut text.
+ *    rather than go on with a cut text. A text joined from strings that are
+ *    in memory already, with fixed words between them, takes
+ *    EL_BUF_JOIN_MAX: it is at most a few times their total, far below it.
  *
  * EL_BUF_UNCHECKED (defined by the Makefile for the files that still
  * ignore the result of an int-returning append) drops the compiler's
@@ -49,6 +51,8 @@ typedef struct {
 } el_buf;
 
 #define EL_BUF_INIT(lim) { NULL, 0, 0, (lim), 0, 0, NULL }
+/* The cap of a join of in-memory strings (EL_BUF_FITS): what the address space cannot reach. */
+#define EL_BUF_JOIN_MAX ((size_t)-1 / 4)
 /* A buffer whose cap cannot be reached; why is a string literal saying why. */
 #define EL_BUF_FITS(lim, why) { NULL, 0, 0, (lim), 0, 0, "" why "" }
 
@@ -76,6 +80,8 @@ void el_buf_addc(el_buf *b, char c);
 void el_buf_addf(el_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* ENVLOCK_ELIMIT when an append to b failed since it was made or reset, else 0. */
 int el_buf_failed(const el_buf *b) __attribute__((warn_unused_result));
+/* Mark b failed when part, a piece of b's text built in a buffer of its own, failed. */
+void el_buf_join_failure(el_buf *b, const el_buf *part);
 
 /* Empty the buffer, keeping its memory; it is no longer failed. */
 void el_buf_reset(el_buf *b);

@@ -266,13 +266,19 @@ void el_hashcache_save(el_hashcache *c)
 
 	if (!c || c->disabled || !c->dirty)
 		return;
-	el_buf_puts(&b, EL_HASHCACHE_MAGIC "\n");
+	el_buf_adds(&b, EL_HASHCACHE_MAGIC "\n");
 	for (size_t i = 0; i < c->nslots; i++) {
 		const cache_entry *e = &c->slots[i];
 
 		if (e->used)
-			el_buf_printf(&b, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %s\n",
+			el_buf_addf(&b, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %s\n",
 				      e->dev, e->ino, e->size, e->mtime_ns, e->ctime_ns, e->hex);
+	}
+	/* a cache past its cap is not written: the next run hashes again */
+	if (el_buf_failed(&b)) {
+		el_buf_release(&b);
+		c->dirty = 0;
+		return;
 	}
 	dir = el_path_dir(c->path);
 	if (el_mkdir_p(dir, 0700) == 0)

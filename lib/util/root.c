@@ -398,7 +398,7 @@ static int read_fd(int fd, el_buf *out, int *err_no)
 	}
 	close(fd);
 	if (rc == 0 && !out->data)
-		el_buf_put(out, "", 0);
+		el_buf_add(out, "", 0);
 	return rc;
 }
 

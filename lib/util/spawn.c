@@ -96,9 +96,10 @@ int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit
 			continue;
 		if (n <= 0)
 			break;
-		/* past the cap, keep draining so the child never blocks */
+		/* past the cap, keep draining so the child never blocks (what is
+		 * past it is dropped: callers read a bounded head of the output) */
 		if (out->len + (size_t)n <= out->limit)
-			el_buf_put(out, chunk, (size_t)n);
+			el_buf_add(out, chunk, (size_t)n);
 	}
 	close(pipefd[0]);
 	if (timed_out)
@@ -112,7 +113,7 @@ int el_spawn_ex(const char *const argv[], int timeout_ms, el_buf *out, int *exit
 	if (*exit_status == 127 && out->len == 0)
 		return ENVLOCK_ENOTFOUND;
 	if (!out->data)
-		el_buf_put(out, "", 0);
+		el_buf_add(out, "", 0);
 	return 0;
 }
 

@@ -124,7 +124,7 @@ bool el_ends_with(const char *s, const char *suffix)
 
 char *el_unquote(const char *s, size_t len)
 {
-	el_buf b = EL_BUF_INIT(len + 1);
+	el_buf b = EL_BUF_FITS(len + 1, "the unquoted text is at most the bytes it is taken from");
 
 	el_trim(&s, &len);
 	if (len >= 2 && (s[0] == '"' || s[0] == '\'') && s[len - 1] == s[0]) {
@@ -133,10 +133,10 @@ char *el_unquote(const char *s, size_t len)
 		for (size_t i = 1; i + 1 < len; i++) {
 			if (q == '"' && s[i] == '\\' && i + 2 < len)
 				i++;
-			el_buf_putc(&b, s[i]);
+			el_buf_addc(&b, s[i]);
 		}
 	} else {
-		el_buf_put(&b, s, len);
+		el_buf_add(&b, s, len);
 	}
 	return el_buf_detach(&b);
 }
@@ -335,17 +335,17 @@ char *el_rfc822_header(const char *text, size_t len, const char *name)
 char *el_url_strip_credentials(const char *url, bool conda_token)
 {
 	const char *scheme = strstr(url, "://"), *auth, *at = NULL, *s, *t;
-	el_buf b = EL_BUF_INIT(strlen(url) + 1);
+	el_buf b = EL_BUF_FITS(strlen(url) + 1, "the result is the url with parts left out");
 
 	if (!scheme) {
-		el_buf_puts(&b, url);
+		el_buf_adds(&b, url);
 		return el_buf_detach(&b);
 	}
 	auth = scheme + 3;
 	for (s = auth; *s && *s != '/' && *s != '?' && *s != '#'; s++)
 		if (*s == '@')
 			at = s;
-	el_buf_put(&b, url, (size_t)(auth - url));
+	el_buf_add(&b, url, (size_t)(auth - url));
 	s = auth;
 	if (at) {
 		size_t ulen = (size_t)(at - auth);
@@ -361,10 +361,10 @@ char *el_url_strip_credentials(const char *url, bool conda_token)
 	while (conda_token && (t = strstr(s, "/t/")) != NULL && t[3] && t[3] != '/') {
 		const char *end = strchr(t + 3, '/');
 
-		el_buf_put(&b, s, (size_t)(t - s));
+		el_buf_add(&b, s, (size_t)(t - s));
 		s = end ? end : t + strlen(t);
 	}
-	el_buf_puts(&b, s);
+	el_buf_adds(&b, s);
 	return el_buf_detach(&b);
 }
 
@@ -603,7 +603,7 @@ void el_wrap(el_buf *b, const char *text, int width, int first, int indent)
 	bool start = true;
 
 	if (width <= 0 || width - indent < 20) {
-		el_buf_puts(b, text);
+		el_buf_adds(b, text);
 		return;
 	}
 	for (const char *s = text; *s;) {
@@ -612,13 +612,13 @@ void el_wrap(el_buf *b, const char *text, int width, int first, int indent)
 		int w = (int)el_term_width(word);
 
 		if (!start && col + 1 + w > width) {
-			el_buf_printf(b, "\n%*s", indent, "");
+			el_buf_addf(b, "\n%*s", indent, "");
 			col = indent;
 		} else if (!start) {
-			el_buf_putc(b, ' ');
+			el_buf_addc(b, ' ');
 			col++;
 		}
-		el_buf_puts(b, word);
+		el_buf_adds(b, word);
 		col += w;
 		start = false;
 		free(word);
@@ -635,7 +635,10 @@ void el_term_wrap(FILE *out, const char *text, int width, int first, int indent)
 		el_term_put(out, text);
 	else {
 		el_wrap(&wrapped, safe.data, width, first, indent);
-		fwrite(wrapped.data, 1, wrapped.len, out);
+		if (el_buf_failed(&wrapped))
+			el_term_put(out, text);
+		else
+			fwrite(wrapped.data, 1, wrapped.len, out);
 	}
 	el_buf_release(&safe);
 	el_buf_release(&wrapped);

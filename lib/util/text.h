@@ -121,6 +121,7 @@ size_t el_term_width(const char *s);
  * (pip, mim, conda, ln, envlock, --cfg-options, ...) to the ';' or ','
  * that ends it, so a line holding a longer one runs past width. The first line starts at column first, the others
  * after indent spaces. width 0, or under indent + 20: no wrapping.
+ * Past b's cap, b is marked failed (el_buf_failed) for its owner to see.
  */
 void el_wrap(el_buf *b, const char *text, int width, int first, int indent);
 

@@ -34,7 +34,8 @@ int envlock_drift_new(envlock_drift **out, envlock_ctx *ctx, const envlock_diff_
 /* Each finding is an item of its section: present in the files it was found on (the drift's mutex held). */
 static void add_findings(envlock_drift *d, const envlock_findings *f)
 {
-	el_buf key = EL_BUF_INIT(1u << 20), val = EL_BUF_INIT(1u << 20);
+	el_buf key = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a finding's rule and subject");
+	el_buf val = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a severity and a finding's message");
 
 	for (size_t i = 0; i < envlock_findings_count(f); i++) {
 		const envlock_finding *x = envlock_findings_get(f, i);
@@ -43,8 +44,8 @@ static void add_findings(envlock_drift *d, const envlock_findings *f)
 
 		el_buf_reset(&key);
 		el_buf_reset(&val);
-		el_buf_printf(&key, "%s: %s", x->rule ? x->rule : "", x->subject ? x->subject : "");
-		el_buf_printf(&val, "%s: %s", envlock_severity_name(x->severity), x->message ? x->message : "");
+		el_buf_addf(&key, "%s: %s", x->rule ? x->rule : "", x->subject ? x->subject : "");
+		el_buf_addf(&val, "%s: %s", envlock_severity_name(x->severity), x->message ? x->message : "");
 		it = el_itab_set(&d->tab, section < 0 ? EL_SEC_SYSTEM : section,
 				 el_buf_cstr(&key), el_buf_cstr(&val));
 		if (it && x->severity >= ENVLOCK_SEV_INFO && x->severity <= ENVLOCK_SEV_BREAKING)

@@ -18,7 +18,6 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
-#define FL_MAX_TEXT (1u << 20)
 #define FL_MAX_DISTINCT 16
 
 typedef struct {
@@ -54,7 +53,7 @@ static const char *vformat(el_buf *b, const char *fmt, va_list ap)
 	va_copy(ap2, ap);
 	n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
-	if (n < 0 || el_buf_reserve(b, (size_t)n) != 0)
+	if (n < 0 || el_buf_reserve(b, (size_t)n) != 0) /* the cap cannot be reached (el_flatten) */
 		return NULL;
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
@@ -116,13 +115,13 @@ static const char *tally_join(fl *f, const tally *t, int with_counts)
 	el_buf_reset(&f->val);
 	for (size_t i = 0; i < t->count; i++) {
 		if (i)
-			el_buf_puts(&f->val, ", ");
+			el_buf_adds(&f->val, ", ");
 		if (with_counts)
-			el_buf_printf(&f->val, "%ld × ", t->n[i]);
-		el_buf_puts(&f->val, t->s[i]);
+			el_buf_addf(&f->val, "%ld × ", t->n[i]);
+		el_buf_adds(&f->val, t->s[i]);
 	}
 	if (t->other)
-		el_buf_printf(&f->val, "%s%ld more", t->count ? ", " : "", t->other);
+		el_buf_addf(&f->val, "%s%ld more", t->count ? ", " : "", t->other);
 	return t->count || t->other ? el_buf_cstr(&f->val) : NULL;
 }
 
@@ -202,13 +201,13 @@ static const char *lib_value(fl *f, const el_library *lib, const char *file, boo
 	const char *link = lib->soname_link, *cache = lib->ld_cache;
 
 	el_buf_reset(&f->val);
-	el_buf_puts(&f->val, file);
+	el_buf_adds(&f->val, file);
 	if (lib->sha256)
-		el_buf_printf(&f->val, " sha256:%s", lib->sha256);
+		el_buf_addf(&f->val, " sha256:%s", lib->sha256);
 	if (link && strcmp(link, "ok") != 0 && strcmp(link, "self") != 0)
-		el_buf_printf(&f->val, ", soname link %s", link);
+		el_buf_addf(&f->val, ", soname link %s", link);
 	if (!env && cache && strcmp(cache, "listed") != 0 && strcmp(cache, "unknown") != 0)
-		el_buf_printf(&f->val, ", ld.so.cache %s", cache);
+		el_buf_addf(&f->val, ", ld.so.cache %s", cache);
 	return el_buf_cstr(&f->val);
 }
 
@@ -316,7 +315,7 @@ static void put_channel(el_buf *b, const char *ch, const char *subdir)
 		if (len > sl && p[len - sl - 1] == '/' && strncmp(p + len - sl, subdir, sl) == 0)
 			len -= sl + 1;
 	}
-	el_buf_put(b, p, len);
+	el_buf_add(b, p, len);
 }
 
 static void flat_conda(fl *f, const el_conda *c)
@@ -332,11 +331,11 @@ static void flat_conda(fl *f, const el_conda *c)
 		if (!p->name)
 			continue;
 		el_buf_reset(&f->val);
-		el_buf_puts(&f->val, or_else(p->version, "?"));
+		el_buf_adds(&f->val, or_else(p->version, "?"));
 		if (p->build)
-			el_buf_printf(&f->val, " %s", p->build);
+			el_buf_addf(&f->val, " %s", p->build);
 		if (p->channel) {
-			el_buf_putc(&f->val, ' ');
+			el_buf_addc(&f->val, ' ');
 			put_channel(&f->val, p->channel, p->subdir);
 		}
 		put(f, p->name, el_buf_cstr(&f->val));
@@ -355,13 +354,13 @@ static void flat_pip(fl *f, const el_pip *pip)
 		if (!d->name)
 			continue;
 		el_buf_reset(&f->val);
-		el_buf_puts(&f->val, or_else(d->version, "?"));
+		el_buf_adds(&f->val, or_else(d->version, "?"));
 		if (d->editable)
-			el_buf_printf(&f->val, " editable %s", or_else(d->source, or_else(d->direct_url.url, "")));
+			el_buf_addf(&f->val, " editable %s", or_else(d->source, or_else(d->direct_url.url, "")));
 		else if (d->direct_url.vcs && d->direct_url.commit_id)
-			el_buf_printf(&f->val, " %s %s", d->direct_url.vcs, d->direct_url.commit_id);
+			el_buf_addf(&f->val, " %s %s", d->direct_url.vcs, d->direct_url.commit_id);
 		if (d->installer && strcmp(d->installer, "pip") != 0)
-			el_buf_printf(&f->val, " (%s)", d->installer);
+			el_buf_addf(&f->val, " (%s)", d->installer);
 		/* matched by PEP 503 name: "PyYAML" and "pyyaml" are one distribution */
 		norm = el_pep503_name(d->name);
 		put(f, norm, el_buf_cstr(&f->val));
@@ -371,7 +370,7 @@ static void flat_pip(fl *f, const el_pip *pip)
 
 			el_buf_reset(&f->val);
 			for (size_t k = 0; k < d->nshadows; k++)
-				el_buf_printf(&f->val, "%s%s%s%s%s", k ? ", " : "", or_else(d->shadows[k].version, "?"),
+				el_buf_addf(&f->val, "%s%s%s%s%s", k ? ", " : "", or_else(d->shadows[k].version, "?"),
 					      d->shadows[k].installer ? " (" : "", or_else(d->shadows[k].installer, ""),
 					      d->shadows[k].installer ? ")" : "");
 			put(f, key, el_buf_cstr(&f->val));
@@ -386,7 +385,7 @@ static const char *tags_value(fl *f, const el_strlist *l)
 {
 	el_buf_reset(&f->val);
 	for (size_t i = 0; i < l->n; i++)
-		el_buf_printf(&f->val, "%s%s", i ? ", " : "", l->v[i]);
+		el_buf_addf(&f->val, "%s%s", i ? ", " : "", l->v[i]);
 	return l->n ? el_buf_cstr(&f->val) : NULL;
 }
 
@@ -488,32 +487,32 @@ static void py_text(el_buf *b, const cJSON *v, int depth)
 	char num[EL_FMT_DOUBLE_SIZE];
 
 	if (cJSON_IsString(v)) {
-		el_buf_putc(b, '\'');
-		el_buf_puts(b, v->valuestring);
-		el_buf_putc(b, '\'');
+		el_buf_addc(b, '\'');
+		el_buf_adds(b, v->valuestring);
+		el_buf_addc(b, '\'');
 	} else if (cJSON_IsBool(v)) {
-		el_buf_puts(b, cJSON_IsTrue(v) ? "True" : "False");
+		el_buf_adds(b, cJSON_IsTrue(v) ? "True" : "False");
 	} else if (cJSON_IsNull(v)) {
-		el_buf_puts(b, "None");
+		el_buf_adds(b, "None");
 	} else if (cJSON_IsNumber(v)) {
-		el_buf_put(b, num, el_fmt_double(num, v->valuedouble));
+		el_buf_add(b, num, el_fmt_double(num, v->valuedouble));
 	} else if (el_jraw_int(v)) {
-		el_buf_puts(b, v->valuestring); /* an integer past 2^53, as the config and the lock write it */
+		el_buf_adds(b, v->valuestring); /* an integer past 2^53, as the config and the lock write it */
 	} else if ((cJSON_IsArray(v) || cJSON_IsObject(v)) && depth < FL_MAX_CONFIG_DEPTH) {
 		bool obj = cJSON_IsObject(v);
 
-		el_buf_putc(b, obj ? '{' : '[');
+		el_buf_addc(b, obj ? '{' : '[');
 		for (const cJSON *c = v->child; c; c = c->next) {
 			if (c != v->child)
-				el_buf_puts(b, ", ");
+				el_buf_adds(b, ", ");
 			if (obj) {
-				el_buf_putc(b, '\'');
-				el_buf_puts(b, c->string);
-				el_buf_puts(b, "': ");
+				el_buf_addc(b, '\'');
+				el_buf_adds(b, c->string);
+				el_buf_adds(b, "': ");
 			}
 			py_text(b, c, depth + 1);
 		}
-		el_buf_putc(b, obj ? '}' : ']');
+		el_buf_addc(b, obj ? '}' : ']');
 	}
 }
 
@@ -538,11 +537,11 @@ static void flat_value(fl *f, const char *config, el_buf *path, const cJSON *v, 
 	}
 	for (const cJSON *c = v->child; c; c = c->next, i++) {
 		if (mark)
-			el_buf_putc(path, '.');
+			el_buf_addc(path, '.');
 		if (cJSON_IsObject(v))
-			el_buf_puts(path, c->string);
+			el_buf_adds(path, c->string);
 		else
-			el_buf_printf(path, "%zu", i);
+			el_buf_addf(path, "%zu", i);
 		flat_value(f, config, path, c, left, depth + 1);
 		path->len = mark;
 		if (path->data)
@@ -552,7 +551,7 @@ static void flat_value(fl *f, const char *config, el_buf *path, const cJSON *v, 
 
 static void flat_config(fl *f, const el_config *c)
 {
-	el_buf path = EL_BUF_INIT(FL_MAX_TEXT);
+	el_buf path = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a config's key path: its keys with a dot between them");
 	size_t left = FL_MAX_CONFIG_KEYS;
 
 	put_file(f, c->path, c->sha256, c->error);
@@ -646,7 +645,8 @@ static void flat_loads(fl *f, const el_view *v)
 
 void el_flatten(const el_view *v, el_item_fn fn, void *data)
 {
-	fl f = { fn, data, 0, EL_BUF_INIT(FL_MAX_TEXT), EL_BUF_INIT(FL_MAX_TEXT) };
+	/* every key and value is a few of the view's strings with words between them */
+	fl f = { fn, data, 0, EL_BUF_FITS(EL_BUF_JOIN_MAX, "a key of the view's strings"), EL_BUF_FITS(EL_BUF_JOIN_MAX, "a value of the view's strings") };
 
 	flat_system(&f, &v->system);
 	flat_gpu(&f, &v->gpu);

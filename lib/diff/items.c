@@ -123,7 +123,7 @@ void el_itab_init(el_itab *t, uint32_t mask)
 	t->nslots = 1024;
 	t->slots = el_xcalloc(t->nslots, sizeof(*t->slots));
 	t->mask = mask;
-	el_buf_init(&t->dup, 1u << 20);
+	el_buf_init_fits(&t->dup, 1u << 20, "a key of at most 65536 bytes and a count");
 }
 
 static void itab_rehash(el_itab *t)
@@ -186,7 +186,7 @@ static el_item *itab_set_n(el_itab *t, uint32_t section, const char *key, size_t
 	for (int n = 2; el_item_val(it, t->file) != 0; n++) {
 		el_buf_reset(&t->dup);
 		/* capped, so the numbered key always fits the buffer and differs */
-		el_buf_printf(&t->dup, "%.*s (%d)", (int)(klen < 65536 ? klen : 65536), key, n);
+		el_buf_addf(&t->dup, "%.*s (%d)", (int)(klen < 65536 ? klen : 65536), key, n);
 		k = el_strpool_intern(&t->pool, el_buf_cstr(&t->dup));
 		it = itab_get(t, section, k);
 	}
@@ -239,7 +239,7 @@ static void flat_item(void *data, int section, const char *key, const char *valu
 
 	if (!kept(fl->mask, section))
 		return;
-	/* a string of the view: within the lock's 64 MiB, or one of flatten's 1 MiB buffers */
+	/* a string of the view (within the lock's 64 MiB), or a few of them joined by flatten */
 	klen = strlen(key);
 	vlen = strlen(value);
 	EL_GROW(fl->v, fl->n + 1, fl->cap);

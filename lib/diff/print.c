@@ -22,22 +22,23 @@ static int is_hex(char c)
 
 char *el_display_value(const char *s)
 {
-	el_buf b = EL_BUF_INIT((size_t)1 << 30);
+	el_buf b;
 
 	if (!s)
 		return el_xstrdup(NONE);
+	el_buf_init_fits(&b, strlen(s), "a value with its hashes cut short is never longer than the value");
 	while (*s) {
 		size_t run = 0;
 
 		while (is_hex(s[run]))
 			run++;
 		if (run >= 40) {
-			el_buf_put(&b, s, HASH_SHOWN);
-			el_buf_puts(&b, "…");
+			el_buf_add(&b, s, HASH_SHOWN);
+			el_buf_adds(&b, "…");
 		} else if (run) {
-			el_buf_put(&b, s, run);
+			el_buf_add(&b, s, run);
 		} else {
-			el_buf_putc(&b, *s);
+			el_buf_addc(&b, *s);
 			run = 1;
 		}
 		s += run;

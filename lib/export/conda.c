@@ -50,11 +50,11 @@ void el_write_conda_explicit(el_export *e)
 	size_t npkgs = el_conda_exportable(e->v) ? e->v->conda.npackages : 0;
 
 	/* conda's own header (conda/cli/main_list.py, print_export_header) */
-	el_buf_puts(e->out, "# This file may be used to create an environment using:\n"
+	el_buf_adds(e->out, "# This file may be used to create an environment using:\n"
 			    "# $ conda create --name <env> --file <this file>\n");
 	if (platform)
-		el_buf_printf(e->out, "# platform: %s\n", platform);
-	el_buf_printf(e->out, "# created-by: envlock export of lock %s\n@EXPLICIT\n", e->lock_id);
+		el_buf_addf(e->out, "# platform: %s\n", platform);
+	el_buf_addf(e->out, "# created-by: envlock export of lock %s\n@EXPLICIT\n", e->lock_id);
 	for (size_t i = 0; i < npkgs; i++) {
 		const el_conda_package *p = &e->v->conda.packages[i];
 		const char *url = p->url, *md5 = p->md5, *sha256 = p->sha256;
@@ -66,7 +66,7 @@ void el_write_conda_explicit(el_export *e)
 		}
 		if (!el_export_word(url)) {
 			/* conda's words for a record without a URL */
-			el_buf_printf(e->out, "# no URL for: %s-%s-%s\n", name ? name : "?",
+			el_buf_addf(e->out, "# no URL for: %s-%s-%s\n", name ? name : "?",
 				      version ? version : "?", build ? build : "?");
 			el_export_warn(e, "conda: %s %s has no URL in the lock; conda create cannot install it",
 				       name ? name : "?", version ? version : "?");
@@ -79,11 +79,11 @@ void el_write_conda_explicit(el_export *e)
 		 * installing an unchecked file.
 		 */
 		if (is_md5(md5))
-			el_buf_printf(e->out, "%s#%s\n", url, md5);
+			el_buf_addf(e->out, "%s#%s\n", url, md5);
 		else if (sha256 && strlen(sha256) == 64 && strspn(sha256, "0123456789abcdef") == 64)
-			el_buf_printf(e->out, "%s#%s\n", url, sha256);
+			el_buf_addf(e->out, "%s#%s\n", url, sha256);
 		else
-			el_buf_printf(e->out, "%s\n", url);
+			el_buf_addf(e->out, "%s\n", url);
 	}
 }
 
@@ -109,19 +109,19 @@ static void yaml_scalar(el_buf *out, const char *s)
 	for (int i = 0; plain && words[i]; i++)
 		plain = strcasecmp(s, words[i]) != 0;
 	if (plain) {
-		el_buf_puts(out, s);
+		el_buf_adds(out, s);
 		return;
 	}
-	el_buf_putc(out, '"');
+	el_buf_addc(out, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
-			el_buf_printf(out, "\\%c", *p);
+			el_buf_addf(out, "\\%c", *p);
 		else if (*p < 0x20 || *p == 0x7f)
-			el_buf_printf(out, "\\x%02x", *p);
+			el_buf_addf(out, "\\x%02x", *p);
 		else
-			el_buf_putc(out, (char)*p);
+			el_buf_addc(out, (char)*p);
 	}
-	el_buf_putc(out, '"');
+	el_buf_addc(out, '"');
 }
 
 /* The channel as conda env export names it: "defaults", "conda-forge", or the URL without the subdir. */
@@ -164,13 +164,13 @@ int el_export_environment_yml(el_export *e)
 	el_pip_reqs(e->v, &reqs, &n);
 	for (size_t i = 0; i < n; i++)
 		npip += pip_owned(&reqs[i]) && !reqs[i].unsafe;
-	el_buf_printf(e->out, "# conda environment of envlock lock %s\n"
+	el_buf_addf(e->out, "# conda environment of envlock lock %s\n"
 			      "# conda env create -f <this file>; the lock does not record channel priority\n",
 		      e->lock_id);
-	el_buf_puts(e->out, "name: ");
+	el_buf_adds(e->out, "name: ");
 	/* conda reserves "base" for its own environment: conda env create cannot make one */
 	yaml_scalar(e->out, envname && strcmp(envname, "base") != 0 ? envname : "envlock");
-	el_buf_puts(e->out, "\nchannels:\n");
+	el_buf_adds(e->out, "\nchannels:\n");
 	for (size_t k = 0; k < npkgs; k++) {
 		char *c = el_export_word(pkgs[k].channel) ? channel_name(&pkgs[k]) : NULL;
 		bool seen = false;
@@ -193,13 +193,13 @@ int el_export_environment_yml(el_export *e)
 	el_strvec_sort(&channels);
 	/* like conda env export: named channels first, defaults last */
 	for (size_t i = 0; i < channels.n; i++) {
-		el_buf_puts(e->out, "  - ");
+		el_buf_adds(e->out, "  - ");
 		yaml_scalar(e->out, channels.v[i]);
-		el_buf_putc(e->out, '\n');
+		el_buf_addc(e->out, '\n');
 	}
 	if (defaults || !channels.n)
-		el_buf_puts(e->out, "  - defaults\n");
-	el_buf_puts(e->out, "dependencies:\n");
+		el_buf_adds(e->out, "  - defaults\n");
+	el_buf_adds(e->out, "dependencies:\n");
 	if (pkgs) {
 		bool has_pip = false;
 
@@ -210,36 +210,36 @@ int el_export_environment_yml(el_export *e)
 			if (!el_export_word(name) || !el_export_word(version) || (build && !el_export_word(build)))
 				continue;
 			spec = build ? el_xasprintf("%s=%s=%s", name, version, build) : el_xasprintf("%s=%s", name, version);
-			el_buf_puts(e->out, "  - ");
+			el_buf_adds(e->out, "  - ");
 			yaml_scalar(e->out, spec);
-			el_buf_putc(e->out, '\n');
+			el_buf_addc(e->out, '\n');
 			free(spec);
 			has_pip |= strcmp(name, "pip") == 0;
 		}
 		if (npip && !has_pip)
-			el_buf_puts(e->out, "  - pip  # not among the lock's conda packages; the pip: section needs it\n");
+			el_buf_adds(e->out, "  - pip  # not among the lock's conda packages; the pip: section needs it\n");
 	} else {
 		/* no conda environment was saved: a conda Python of the same version, and pip */
 		if (pyver) {
 			char *spec = el_xasprintf("python=%s", pyver);
 
-			el_buf_puts(e->out, "  - ");
+			el_buf_adds(e->out, "  - ");
 			yaml_scalar(e->out, spec);
-			el_buf_putc(e->out, '\n');
+			el_buf_addc(e->out, '\n');
 			free(spec);
 		}
-		el_buf_puts(e->out, "  - pip\n");
+		el_buf_adds(e->out, "  - pip\n");
 	}
 	if (npip) {
 		el_index_line *lines;
 		size_t nlines = el_pip_index_lines(reqs, n, pip_owned, e->v, &lines);
 
-		el_buf_puts(e->out, "  - pip:\n");
+		el_buf_adds(e->out, "  - pip:\n");
 		/* conda env create hands the pip: list to pip as a requirements file: its options work there too */
 		for (size_t i = 0; i < nlines; i++) {
-			el_buf_printf(e->out, "      %s\n      - ", lines[i].comment);
+			el_buf_addf(e->out, "      %s\n      - ", lines[i].comment);
 			yaml_scalar(e->out, lines[i].line);
-			el_buf_putc(e->out, '\n');
+			el_buf_addc(e->out, '\n');
 		}
 		el_index_lines_free(lines, nlines);
 		for (size_t i = 0; i < n; i++) {
@@ -248,14 +248,14 @@ int el_export_environment_yml(el_export *e)
 			if (!pip_owned(r) || r->unsafe)
 				continue;
 			if (!r->req) {
-				el_buf_printf(e->out, "      # %s: no version or source recorded\n", r->name);
+				el_buf_addf(e->out, "      # %s: no version or source recorded\n", r->name);
 				continue;
 			}
 			if (r->comment)
-				el_buf_printf(e->out, "      %s\n", r->comment);
-			el_buf_puts(e->out, "      - ");
+				el_buf_addf(e->out, "      %s\n", r->comment);
+			el_buf_adds(e->out, "      - ");
 			yaml_scalar(e->out, r->req);
-			el_buf_putc(e->out, '\n');
+			el_buf_addc(e->out, '\n');
 		}
 	}
 	el_strvec_release(&channels);

@@ -95,7 +95,7 @@ void el_choose_base_image(el_base_image *out, const el_view *v)
 	const tag_info *best = NULL;
 	tag_info *tags = NULL;
 	size_t ntags = 0, cap = 0;
-	el_buf c = EL_BUF_INIT((size_t)1 << 16);
+	el_buf c = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a few fixed sentences round the lock's versions and OS name");
 	cJSON *data;
 
 	memset(out, 0, sizeof(*out));
@@ -105,15 +105,15 @@ void el_choose_base_image(el_base_image *out, const el_view *v)
 	if (!cuda_ver || major_minor(cuda_ver, &want_major, &want_minor) != 0) {
 		/* no CUDA version: the lock's own OS, as an official image */
 		if (v->cuda.ntoolkits > 0)
-			el_buf_puts(&c, "# The lock's CUDA toolkit has no recorded version, so no nvidia/cuda tag can be chosen.\n");
+			el_buf_adds(&c, "# The lock's CUDA toolkit has no recorded version, so no nvidia/cuda tag can be chosen.\n");
 		else
-			el_buf_puts(&c, "# The lock has no CUDA toolkit.\n");
+			el_buf_adds(&c, "# The lock has no CUDA toolkit.\n");
 		if (os_id && el_export_word(os_ver) && (strcmp(os_id, "ubuntu") == 0 || strcmp(os_id, "debian") == 0)) {
 			out->os_base = el_xasprintf("%s:%s", os_id, os_ver);
-			el_buf_printf(&c, "# The base is the lock's own OS, %s.\n", out->os_base);
+			el_buf_addf(&c, "# The base is the lock's own OS, %s.\n", out->os_base);
 		} else {
 			out->os_base = el_xstrdup("ubuntu:22.04");
-			el_buf_puts(&c, "# The lock names no Ubuntu or Debian release: ubuntu:22.04 is a guess.\n");
+			el_buf_adds(&c, "# The lock names no Ubuntu or Debian release: ubuntu:22.04 is a guess.\n");
 		}
 		out->comment = el_buf_detach(&c);
 		return;
@@ -161,7 +161,7 @@ void el_choose_base_image(el_base_image *out, const el_view *v)
 	}
 	if (!best) {
 		out->os_base = el_xstrdup("ubuntu:22.04");
-		el_buf_puts(&c, "# envlock's list of nvidia/cuda tags is empty: ubuntu:22.04 without CUDA.\n");
+		el_buf_adds(&c, "# envlock's list of nvidia/cuda tags is empty: ubuntu:22.04 without CUDA.\n");
 	} else {
 		int same_cuda = best->major == want_major && best->minor == want_minor;
 		int same_cudnn = !cudnn || best->cudnn == cudnn;
@@ -169,27 +169,27 @@ void el_choose_base_image(el_base_image *out, const el_view *v)
 
 		out->tag = el_xstrdup(best->tag);
 		if (same_cuda && same_cudnn && same_os) {
-			el_buf_printf(&c, "# Matches the lock: CUDA %d.%d, cuDNN %d, Ubuntu %d.%02d.\n",
+			el_buf_addf(&c, "# Matches the lock: CUDA %d.%d, cuDNN %d, Ubuntu %d.%02d.\n",
 				      want_major, want_minor, best->cudnn, os_major, os_minor);
 		} else {
-			el_buf_printf(&c, "# The lock has CUDA %s (%s)", cuda_ver, from);
+			el_buf_addf(&c, "# The lock has CUDA %s (%s)", cuda_ver, from);
 			if (cudnn)
-				el_buf_printf(&c, ", cuDNN %s", cudnn_ver);
-			el_buf_printf(&c, " on %s.\n# No published nvidia/cuda tag matches it:\n", pretty ? pretty : "an unknown OS");
+				el_buf_addf(&c, ", cuDNN %s", cudnn_ver);
+			el_buf_addf(&c, " on %s.\n# No published nvidia/cuda tag matches it:\n", pretty ? pretty : "an unknown OS");
 			if (!same_cuda)
-				el_buf_printf(&c, "# NVIDIA publishes no image of CUDA %d.%d with cuDNN%s.\n", want_major, want_minor,
+				el_buf_addf(&c, "# NVIDIA publishes no image of CUDA %d.%d with cuDNN%s.\n", want_major, want_minor,
 					      want_major <= 10 ? " (the tags of CUDA 10 and older were deleted)" : "");
 			else if (!same_cudnn)
-				el_buf_printf(&c, "# no CUDA %d.%d image comes with cuDNN %d.\n", want_major, want_minor, cudnn);
+				el_buf_addf(&c, "# no CUDA %d.%d image comes with cuDNN %d.\n", want_major, want_minor, cudnn);
 			if (!ubuntu)
-				el_buf_puts(&c, "# the images are Ubuntu ones; the lock's OS is not Ubuntu.\n");
+				el_buf_adds(&c, "# the images are Ubuntu ones; the lock's OS is not Ubuntu.\n");
 			else if (!same_os)
-				el_buf_printf(&c, "# the image's Ubuntu is %d.%02d, not %d.%02d.\n",
+				el_buf_addf(&c, "# the image's Ubuntu is %d.%02d, not %d.%02d.\n",
 					      best->os_major, best->os_minor, os_major, os_minor);
-			el_buf_printf(&c, "# Closest published tag: CUDA %d.%d.%d, cuDNN %d, Ubuntu %d.%02d.\n",
+			el_buf_addf(&c, "# Closest published tag: CUDA %d.%d.%d, cuDNN %d, Ubuntu %d.%02d.\n",
 				      best->major, best->minor, best->patch, best->cudnn, best->os_major, best->os_minor);
 			if (!same_cuda)
-				el_buf_puts(&c, "# Frameworks bring their own CUDA runtime, but code compiled in this image\n"
+				el_buf_adds(&c, "# Frameworks bring their own CUDA runtime, but code compiled in this image\n"
 						"# (mmcv ops, custom kernels) is built with its nvcc, not the lock's.\n");
 		}
 	}

@@ -51,7 +51,7 @@ static void heredoc(el_export *e, const char *dest, const char *text)
 	char *d = delimiter(text);
 	size_t len = strlen(text);
 
-	el_buf_printf(e->out, "COPY <<'%s' %s\n%s%s%s\n", d, dest, text, len && text[len - 1] != '\n' ? "\n" : "", d);
+	el_buf_addf(e->out, "COPY <<'%s' %s\n%s%s%s\n", d, dest, text, len && text[len - 1] != '\n' ? "\n" : "", d);
 	free(d);
 }
 
@@ -65,7 +65,7 @@ static void pip_part(el_export *e, const char *pip)
 {
 	el_pip_req *reqs;
 	size_t n, npip = 0, nsys = 0;
-	el_buf b = EL_BUF_INIT((size_t)64 << 20);
+	el_buf b = EL_BUF_INIT(e->out->limit); /* a part of e->out: its cap */
 	el_buf *saved = e->out;
 
 	el_pip_reqs(e->v, &reqs, &n);
@@ -74,19 +74,20 @@ static void pip_part(el_export *e, const char *pip)
 		nsys += reqs[i].owner == EL_OWNER_SYSTEM && !reqs[i].unsafe;
 	}
 	if (nsys) {
-		el_buf_puts(saved, "# Installed by the system's package manager on the saved machine, not by pip:\n#");
+		el_buf_adds(saved, "# Installed by the system's package manager on the saved machine, not by pip:\n#");
 		for (size_t i = 0; i < n; i++)
 			if (reqs[i].owner == EL_OWNER_SYSTEM && !reqs[i].unsafe)
-				el_buf_printf(saved, " %s %s", reqs[i].name, reqs[i].version ? reqs[i].version : "?");
-		el_buf_puts(saved, "\n");
+				el_buf_addf(saved, " %s %s", reqs[i].name, reqs[i].version ? reqs[i].version : "?");
+		el_buf_adds(saved, "\n");
 	}
 	if (npip) {
 		e->out = &b;
 		el_write_requirements(e, reqs, n, pip_owned, true);
 		e->out = saved;
 		heredoc(e, "/envlock/requirements.txt", el_buf_cstr(&b));
+		el_buf_join_failure(e->out, &b);
 		/* the list is the whole environment, pinned: nothing else is to be resolved */
-		el_buf_printf(e->out, "RUN %s install --no-cache-dir --no-deps -r /envlock/requirements.txt\n", pip);
+		el_buf_addf(e->out, "RUN %s install --no-cache-dir --no-deps -r /envlock/requirements.txt\n", pip);
 	}
 	el_buf_release(&b);
 	el_pip_reqs_free(reqs, n);
@@ -100,15 +101,15 @@ static void configs_part(el_export *e)
 		const char *path = e->v->configs.files[i].path, *text = e->v->configs.files[i].text;
 
 		if (first) {
-			el_buf_puts(e->out, "\n# The configs, as the lock recorded them (relative paths under /workspace)\n");
+			el_buf_adds(e->out, "\n# The configs, as the lock recorded them (relative paths under /workspace)\n");
 			first = false;
 		}
 		if (!text) {
-			el_buf_printf(e->out, "# %s: the lock has no text of it\n", safe_path(path) ? path : "a config");
+			el_buf_addf(e->out, "# %s: the lock has no text of it\n", safe_path(path) ? path : "a config");
 			continue;
 		}
 		if (!safe_path(path)) {
-			el_buf_puts(e->out, "# a config whose path has characters a Dockerfile cannot carry was left out\n");
+			el_buf_adds(e->out, "# a config whose path has characters a Dockerfile cannot carry was left out\n");
 			el_export_warn(e, "dockerfile: a config with an unusual path was left out");
 			continue;
 		}
@@ -125,19 +126,19 @@ int el_export_dockerfile(el_export *e)
 	el_base_image base;
 
 	el_choose_base_image(&base, e->v);
-	el_buf_printf(e->out, "# syntax=docker/dockerfile:1.4\n"
+	el_buf_addf(e->out, "# syntax=docker/dockerfile:1.4\n"
 			      "# The environment of envlock lock\n# %s,\n"
 			      "# for a host whose own setup cannot be changed. Written by envlock export\n"
 			      "# --format dockerfile; build it anywhere: docker build -t NAME - < Dockerfile\n#\n",
 		      e->lock_id);
-	el_buf_puts(e->out, base.comment);
+	el_buf_adds(e->out, base.comment);
 	if (base.tag)
-		el_buf_printf(e->out, "FROM nvidia/cuda:%s\n", base.tag);
+		el_buf_addf(e->out, "FROM nvidia/cuda:%s\n", base.tag);
 	else
-		el_buf_printf(e->out, "FROM %s\n", base.os_base);
-	el_buf_printf(e->out, "LABEL envlock.lock-id=\"%s\"\n"
+		el_buf_addf(e->out, "FROM %s\n", base.os_base);
+	el_buf_addf(e->out, "LABEL envlock.lock-id=\"%s\"\n"
 			      "ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8\n", e->lock_id);
-	el_buf_printf(e->out, "RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git%s \\\n"
+	el_buf_addf(e->out, "RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl bzip2 git%s \\\n"
 			      " && rm -rf /var/lib/apt/lists/*\n",
 		      conda ? "" : " python3 python3-pip python3-venv");
 
@@ -146,44 +147,45 @@ int el_export_dockerfile(el_export *e)
 					? envname : "envlock");
 		const char *a = arch && (strcmp(arch, "aarch64") == 0 || strcmp(arch, "ppc64le") == 0) ? arch : "x86_64";
 
-		el_buf_printf(e->out,
+		el_buf_addf(e->out,
 			      "\n# conda itself; every package of the environment comes from the explicit list below.\n"
 			      "# An old base image may need an older installer: repo.anaconda.com/miniconda lists them.\n"
 			      "ARG MINICONDA=Miniconda3-latest-Linux-%s.sh\n"
 			      "RUN curl -fsSL -o /tmp/miniconda.sh https://repo.anaconda.com/miniconda/${MINICONDA} \\\n"
 			      " && bash /tmp/miniconda.sh -b -p /opt/conda && rm /tmp/miniconda.sh\n", a);
 		{
-			el_buf b = EL_BUF_INIT((size_t)64 << 20);
+			el_buf b = EL_BUF_INIT(e->out->limit); /* a part of e->out: its cap */
 			el_buf *saved = e->out;
 
 			e->out = &b;
 			el_write_conda_explicit(e);
 			e->out = saved;
 			heredoc(e, "/envlock/conda-explicit.txt", el_buf_cstr(&b));
+			el_buf_join_failure(e->out, &b);
 			el_buf_release(&b);
 		}
-		el_buf_printf(e->out, "RUN /opt/conda/bin/conda create -y -p /opt/conda/envs/%s --file /envlock/conda-explicit.txt\n"
+		el_buf_addf(e->out, "RUN /opt/conda/bin/conda create -y -p /opt/conda/envs/%s --file /envlock/conda-explicit.txt\n"
 				      "ENV PATH=/opt/conda/envs/%s/bin:$PATH\n\n", name, name);
 		pip_part(e, "pip");
 		free(name);
 	} else if (kind && strcmp(kind, "venv") == 0) {
 		const char *venv = prefix && prefix[0] == '/' && safe_path(prefix) ? prefix : "/opt/venv";
 
-		el_buf_printf(e->out, "\n# A virtual environment where the lock had one; the lock's Python is %s,\n"
+		el_buf_addf(e->out, "\n# A virtual environment where the lock had one; the lock's Python is %s,\n"
 				      "# the image's python3 is the base image's.\n"
 				      "RUN python3 -m venv %s\nENV PATH=%s/bin:$PATH\n\n",
 			      el_export_word(pyver) ? pyver : "unknown", venv, venv);
 		pip_part(e, "pip");
 	} else {
-		el_buf_printf(e->out, "\n# The system's Python, as in the lock (Python %s there; the image's python3\n"
+		el_buf_addf(e->out, "\n# The system's Python, as in the lock (Python %s there; the image's python3\n"
 				      "# is the base image's). pip may install into it (PEP 668's marker notwithstanding).\n"
 				      "ENV PIP_BREAK_SYSTEM_PACKAGES=1\n\n",
 			      el_export_word(pyver) ? pyver : "unknown");
 		pip_part(e, "python3 -m pip");
 	}
-	el_buf_puts(e->out, "\nWORKDIR /workspace\n");
+	el_buf_adds(e->out, "\nWORKDIR /workspace\n");
 	configs_part(e);
-	el_buf_printf(e->out, "\n# Compare the image with the lock: envlock save -o image.lock.json,\n"
+	el_buf_addf(e->out, "\n# Compare the image with the lock: envlock save -o image.lock.json,\n"
 			      "# then envlock diff <the lock> image.lock.json\n");
 	el_base_image_release(&base);
 	return 0;

@@ -59,7 +59,7 @@ int envlock_export(char **out, size_t *len, envlock_ctx *ctx, const envlock_lock
 			return el_error_set(ctx, rc, "the lock has no pip distributions to export");
 		return el_error_set(ctx, rc, "unknown export format");
 	}
-	if (rc != 0 || b.len >= EXPORT_MAX) {
+	if (rc != 0 || el_buf_failed(&b) || b.len >= EXPORT_MAX) {
 		el_buf_release(&b);
 		return el_error_set(ctx, ENVLOCK_ELIMIT, "%s export larger than %zu MiB",
 				    envlock_export_format_name(format), EXPORT_MAX >> 20);

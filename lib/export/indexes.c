@@ -16,7 +16,7 @@
 static void names(el_buf *b, const el_pip_index *x)
 {
 	for (size_t i = 0; i < x->ndists; i++)
-		el_buf_printf(b, "%s %s %s", i ? "," : "", x->dists[i]->name,
+		el_buf_addf(b, "%s %s %s", i ? "," : "", x->dists[i]->name,
 			      x->dists[i]->version ? x->dists[i]->version : "");
 }
 
@@ -36,21 +36,21 @@ size_t el_pip_index_lines(const el_pip_req *reqs, size_t n, bool (*keep)(const e
 	for (size_t i = 0; i < nix; i++) {
 		const el_pip_index *x = &ix[i];
 		const char *flag = el_pip_option_flag(x->option);
-		el_buf c = EL_BUF_INIT(1u << 20);
+		el_buf c = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a fixed sentence, where pip's configuration came from and the names it serves");
 
 		/* the lock passed the untrusted checks; a hand-made document may still hold anything */
 		if (!flag || !el_export_word(x->url))
 			continue;
 		if (x->from) {
-			el_buf_puts(&c, "# from pip's configuration");
+			el_buf_adds(&c, "# from pip's configuration");
 			if (el_export_line(x->from))
-				el_buf_printf(&c, " (%s)", x->from);
+				el_buf_addf(&c, " (%s)", x->from);
 			if (x->ndists) {
-				el_buf_puts(&c, "; it serves");
+				el_buf_adds(&c, "; it serves");
 				names(&c, x);
 			}
 		} else {
-			el_buf_puts(&c, "# inferred by envlock, pip records no index:");
+			el_buf_adds(&c, "# inferred by envlock, pip records no index:");
 			names(&c, x);
 		}
 		lines[count].comment = el_buf_detach(&c);

@@ -27,10 +27,10 @@ void el_write_requirements(el_export *e, el_pip_req *reqs, size_t n,
 	/* pip's requirements-file options go on lines of their own, before the pins they serve */
 	nlines = el_pip_index_lines(reqs, n, keep, e->v, &lines);
 	for (size_t i = 0; i < nlines; i++)
-		el_buf_printf(e->out, "%s\n%s\n", lines[i].comment, lines[i].line);
+		el_buf_addf(e->out, "%s\n%s\n", lines[i].comment, lines[i].line);
 	el_index_lines_free(lines, nlines);
 	if (hashed && !all_hashed) {
-		el_buf_printf(e->out, "# %zu of %zu requirements have a known sha256; pip checks --hash only when\n"
+		el_buf_addf(e->out, "# %zu of %zu requirements have a known sha256; pip checks --hash only when\n"
 				      "# every line has one, so the known ones stay in their URLs (#sha256=)\n",
 			      hashed, kept);
 		el_export_warn(e, "%zu of %zu pip requirements have no known sha256: no --hash lines", kept - hashed, kept);
@@ -45,21 +45,21 @@ void el_write_requirements(el_export *e, el_pip_req *reqs, size_t n,
 			continue;
 		}
 		if (!r->req) {
-			el_buf_printf(e->out, "# %s: no version or source recorded\n", r->name);
+			el_buf_addf(e->out, "# %s: no version or source recorded\n", r->name);
 			el_export_warn(e, "pip: %s has no version or source in the lock; left out", r->name);
 			continue;
 		}
 		if (image && r->local_editable) {
-			el_buf_printf(e->out, "%s\n# %s: that source tree is not in the image; COPY it in and pip install -e it\n",
+			el_buf_addf(e->out, "%s\n# %s: that source tree is not in the image; COPY it in and pip install -e it\n",
 				      r->comment, r->req);
 			continue;
 		}
 		if (r->comment)
-			el_buf_printf(e->out, "%s\n", r->comment);
+			el_buf_addf(e->out, "%s\n", r->comment);
 		if (all_hashed)
-			el_buf_printf(e->out, "%s --hash=sha256:%s\n", r->req, r->sha256);
+			el_buf_addf(e->out, "%s --hash=sha256:%s\n", r->req, r->sha256);
 		else
-			el_buf_printf(e->out, "%s\n", r->req);
+			el_buf_addf(e->out, "%s\n", r->req);
 	}
 }
 
@@ -73,7 +73,7 @@ int el_export_requirements(el_export *e)
 		el_pip_reqs_free(reqs, n);
 		return ENVLOCK_EINVAL;
 	}
-	el_buf_printf(e->out, "# pip requirements of envlock lock %s\n"
+	el_buf_addf(e->out, "# pip requirements of envlock lock %s\n"
 			      "# (pip freeze --all form; conda's packages pinned by version)\n", e->lock_id);
 	el_write_requirements(e, reqs, n, NULL, false);
 	el_pip_reqs_free(reqs, n);

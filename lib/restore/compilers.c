@@ -65,7 +65,7 @@ static void note_commands(envlock_restore *r, el_item *it, const char *cuda, lon
 	const el_framework *mmcv = el_view_framework(r->lock, "mmcv");
 	const char *what = mmcv && mmcv->ops == EL_YES ? "mmcv's ops" : "CUDA extensions";
 	bool apt = debian_like(r->live);
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "fixed instructions round a gcc version and the lock's CUDA version");
 	char n[32];
 
 	if (!fit && !apt) {
@@ -79,15 +79,15 @@ static void note_commands(envlock_restore *r, el_item *it, const char *cuda, lon
 	else
 		snprintf(n, sizeof(n), "%ld", max);
 	if (fit)
-		el_buf_printf(&b, "gcc-%s is installed and nvcc of CUDA %s accepts it: use it rather than install one: ", n, cuda);
+		el_buf_addf(&b, "gcc-%s is installed and nvcc of CUDA %s accepts it: use it rather than install one: ", n, cuda);
 	else
-		el_buf_printf(&b, "as root: apt-get install gcc-%s g++-%s, then ", n, n);
+		el_buf_addf(&b, "as root: apt-get install gcc-%s g++-%s, then ", n, n);
 	if (apt)
-		el_buf_printf(&b, "%supdate-alternatives --install /usr/bin/gcc gcc /usr/bin/gcc-%s 100 --slave /usr/bin/g++ g++ /usr/bin/g++-%s; "
+		el_buf_addf(&b, "%supdate-alternatives --install /usr/bin/gcc gcc /usr/bin/gcc-%s 100 --slave /usr/bin/g++ g++ /usr/bin/g++-%s; "
 			      "or leave the default and ", fit ? "as root, " : "", n, n);
-	el_buf_printf(&b, "build %s with CC=gcc-%s CXX=g++-%s (nvcc: -ccbin g++-%s)", what, n, n, n);
+	el_buf_addf(&b, "build %s with CC=gcc-%s CXX=g++-%s (nvcc: -ccbin g++-%s)", what, n, n, n);
 	if (!fit)
-		el_buf_printf(&b, "; any gcc up to %s works", n);
+		el_buf_addf(&b, "; any gcc up to %s works", n);
 	el_item_note(it, "%s%s", el_buf_cstr(&b), why);
 	el_buf_release(&b);
 }

@@ -114,13 +114,16 @@ static void create_free(void *p)
  * each the kit's archive by a file:// URL under base (the kit folder, or
  * where it is put in the tree) with the lock's digest; the packages the
  * kit lacks go into missing instead, with the kit's word on each.
+ * NULL when the spec would be longer than KIT_SPEC_MAX.
  */
+#define KIT_SPEC_MAX (64u << 20)
+
 static char *kit_spec(envlock_restore *r, const char *base, size_t *len, el_buf *missing, size_t *nmissing)
 {
 	const el_conda *conda = &r->lock->conda;
-	el_buf b = EL_BUF_INIT(64u << 20);
+	el_buf b = EL_BUF_INIT(KIT_SPEC_MAX);
 
-	el_buf_printf(&b, "# created-by: envlock restore of lock %s from the kit %s\n@EXPLICIT\n", r->id, r->kit->shown);
+	el_buf_addf(&b, "# created-by: envlock restore of lock %s from the kit %s\n@EXPLICIT\n", r->id, r->kit->shown);
 	for (size_t i = 0; i < conda->npackages; i++) {
 		const el_conda_package *p = &conda->packages[i];
 		const el_kit_item *it = el_kit_conda(r->kit, el_path_base(p->url));
@@ -130,9 +133,9 @@ static char *kit_spec(envlock_restore *r, const char *base, size_t *len, el_buf 
 			const el_kit_missing *m = el_kit_missing_of(r->kit, "conda", p->name);
 
 			if ((*nmissing)++ < 8) {
-				el_buf_printf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "");
+				el_buf_addf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "");
 				if (m && (m->reason || m->fetch))
-					el_buf_printf(missing, " (%s%s%s)", m->reason ? m->reason : "",
+					el_buf_addf(missing, " (%s%s%s)", m->reason ? m->reason : "",
 						      m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "", m->fetch ? m->fetch : "");
 			}
 			continue;
@@ -140,9 +143,13 @@ static char *kit_spec(envlock_restore *r, const char *base, size_t *len, el_buf 
 		rel = el_xasprintf("conda/%s", it->file);
 		url = el_kit_file_url(base, rel);
 		/* md5 is what every conda reads; the lock's digest, which the kit's file was checked against */
-		el_buf_printf(&b, "%s#%s\n", url, p->md5 ? p->md5 : p->sha256);
+		el_buf_addf(&b, "%s#%s\n", url, p->md5 ? p->md5 : p->sha256);
 		free(url);
 		free(rel);
+	}
+	if (el_buf_failed(&b)) {
+		el_buf_release(&b);
+		return NULL;
 	}
 	*len = b.len;
 	return el_buf_detach(&b);
@@ -180,7 +187,8 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 	const el_conda *conda = &r->lock->conda;
 	const char *target = r->opts.conda_target ? r->opts.conda_target : conda->prefix;
 	const char *live_prefix = r->live->conda.prefix;
-	el_buf diff = EL_BUF_INIT(4096), nourl = EL_BUF_INIT(4096);
+	el_buf diff = EL_BUF_FITS(EL_BUF_JOIN_MAX, "five of the lock's package keys");
+	el_buf nourl = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the names of the lock's packages");
 	size_t total = 0, differ = 0, extra = 0;
 	bool here, exists, ours;
 	el_strvec live_keys = EL_STRVEC_INIT;
@@ -204,11 +212,11 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		total++;
 		if (!here || !has_key(&live_keys, key)) {
 			if (differ++ < 5)
-				el_buf_printf(&diff, "%s%s", diff.len ? ", " : "", key);
+				el_buf_addf(&diff, "%s%s", diff.len ? ", " : "", key);
 		}
 		free(key);
 		if (!p->url || (!p->md5 && !p->sha256)) {
-			el_buf_printf(&nourl, "%s%s", nourl.len ? ", " : "", p->name ?: "?");
+			el_buf_addf(&nourl, "%s%s", nourl.len ? ", " : "", p->name ?: "?");
 			continue;
 		}
 	}
@@ -255,7 +263,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 		char *kit_in_tree = NULL;
 
 		if (r->kit) {
-			el_buf missing = EL_BUF_INIT(1u << 20);
+			el_buf missing = EL_BUF_FITS(EL_BUF_JOIN_MAX, "eight of the lock's packages, each with the kit's word on it");
 			size_t nmissing = 0;
 
 			/* under --chroot the archives are put into the tree's /tmp, and conda reads them there */
@@ -275,6 +283,14 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 				goto done;
 			}
 			el_buf_release(&missing);
+			if (!spec_text) {
+				it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: the explicit spec of the kit's %zu packages is longer than %u MiB",
+						 target, total, KIT_SPEC_MAX >> 20);
+				free(kit_in_tree);
+				free(j);
+				free(exe);
+				goto done;
+			}
 		}
 		/* the same spec `envlock export --format conda-explicit` writes */
 		if (!r->kit && envlock_export(&spec_text, &spec_len, NULL, r->lock_obj, ENVLOCK_EXPORT_CONDA_EXPLICIT, NULL) != 0) {

@@ -244,13 +244,13 @@ static const el_library *live_library(const el_view *live, const char *path)
 /* The (soname, path) pairs in want that the loader cache of live does not list, as one line (malloc'd), or NULL. */
 static char *cache_missing(const el_view *live, const el_strvec *want)
 {
-	el_buf out = EL_BUF_INIT(4096);
+	el_buf out = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the sonames of the lock's libraries");
 
 	for (size_t i = 0; i + 1 < want->n; i += 2) {
 		const el_library *lib = live_library(live, want->v[i + 1]);
 
 		if (!lib || !lib->ld_cache || strcmp(lib->ld_cache, "listed") != 0)
-			el_buf_printf(&out, "%s%s", out.len ? ", " : "", want->v[i]);
+			el_buf_addf(&out, "%s%s", out.len ? ", " : "", want->v[i]);
 	}
 	return out.len ? el_buf_detach(&out) : (el_buf_release(&out), NULL);
 }
@@ -447,7 +447,7 @@ static void plan_links(envlock_restore *r, el_step *s, const el_library *lib, co
 			if (el_root_stat(&r->root, abs, &st) == 0 || links_to_planned(r, s, dir, have)) {
 				(*links_ok)++;
 			} else {
-				el_buf_printf(dangling, "%s%s -> %s", dangling->len ? ", " : "", pairs.v[i], have);
+				el_buf_addf(dangling, "%s%s -> %s", dangling->len ? ", " : "", pairs.v[i], have);
 				(*n_dangling)++;
 			}
 			free(abs);
@@ -473,12 +473,12 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 {
 	const el_cudnn *cudnn = &r->lock->cudnn;
 	const char *version = cudnn->version;
-	el_buf missing = EL_BUF_INIT(1u << 20);
+	el_buf missing = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the names of the lock's libraries");
 	unpack_job *job = el_xcalloc(1, sizeof(*job));
 	el_strvec dirs = EL_STRVEC_INIT, cache = EL_STRVEC_INIT;
 	char *lib_dir = NULL, *inc_dir = NULL;
 	size_t links_ok = 0, files_ok = 0, changes = 0, n_dangling = 0;
-	el_buf dangling = EL_BUF_INIT(1u << 20);
+	el_buf dangling = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's links and where they lead");
 	el_item *it;
 
 	if (!cudnn->nlibraries) {
@@ -497,7 +497,7 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 			files_ok++;
 			continue;
 		}
-		el_buf_printf(&missing, "%s%s", missing.len ? ", " : "", el_path_base(path));
+		el_buf_addf(&missing, "%s%s", missing.len ? ", " : "", el_path_base(path));
 		el_strvec_push(&job->want, el_path_base(path));
 	}
 	/* library files, then their links */
@@ -516,7 +516,7 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 		if (have && have->sha256 && (!lib->sha256 || strcmp(have->sha256, lib->sha256) == 0)) {
 			files_ok++;
 		} else {
-			el_buf_printf(&missing, "%s%s%s", missing.len ? ", " : "", lib->name,
+			el_buf_addf(&missing, "%s%s%s", missing.len ? ", " : "", lib->name,
 				      have && have->sha256 ? " (different)" : "");
 			el_strvec_push(&job->want, lib->name);
 			if (lib->sha256) {

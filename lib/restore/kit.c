@@ -56,7 +56,8 @@ static int refuse(envlock_ctx *ctx, const el_kit *k, const char *rel, const char
 /* "kit 'FILE': why" on ctx, the values escaped as every outside text is on a terminal. */
 static int refuse(envlock_ctx *ctx, const el_kit *k, const char *rel, const char *fmt, ...)
 {
-	el_buf b = EL_BUF_INIT(1u << 16), why = EL_BUF_INIT(1u << 16);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a kit file's name, escaped for a terminal");
+	el_buf why = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a message, escaped for a terminal");
 	char *file = rel ? shown(k, rel) : el_xstrdup(k->shown), *text;
 	va_list ap;
 	int rc;
@@ -786,17 +787,19 @@ void el_kit_unstage(el_apply *ap, const el_kit *k, el_kit_kind kind, const char 
 
 char *el_kit_file_url(const char *dir, const char *rel)
 {
-	el_buf b = EL_BUF_INIT(1u << 16);
 	char *path = el_path_join(dir, rel);
+	el_buf b;
+
+	el_buf_init_fits(&b, 7 + 3 * strlen(path), "file:// and at most three bytes for each of the path's");
 
 	/* RFC 8089 file URLs: a byte outside the unreserved set and '/' is percent-encoded */
-	el_buf_puts(&b, "file://");
+	el_buf_adds(&b, "file://");
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
 		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
 		    strchr("/-._~+", *p))
-			el_buf_putc(&b, (char)*p);
+			el_buf_addc(&b, (char)*p);
 		else
-			el_buf_printf(&b, "%%%02X", *p);
+			el_buf_addf(&b, "%%%02X", *p);
 	}
 	free(path);
 	return el_buf_detach(&b);

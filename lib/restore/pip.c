@@ -235,7 +235,7 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
 {
 	el_pip_index *ix;
 	size_t nix, used = 0;
-	el_buf note = EL_BUF_INIT(64u << 10);
+	el_buf note = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's index URLs, where they came from and the names they serve");
 
 	el_pip_indexes(r->lock, dists, n, &ix, &nix);
 	for (size_t i = 0; i < nix; i++) {
@@ -248,18 +248,18 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
 			continue;
 		/* the URL passed el_bad_index_url (untrusted.c): http(s) or file, no '-' first, no credentials */
 		el_args_push(&it->argv, flag, ix[i].url, NULL);
-		el_buf_printf(&note, "%s%s %s", note.len ? ", " : "pip also looks in ", flag, ix[i].url);
+		el_buf_addf(&note, "%s%s %s", note.len ? ", " : "pip also looks in ", flag, ix[i].url);
 		if (!ix[i].from && ix[i].ndists) {
-			el_buf_puts(&note, " (inferred for");
+			el_buf_adds(&note, " (inferred for");
 			for (size_t k = 0; k < ix[i].ndists; k++)
-				el_buf_printf(&note, "%s %s", k ? "," : "", ix[i].dists[k]->name);
-			el_buf_puts(&note, ")");
+				el_buf_addf(&note, "%s %s", k ? "," : "", ix[i].dists[k]->name);
+			el_buf_adds(&note, ")");
 		} else if (ix[i].from) {
-			el_buf_printf(&note, " (from %s)", ix[i].from);
+			el_buf_addf(&note, " (from %s)", ix[i].from);
 		}
 	}
 	if (used && (r->opts.wheels || r->kit))
-		el_buf_printf(&note, "offline (%s): not the %zu index option%s the lock names", r->kit ? "--kit" : "--wheels",
+		el_buf_addf(&note, "offline (%s): not the %zu index option%s the lock names", r->kit ? "--kit" : "--wheels",
 			      used, used == 1 ? "" : "s");
 	if (note.len)
 		note_more(it, el_buf_cstr(&note));
@@ -278,7 +278,7 @@ static void add_indexes(envlock_restore *r, el_item *it, const el_pip_dist *cons
  */
 static char *req_names(const el_buf *reqs)
 {
-	el_buf out = EL_BUF_INIT(1u << 16);
+	el_buf out = EL_BUF_FITS(EL_BUF_JOIN_MAX, "ten names of a requirements file and a count");
 	const char *p = el_buf_cstr(reqs);
 	size_t n = 0;
 
@@ -300,11 +300,11 @@ static char *req_names(const el_buf *reqs)
 		}
 		nlen = strcspn(name, " \n");
 		if (len && n++ < 10)
-			el_buf_printf(&out, "%s%.*s", out.len ? ", " : "", (int)nlen, name);
+			el_buf_addf(&out, "%s%.*s", out.len ? ", " : "", (int)nlen, name);
 		p += len + (p[len] == '\n');
 	}
 	if (n > 10)
-		el_buf_printf(&out, " and %zu more", n - 10);
+		el_buf_addf(&out, " and %zu more", n - 10);
 	return el_buf_detach(&out);
 }
 
@@ -371,14 +371,16 @@ static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, c
 	const el_toolkit *tk = r->lock->cuda.default_tk;
 	pip_job *j = el_xcalloc(1, sizeof(*j));
 	char *cc = NULL, *cxx = NULL, *pin = el_xasprintf("%s==%s", d->name, d->version);
-	el_buf env = EL_BUF_INIT(1u << 16), cmd = EL_BUF_INIT(1u << 20);
+	/* env is read back into the command's environment: it is never cut */
+	el_buf env = EL_BUF_FITS(EL_BUF_JOIN_MAX, "three variables of fixed names, the lock's CUDA home and two compiler names");
+	el_buf cmd = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a command's words");
 	el_item *it;
 
-	el_buf_puts(&env, "MMCV_WITH_OPS=1 FORCE_CUDA=1");
+	el_buf_adds(&env, "MMCV_WITH_OPS=1 FORCE_CUDA=1");
 	if (tk && tk->home && !el_bad_abs_path(tk->home))
-		el_buf_printf(&env, " CUDA_HOME=%s", tk->home);
+		el_buf_addf(&env, " CUDA_HOME=%s", tk->home);
 	if (el_restore_nvcc_gcc(r, &cc, &cxx))
-		el_buf_printf(&env, " CC=%s CXX=%s", cc, cxx);
+		el_buf_addf(&env, " CC=%s CXX=%s", cc, cxx);
 	it = el_step_add(s, ENVLOCK_ITEM_DO, "build %s %s from source with pip: %s%s", d->name, d->version,
 			 el_buf_cstr(&env), r->opts.chroot ? ", inside the tree (chroot)" : "");
 	for (const char *p = el_buf_cstr(&env); *p;) {
@@ -398,7 +400,7 @@ static void add_mmcv_build(envlock_restore *r, el_step *s, const char *python, c
 	}
 	add_indexes(r, it, &d, 1);
 	for (size_t i = 0; i < it->argv.n; i++)
-		el_buf_printf(&cmd, "%s%s", i ? " " : "", it->argv.v[i]);
+		el_buf_addf(&cmd, "%s%s", i ? " " : "", it->argv.v[i]);
 	note_more(it, "no pre-built wheel of it: the lock records no OpenMMLab page for it");
 	{
 		char *run = el_xasprintf("it runs: %s %s", el_buf_cstr(&env), el_buf_cstr(&cmd));
@@ -445,22 +447,29 @@ static bool from_page(const el_pip_dist *d)
 	return d->origin.recorded && d->origin.url && d->origin.option && strcmp(d->origin.option, "find-links") == 0;
 }
 
+#define PIP_REQS_MAX (64u << 20)
+
 void el_plan_pip(envlock_restore *r, el_step *s)
 {
 	const el_pip *pip = &r->lock->pip;
 	const char *lock_prefix = r->lock->python.prefix, *live_prefix = r->live->python.prefix;
 	const char *conda_prefix = r->lock->conda.prefix, *exe = r->lock->python.executable;
 	const el_framework *mmcv = el_view_framework(r->lock, "mmcv");
-	el_buf pinned = EL_BUF_INIT(64u << 20), editable = EL_BUF_INIT(64u << 20);
-	el_buf refused = EL_BUF_INIT(1u << 20), from_repos_text = EL_BUF_INIT(1u << 20);
+	/* the requirements files pip reads: capped, and checked before they are used */
+	el_buf pinned = EL_BUF_INIT(PIP_REQS_MAX), editable = EL_BUF_INIT(PIP_REQS_MAX);
+	el_buf with_hash = EL_BUF_INIT(PIP_REQS_MAX);
+	/* the notes: names, versions and sources of the lock's distributions */
+	el_buf refused = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's distributions that disagree with their files");
+	el_buf from_repos_text = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's editable distributions and their repos");
+	el_buf reinstall = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's distributions installed again, and why");
+	el_buf kit_missing = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's distributions the kit lacks, with the kit's word");
+	el_buf kit_used = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's distributions and the kit's wheels");
 	size_t n_ok = 0, n_pinned = 0, n_hashed = 0, n_editable = 0, n_conda = 0;
-	el_buf reinstall = EL_BUF_INIT(1u << 20);
 	const char *why, *mmcv_build_why = NULL;
 	bool mmcv_ops = mmcv && mmcv->ops == EL_YES;
 	bool mmcv_pending = false, same_env;
 	char *python = NULL, *python_in_tree = NULL, *wheels_in_tree = NULL;
 	const char *python_arg, *wheels = NULL;
-	el_buf with_hash = EL_BUF_INIT(64u << 20), kit_missing = EL_BUF_INIT(1u << 20), kit_used = EL_BUF_INIT(1u << 20);
 	size_t n_kit_missing = 0;
 	const el_pip_dist *mmcv_build = NULL;
 	const char *only_binary = NULL;
@@ -540,7 +549,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 				free(host);
 			}
 			if (vcs && url && commit) {
-				el_buf_printf(&editable, "-e %s+%s@%s#egg=%s\n", vcs, url, commit, name);
+				el_buf_addf(&editable, "-e %s+%s@%s#egg=%s\n", vcs, url, commit, name);
 			} else if (missing && !from_repos) {
 				el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "editable %s %s: its source %s is missing",
 							  name, version, src);
@@ -556,23 +565,23 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			} else if (src) {
 				char *host = r->root.live ? el_restore_host(&r->root, src) : el_xstrdup(src);
 
-				el_buf_printf(&editable, "-e %s\n", host);
+				el_buf_addf(&editable, "-e %s\n", host);
 				free(host);
 				if (from_repos)
-					el_buf_printf(&from_repos_text, "%s%s (%s)", from_repos_text.len ? ", " : "", name, repo);
+					el_buf_addf(&from_repos_text, "%s%s (%s)", from_repos_text.len ? ", " : "", name, repo);
 			}
 			else if (url && el_starts_with(url, "file://"))
-				el_buf_printf(&editable, "-e %s\n", url + 7);
+				el_buf_addf(&editable, "-e %s\n", url + 7);
 			else
-				el_buf_printf(&refused, "%s%s (editable, no source recorded)", refused.len ? ", " : "", name);
+				el_buf_addf(&refused, "%s%s (editable, no source recorded)", refused.len ? ", " : "", name);
 			n_editable++;
 		} else if (r->kit && vcs && url && commit) {
 			/* a VCS install needs its repository's host: not offline */
-			el_buf_printf(&kit_missing, "%s%s %s (a %s install from %s)", kit_missing.len ? "; " : "", name, version, vcs, url);
+			el_buf_addf(&kit_missing, "%s%s %s (a %s install from %s)", kit_missing.len ? "; " : "", name, version, vcs, url);
 			n_kit_missing++;
 		} else if (vcs && url && commit) {
-			el_buf_printf(&pinned, "%s @ %s+%s@%s\n", name, vcs, url, commit);
-			el_buf_printf(&with_hash, "%s @ %s+%s@%s\n", name, vcs, url, commit);
+			el_buf_addf(&pinned, "%s @ %s+%s@%s\n", name, vcs, url, commit);
+			el_buf_addf(&with_hash, "%s @ %s+%s@%s\n", name, vcs, url, commit);
 			n_pinned++;
 		} else {
 			const el_kit_item *w = r->kit ? el_kit_wheel(r->kit, norm, version) : NULL;
@@ -581,16 +590,16 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			if (r->kit && !w) {
 				const el_kit_missing *m = el_kit_missing_of(r->kit, "wheel", name);
 
-				el_buf_printf(&kit_missing, "%s%s %s", kit_missing.len ? "; " : "", name, version);
+				el_buf_addf(&kit_missing, "%s%s %s", kit_missing.len ? "; " : "", name, version);
 				if (m && (m->reason || m->fetch))
-					el_buf_printf(&kit_missing, " (%s%s%s)", m->reason ? m->reason : "",
+					el_buf_addf(&kit_missing, " (%s%s%s)", m->reason ? m->reason : "",
 						      m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "", m->fetch ? m->fetch : "");
 				n_kit_missing++;
 				free(norm);
 				continue;
 			}
 			if (w && is_mmcv)
-				el_buf_printf(&kit_used, "%s%s %s from the kit's %s", kit_used.len ? "; " : "", name, version, w->path);
+				el_buf_addf(&kit_used, "%s%s %s from the kit's %s", kit_used.len ? "; " : "", name, version, w->path);
 			/*
 			 * a wheel from the kit; from --wheels, whatever the folder holds (a
 			 * wheel, or the source pip builds with the ops); OpenMMLab's page,
@@ -609,12 +618,12 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 			if (w)
 				sha = w->sha256;
 			if (why)
-				el_buf_printf(&reinstall, "%s%s %s is %s: installed again (%s)",
+				el_buf_addf(&reinstall, "%s%s %s is %s: installed again (%s)",
 					      reinstall.len ? "; " : "", name, version, why, reinstall_flag(r));
 			pinned_dists[n_pinned] = d;
-			el_buf_printf(&pinned, "%s==%s\n", name, version);
+			el_buf_addf(&pinned, "%s==%s\n", name, version);
 			if (sha) {
-				el_buf_printf(&with_hash, "%s==%s --hash=sha256:%s\n", name, version, sha);
+				el_buf_addf(&with_hash, "%s==%s --hash=sha256:%s\n", name, version, sha);
 				n_hashed++;
 			}
 			n_pinned++;
@@ -625,7 +634,7 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 				int e = 0;
 
 				if (whl && el_hashcache_file(r->hashes, whl, hex, &size, &e) == 0 && strcmp(hex, sha) != 0)
-					el_buf_printf(&refused, "%s%s has sha256 %.12s..., the lock recorded %.12s...",
+					el_buf_addf(&refused, "%s%s has sha256 %.12s..., the lock recorded %.12s...",
 						      refused.len ? "; " : "", el_path_base(whl), hex, sha);
 				free(whl);
 			}
@@ -639,6 +648,12 @@ void el_plan_pip(envlock_restore *r, el_step *s)
 	if (refused.len) {
 		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip install refused: the lock and the files disagree");
 		el_item_note(it, "%s", el_buf_cstr(&refused));
+		goto done;
+	}
+	if (el_buf_failed(&pinned) || el_buf_failed(&with_hash) || el_buf_failed(&editable)) {
+		el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "pip install %zu distributions: their requirements are longer than %u MiB",
+					  n_pinned + n_editable, PIP_REQS_MAX >> 20);
+		el_item_note(it, "envlock writes no requirements file it would have to cut: install them yourself");
 		goto done;
 	}
 	if ((n_pinned || n_editable) && !runnable(&r->root, python_in_tree)) {

@@ -107,15 +107,15 @@ static char *save_tree_file(envlock_restore *r, const el_item *it, const char *f
 
 void el_restore_needs_chroot(envlock_restore *r, el_item *it, const char *file_hint)
 {
-	el_buf cmd = EL_BUF_INIT(1u << 20);
+	el_buf cmd = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a command's words and two paths");
 	char *old = it->note, *saved = NULL;
 	const char *file = el_restore_tree_file_in(r, &it->argv);
 
 	if (file && (saved = save_tree_file(r, it, file)) != NULL)
-		el_buf_printf(&cmd, "cp %s %s%s && ", saved, r->root.prefix, file);
-	el_buf_printf(&cmd, "chroot %s", r->root.prefix);
+		el_buf_addf(&cmd, "cp %s %s%s && ", saved, r->root.prefix, file);
+	el_buf_addf(&cmd, "chroot %s", r->root.prefix);
 	for (size_t i = 0; i < it->argv.n; i++)
-		el_buf_printf(&cmd, " %s", it->argv.v[i]);
+		el_buf_addf(&cmd, " %s", it->argv.v[i]);
 	it->note = NULL;
 	el_item_note(it, "under %s, run from here it would bake this machine's path to the tree into the environment and load this machine's libraries: rerun with %s as root, or run it inside the tree yourself: %s%s%s%s%s",
 		     el_restore_option(r, "root"), el_restore_option(r, "chroot"), el_buf_cstr(&cmd),

@@ -72,29 +72,29 @@ static bool safe_fn(const char *fn)
 
 static char *fetch_command(const el_conda_package *pkg, const char *fn)
 {
-	el_buf b = EL_BUF_INIT(1u << 16);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a command of fixed words round the lock's url, name and digests, quoted");
 
 	/* a url whose file name is no package's (a hostile lock's "..") gets no curl -o of it */
 	if (pkg->url && safe_fn(fn)) {
-		el_buf_puts(&b, "curl -fLo ");
+		el_buf_adds(&b, "curl -fLo ");
 		pk_shell_word(&b, fn);
-		el_buf_putc(&b, ' ');
+		el_buf_addc(&b, ' ');
 		pk_shell_word(&b, pkg->url);
 		if (pkg->md5) {
-			el_buf_printf(&b, " && echo '%s  '", pkg->md5);
+			el_buf_addf(&b, " && echo '%s  '", pkg->md5);
 			pk_shell_word(&b, fn);
-			el_buf_puts(&b, " | md5sum -c -");
+			el_buf_adds(&b, " | md5sum -c -");
 		} else if (pkg->sha256) {
-			el_buf_printf(&b, " && echo '%s  '", pkg->sha256);
+			el_buf_addf(&b, " && echo '%s  '", pkg->sha256);
 			pk_shell_word(&b, fn);
-			el_buf_puts(&b, " | sha256sum -c -");
+			el_buf_adds(&b, " | sha256sum -c -");
 		}
 	} else {
 		char *spec = el_xasprintf("%s%s%s=%s=%s", pkg->channel ? pkg->channel : "",
 					  pkg->channel ? "::" : "", pkg->name, pkg->version ? pkg->version : "*",
 					  pkg->build ? pkg->build : "*");
 
-		el_buf_puts(&b, "conda create --download-only --no-deps --yes -n envlock-kit-fetch ");
+		el_buf_adds(&b, "conda create --download-only --no-deps --yes -n envlock-kit-fetch ");
 		pk_shell_word(&b, spec);
 		free(spec);
 	}

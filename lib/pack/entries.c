@@ -97,16 +97,16 @@ void pk_shell_word(el_buf *b, const char *s)
 		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
 			strchr("-_./:=+@,%", *c);
 	if (plain) {
-		el_buf_puts(b, s);
+		el_buf_adds(b, s);
 		return;
 	}
-	el_buf_putc(b, '\'');
+	el_buf_addc(b, '\'');
 	for (const char *c = s; *c; c++)
 		if (*c == '\'')
-			el_buf_puts(b, "'\\''");
+			el_buf_adds(b, "'\\''");
 		else
-			el_buf_putc(b, *c);
-	el_buf_putc(b, '\'');
+			el_buf_addc(b, *c);
+	el_buf_addc(b, '\'');
 }
 
 char *pk_abs(const char *path)

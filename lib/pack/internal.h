@@ -137,7 +137,7 @@ void pk_wheels_free(pk_pack *p);
 /* Identify the wheel in length bytes at offset of path: 0 with w filled (path not set), else -1. */
 int pk_wheel_identify(const char *path, off_t offset, off_t length, pk_wheel *w);
 
-/* The PEP 427 file name of a wheel: escaped name, version, build tag (or NULL) and tags; NULL when not safe. */
+/* The PEP 427 file name of a wheel: escaped name, version, build tag (or NULL) and tags; NULL when not safe or over 1 KiB. */
 char *pk_wheel_filename(const char *name, const char *version, const char *build, const char *tags);
 
 /* The compressed tag set of a WHEEL file's text ("py2.py3-none-any"), or NULL. */

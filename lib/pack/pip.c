@@ -49,11 +49,11 @@ static const char *locked_sha256(const el_pip_dist *d)
 
 static char *fetch_command(pk_pack *p, const el_pip_dist *d)
 {
-	el_buf b = EL_BUF_INIT(1u << 16);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a command of fixed words round the lock's pin and index URLs, quoted");
 	el_pip_index *ix = NULL;
 	size_t nix = 0;
 
-	el_buf_puts(&b, "pip download --no-deps -d wheels ");
+	el_buf_adds(&b, "pip download --no-deps -d wheels ");
 	if (d->direct_url.recorded && d->direct_url.url && !d->direct_url.vcs && !d->editable &&
 	    !el_starts_with(d->direct_url.url, "file:")) {
 		pk_shell_word(&b, d->direct_url.url);
@@ -69,7 +69,7 @@ static char *fetch_command(pk_pack *p, const el_pip_dist *d)
 
 		if (!flag || !ix[i].url)
 			continue;
-		el_buf_printf(&b, " %s ", flag);
+		el_buf_addf(&b, " %s ", flag);
 		pk_shell_word(&b, ix[i].url);
 	}
 	el_pip_indexes_free(ix, nix);

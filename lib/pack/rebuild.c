@@ -62,24 +62,25 @@ static bool read_small(const char *path, el_buf *b)
 /* One CSV field of a RECORD line (Python's csv module: "..." with "" for a quote). */
 static char *csv_field(const char **p, const char *end)
 {
-	el_buf b = EL_BUF_INIT(1u << 16);
+	el_buf b;
 
+	el_buf_init_fits(&b, (size_t)(end - *p), "a field is never longer than the text it is read from");
 	if (*p < end && **p == '"') {
 		(*p)++;
 		while (*p < end) {
 			if (**p == '"' && *p + 1 < end && (*p)[1] == '"') {
-				el_buf_putc(&b, '"');
+				el_buf_addc(&b, '"');
 				*p += 2;
 			} else if (**p == '"') {
 				(*p)++;
 				break;
 			} else {
-				el_buf_putc(&b, *(*p)++);
+				el_buf_addc(&b, *(*p)++);
 			}
 		}
 	}
 	while (*p < end && **p != ',')
-		el_buf_putc(&b, *(*p)++);
+		el_buf_addc(&b, *(*p)++);
 	if (*p < end)
 		(*p)++;
 	return el_buf_detach(&b);
@@ -101,7 +102,9 @@ static char *lexical_norm(const char *path)
 {
 	el_strvec parts = EL_STRVEC_INIT;
 	const char *s = path;
-	el_buf b = EL_BUF_INIT(1u << 16);
+	el_buf b;
+
+	el_buf_init_fits(&b, strlen(path), "a path with its '.' and '..' taken out is never longer");
 
 	while (*s) {
 		const char *e = strchr(s, '/');
@@ -120,9 +123,9 @@ static char *lexical_norm(const char *path)
 		s += n + (e ? 1 : 0);
 	}
 	if (path[0] == '/')
-		el_buf_putc(&b, '/');
+		el_buf_addc(&b, '/');
 	for (size_t i = 0; i < parts.n; i++)
-		el_buf_printf(&b, "%s%s", i ? "/" : "", parts.v[i]);
+		el_buf_addf(&b, "%s%s", i ? "/" : "", parts.v[i]);
 	el_strvec_release(&parts);
 	return el_buf_detach(&b);
 }
@@ -348,17 +351,17 @@ static int zip_put(struct archive *a, const char *name, mode_t mode, const void 
 static void record_line(el_buf *record, const char *arc, const char *b64, unsigned long long len)
 {
 	if (strpbrk(arc, ",\"\n")) {
-		el_buf_putc(record, '"');
+		el_buf_addc(record, '"');
 		for (const char *c = arc; *c; c++)
 			if (*c == '"')
-				el_buf_puts(record, "\"\"");
+				el_buf_adds(record, "\"\"");
 			else
-				el_buf_putc(record, *c);
-		el_buf_putc(record, '"');
+				el_buf_addc(record, *c);
+		el_buf_addc(record, '"');
 	} else {
-		el_buf_puts(record, arc);
+		el_buf_adds(record, arc);
 	}
-	el_buf_printf(record, ",sha256=%s,%llu\n", b64, len);
+	el_buf_addf(record, ",sha256=%s,%llu\n", b64, len);
 }
 
 /* A script: read whole (they are small), checked, its shebang put back to "#!python". */
@@ -390,10 +393,10 @@ static int put_script(struct archive *a, const rec_entry *x, el_buf *record, cha
 
 		/* pip wrote this interpreter's path into "#!python" at install */
 		if (memmem(data, first, "python", 6)) {
-			el_buf s = EL_BUF_INIT(PK_SCRIPT_MAX + 16);
+			el_buf s = EL_BUF_FITS(PK_SCRIPT_MAX + 16, "#!python and the rest of a script read within PK_SCRIPT_MAX");
 
-			el_buf_puts(&s, "#!python");
-			el_buf_put(&s, data + first, len - first);
+			el_buf_adds(&s, "#!python");
+			el_buf_add(&s, data + first, len - first);
 			el_buf_release(&b);
 			b = s;
 			data = el_buf_cstr(&b);
@@ -534,7 +537,12 @@ int pk_rebuild(pk_pack *p, const el_pip_dist *d, char **file, long long *nfiles,
 	{
 		char *rec_name = el_xasprintf("%s/RECORD", info);
 
-		el_buf_printf(&record, "%s,,\n", rec_name);
+		el_buf_addf(&record, "%s,,\n", rec_name);
+		if (el_buf_failed(&record)) {
+			*why = el_xasprintf("its RECORD would be longer than %zu bytes", record.limit);
+			free(rec_name);
+			goto done;
+		}
 		if (zip_put(a, rec_name, 0644, el_buf_cstr(&record), record.len) != 0 ||
 		    archive_write_close(a) != ARCHIVE_OK) {
 			*why = el_xasprintf("cannot write the wheel: %s", archive_error_string(a));

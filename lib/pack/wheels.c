@@ -134,19 +134,23 @@ char *pk_wheel_filename(const char *name, const char *version, const char *build
 		bool word = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.';
 
 		if (word) {
-			el_buf_putc(&b, *c);
+			el_buf_addc(&b, *c);
 			run = false;
 		} else if (!run) {
-			el_buf_putc(&b, '_');
+			el_buf_addc(&b, '_');
 			run = true;
 		}
 	}
-	el_buf_putc(&b, '-');
+	el_buf_addc(&b, '-');
 	for (const char *c = version; *c; c++)
-		el_buf_putc(&b, *c == '-' ? '_' : *c);
+		el_buf_addc(&b, *c == '-' ? '_' : *c);
 	if (build && *build)
-		el_buf_printf(&b, "-%s", build);
-	el_buf_printf(&b, "-%s.whl", tags);
+		el_buf_addf(&b, "-%s", build);
+	el_buf_addf(&b, "-%s.whl", tags);
+	if (el_buf_failed(&b)) {
+		el_buf_release(&b);
+		return NULL;
+	}
 	{
 		char *s = el_buf_detach(&b);
 		const char *v = strchr(s, '-') + 1;
@@ -176,7 +180,7 @@ static char *join_parts(const el_strvec *set)
 	el_buf b = EL_BUF_INIT(4096);
 
 	for (size_t i = 0; i < set->n; i++)
-		el_buf_printf(&b, "%s%s", i ? "." : "", set->v[i]);
+		el_buf_addf(&b, "%s%s", i ? "." : "", set->v[i]);
 	return el_buf_detach(&b);
 }
 

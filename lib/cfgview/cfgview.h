@@ -39,6 +39,7 @@ bool el_py_identifier(const char *s);
 /*
  * A scalar JSON value as Python: None, True, False, an integer (a Raw
  * node's digits as they are), a float, a string. false for a container.
+ * Past b's cap, b is marked failed (el_buf_failed) for its owner to see.
  */
 bool el_py_scalar(el_buf *b, const cJSON *v);
 

@@ -64,7 +64,7 @@ static bool covered(const walk *w, const cJSON *notes)
 
 static void record(walk *w, char op, const cJSON *a, const cJSON *b)
 {
-	el_buf path = EL_BUF_INIT((size_t)1 << 24);
+	el_buf path = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the configs' keys of one path, quoted");
 	change *c;
 
 	if ((op == '-' && covered(w, w->b_notes)) || (op == '+' && covered(w, w->a_notes)))
@@ -290,19 +290,20 @@ static void note_line(FILE *out, const unknown *u, int width)
 {
 	const cJSON *key = cJSON_GetObjectItemCaseSensitive(u->note, "key");
 	const cJSON *what = cJSON_GetObjectItemCaseSensitive(u->note, "what");
-	el_buf b = EL_BUF_INIT((size_t)1 << 24), w = EL_BUF_INIT((size_t)1 << 24);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a note's key path, message and place, escaped");
+	el_buf w = EL_BUF_FITS(EL_BUF_JOIN_MAX, "that text with line breaks and indents");
 
-	el_buf_puts(&b, "? ");
+	el_buf_adds(&b, "? ");
 	if (cJSON_IsString(key) && key->valuestring[0])
 		el_cfg_note_path(&b, key->valuestring);
 	else
-		el_buf_puts(&b, "(a statement with no key)");
-	el_buf_printf(&b, ": not evaluated %s: ", u->side == '=' ? "on both sides" :
+		el_buf_adds(&b, "(a statement with no key)");
+	el_buf_addf(&b, ": not evaluated %s: ", u->side == '=' ? "on both sides" :
 					       u->side == 'a' ? "in the old config" : "in the new config");
 	el_term_text(&b, cJSON_IsString(what) ? what->valuestring : "?");
-	el_buf_puts(&b, " (");
+	el_buf_adds(&b, " (");
 	el_cfg_note_where(&b, u->note);
-	el_buf_putc(&b, ')');
+	el_buf_addc(&b, ')');
 	el_wrap(&w, el_buf_cstr(&b), width, 0, 4);
 	fprintf(out, "%s\n", el_buf_cstr(&w));
 	el_buf_release(&b);
@@ -312,11 +313,13 @@ static void note_line(FILE *out, const unknown *u, int width)
 int envlock_config_diff_print(const envlock_config_diff *d, envlock_ctx *ctx, FILE *out, unsigned flags)
 {
 	int width = ENVLOCK_PRINT_WIDTH_OF(flags);
-	el_buf head = EL_BUF_INIT((size_t)1 << 24), va = EL_BUF_INIT((size_t)1 << 30), vb = EL_BUF_INIT((size_t)1 << 30);
+	el_buf head = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the two paths, escaped, or a change's key path");
+	el_buf va = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the repr of an old value, in memory");
+	el_buf vb = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the repr of a new value, in memory");
 
-	el_buf_puts(&head, "--- ");
+	el_buf_adds(&head, "--- ");
 	el_term_text(&head, d->a_path);
-	el_buf_puts(&head, "\n+++ ");
+	el_buf_adds(&head, "\n+++ ");
 	el_term_text(&head, d->b_path);
 	fprintf(out, "%s\n", el_buf_cstr(&head));
 	for (size_t i = 0; i < d->nch; i++) {
@@ -327,7 +330,7 @@ int envlock_config_diff_print(const envlock_config_diff *d, envlock_ctx *ctx, FI
 		el_buf_reset(&head);
 		el_buf_reset(&va);
 		el_buf_reset(&vb);
-		el_buf_printf(&head, "%c %s:", c->op, c->path);
+		el_buf_addf(&head, "%c %s:", c->op, c->path);
 		atoms[n++] = el_buf_cstr(&head);
 		if (c->a) {
 			el_py_inline(&va, c->a);
@@ -335,7 +338,7 @@ int envlock_config_diff_print(const envlock_config_diff *d, envlock_ctx *ctx, FI
 		}
 		if (c->b) {
 			if (c->a)
-				el_buf_puts(&vb, "-> ");
+				el_buf_adds(&vb, "-> ");
 			el_py_inline(&vb, c->b);
 			atoms[n++] = el_buf_cstr(&vb);
 		}
@@ -380,7 +383,7 @@ int envlock_config_diff_print_json(const envlock_config_diff *d, envlock_ctx *ct
 	for (size_t i = 0; i < d->nun; i++) {
 		const cJSON *key = cJSON_GetObjectItemCaseSensitive(d->un[i].note, "key");
 		cJSON *o = el_jpush_obj(notes);
-		el_buf path = EL_BUF_INIT((size_t)1 << 24);
+		el_buf path = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a note's key path, quoted");
 
 		el_cfg_note_path(&path, cJSON_IsString(key) ? key->valuestring : "");
 		el_jset_str(o, "path", el_buf_cstr(&path));

@@ -136,15 +136,19 @@ static char *module_base(envlock_ctx *ctx, const char *config, const char *dir, 
 
 	*rc = 0;
 	for (const char *p = module + dots; *p; p++)
-		el_buf_putc(&b, *p == '.' ? '/' : *p);
-	el_buf_puts(&b, ".py");
+		el_buf_addc(&b, *p == '.' ? '/' : *p);
+	el_buf_adds(&b, ".py");
+	if (el_buf_failed(&b))
+		goto too_long;
 	rel = el_buf_detach(&b);
 	if (dots) {
-		el_buf_puts(&b, dir);
+		el_buf_adds(&b, dir);
 		for (size_t i = 1; i < dots; i++)
-			el_buf_puts(&b, "/..");
-		el_buf_printf(&b, "/%s", rel);
+			el_buf_adds(&b, "/..");
+		el_buf_addf(&b, "/%s", rel);
 		free(rel);
+		if (el_buf_failed(&b))
+			goto too_long;
 		return el_buf_detach(&b);
 	}
 	for (size_t i = 0; opts && i < opts->n_site_dirs; i++) {
@@ -161,6 +165,11 @@ static char *module_base(envlock_ctx *ctx, const char *config, const char *dir, 
 			   opts && opts->n_site_dirs ? "which is in none of the --site folders"
 						     : "an installed package's config, and no --site folder was given");
 	free(rel);
+	el_buf_release(&b);
+	return NULL;
+too_long:
+	*rc = el_error_set(ctx, ENVLOCK_ELIMIT, "%s: read_base() imports a module whose file name is longer than %d bytes",
+			   config, PATH_MAX);
 	el_buf_release(&b);
 	return NULL;
 }

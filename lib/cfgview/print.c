@@ -98,7 +98,7 @@ static const cJSON *landing(printer *p, const cJSON *root, const char *key, char
  */
 static void put_comment(printer *p, int indent, int hang, const char *text)
 {
-	el_buf b = EL_BUF_INIT((size_t)1 << 24);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a comment's text with line breaks and indents");
 	const char *s = NULL, *nl;
 	int cont = indent + 2 + hang + 2;
 
@@ -127,19 +127,19 @@ static void note_text(el_buf *b, const char *key, const cJSON *note, bool whole_
 	else
 		el_cfg_path_key(b, key, true);
 	if (b->len)
-		el_buf_puts(b, ": ");
+		el_buf_adds(b, ": ");
 	if (!whole_path)
-		el_buf_puts(b, "not evaluated: ");
+		el_buf_adds(b, "not evaluated: ");
 	el_term_text(b, cJSON_IsString(what) ? what->valuestring : "?");
-	el_buf_puts(b, " (");
+	el_buf_adds(b, " (");
 	el_cfg_note_where(b, note);
-	el_buf_putc(b, ')');
+	el_buf_addc(b, ')');
 }
 
 /* The comments for the notes that land in dict, at indent. */
 static void put_notes(printer *p, const cJSON *dict, int indent)
 {
-	el_buf b = EL_BUF_INIT((size_t)1 << 24);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a note's key, message and place, escaped");
 	size_t lo = 0, hi = p->nat;
 
 	/* the first of dict's, p->at being sorted by dict */
@@ -190,7 +190,7 @@ static size_t inline_len(printer *p, const cJSON *v, size_t budget)
 		if (cJSON_IsObject(v)) {
 			el_buf_reset(&p->scratch);
 			if (kw)
-				el_buf_puts(&p->scratch, c->string);
+				el_buf_adds(&p->scratch, c->string);
 			else
 				el_py_str(&p->scratch, c->string);
 			n += columns(p->scratch.data, p->scratch.len) + (kw ? 1 : 2);
@@ -254,7 +254,7 @@ static void put_value(printer *p, const cJSON *v, size_t col, int indent)
 		if (cJSON_IsObject(v)) {
 			el_buf_reset(&p->scratch);
 			if (kw)
-				el_buf_puts(&p->scratch, c->string);
+				el_buf_adds(&p->scratch, c->string);
 			else
 				el_py_str(&p->scratch, c->string);
 			at += columns(p->scratch.data, p->scratch.len) + (kw ? 1 : 2);
@@ -271,7 +271,7 @@ static void put_value(printer *p, const cJSON *v, size_t col, int indent)
 /* The comments at the top: the notes with no place in the value. */
 static void put_header(printer *p, const cJSON *unplaced)
 {
-	el_buf b = EL_BUF_INIT((size_t)1 << 24);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a note's key path, message and place, escaped");
 	const cJSON *n;
 
 	if (cJSON_GetArraySize(unplaced))
@@ -298,7 +298,7 @@ static int print_python(const envlock_config *c, envlock_ctx *ctx, FILE *out, in
 	p.out = out;
 	p.width = width;
 	p.wrap = wrap;
-	el_buf_init(&p.scratch, (size_t)1 << 30);
+	el_buf_init_fits(&p.scratch, EL_BUF_JOIN_MAX, "the repr of a key or a value of the effective config, in memory");
 	cJSON_ArrayForEach(n, notes) {
 		const cJSON *key = cJSON_GetObjectItemCaseSensitive(n, "key");
 		char *last;

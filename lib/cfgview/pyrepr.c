@@ -154,20 +154,20 @@ bool el_py_scalar(el_buf *b, const cJSON *v)
 	const char *digits;
 
 	if (cJSON_IsNull(v) || cJSON_IsInvalid(v))
-		el_buf_puts(b, "None");
+		el_buf_adds(b, "None");
 	else if (cJSON_IsTrue(v))
-		el_buf_puts(b, "True");
+		el_buf_adds(b, "True");
 	else if (cJSON_IsFalse(v))
-		el_buf_puts(b, "False");
+		el_buf_adds(b, "False");
 	else if (cJSON_IsString(v))
 		el_py_str(b, v->valuestring);
 	else if (cJSON_IsRaw(v))
-		el_buf_puts(b, (digits = el_jraw_int(v)) ? digits : v->valuestring ? v->valuestring : "None");
+		el_buf_adds(b, (digits = el_jraw_int(v)) ? digits : v->valuestring ? v->valuestring : "None");
 	else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 9007199254740992.0)
 		/* an integer; a float with no fraction looks the same in the evaluator's value (see the man page) */
-		el_buf_printf(b, "%.0f", v->valuedouble == 0 ? 0.0 : v->valuedouble);
+		el_buf_addf(b, "%.0f", v->valuedouble == 0 ? 0.0 : v->valuedouble);
 	else if (cJSON_IsNumber(v))
-		el_buf_put(b, num, el_py_float(num, v->valuedouble));
+		el_buf_add(b, num, el_py_float(num, v->valuedouble));
 	else
 		return false;
 	return true;
@@ -188,17 +188,17 @@ int el_py_inline(el_buf *b, const cJSON *v)
 
 	if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) {
 		el_py_scalar(b, v);
-		return b->len < b->limit ? 0 : ENVLOCK_ELIMIT;
+		return el_buf_failed(b);
 	}
-	el_buf_puts(b, cJSON_IsArray(v) ? "[" : kw ? "dict(" : "{");
+	el_buf_adds(b, cJSON_IsArray(v) ? "[" : kw ? "dict(" : "{");
 	for (const cJSON *c = v->child; rc == 0 && c; c = c->next) {
 		if (c != v->child)
-			el_buf_puts(b, ", ");
+			el_buf_adds(b, ", ");
 		if (cJSON_IsObject(v) && kw) {
-			el_buf_printf(b, "%s=", c->string);
+			el_buf_addf(b, "%s=", c->string);
 		} else if (cJSON_IsObject(v)) {
 			el_py_str(b, c->string);
-			el_buf_puts(b, ": ");
+			el_buf_adds(b, ": ");
 		}
 		rc = el_py_inline(b, c);
 	}

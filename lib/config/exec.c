@@ -677,22 +677,33 @@ static void skip_compound(parser *p, const char *kw)
  * mod's text when keep_dots), its dotted name into mod, then "import".
  * false after a syntax error.
  */
+/* A module name past mod's cap: the evaluation stops rather than import a cut name. */
+static bool long_module(parser *p, const el_buf *mod, int line)
+{
+	if (!el_buf_failed(mod))
+		return false;
+	el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: a module name longer than %zu bytes", p->path, line, mod->limit);
+	return true;
+}
+
 static bool from_module(parser *p, el_buf *mod, int *dots, bool keep_dots)
 {
 	while (at_op(p, ".") || at_op(p, "...")) {
 		if (keep_dots)
-			el_buf_put(mod, p->s + tok(p)->start, tok(p)->len);
+			el_buf_add(mod, p->s + tok(p)->start, tok(p)->len);
 		*dots += (int)tok(p)->len;
 		p->pos++;
 	}
 	while (tok(p)->kind == TK_NAME && !at_name(p, "import")) {
-		el_buf_put(mod, p->s + tok(p)->start, tok(p)->len);
+		el_buf_add(mod, p->s + tok(p)->start, tok(p)->len);
 		p->pos++;
 		if (at_op(p, ".")) {
-			el_buf_putc(mod, '.');
+			el_buf_addc(mod, '.');
 			p->pos++;
 		}
 	}
+	if (long_module(p, mod, tok(p)->line))
+		return false;
 	if (!at_name(p, "import")) {
 		syntax(p, "expected 'import'");
 		return false;
@@ -764,12 +775,16 @@ static void import_stmt(parser *p)
 
 			el_buf_reset(&mod);
 			while (tok(p)->kind == TK_NAME) {
-				el_buf_put(&mod, p->s + tok(p)->start, tok(p)->len);
+				el_buf_add(&mod, p->s + tok(p)->start, tok(p)->len);
 				p->pos++;
 				if (!at_op(p, "."))
 					break;
-				el_buf_putc(&mod, '.');
+				el_buf_addc(&mod, '.');
 				p->pos++;
+			}
+			if (long_module(p, &mod, line)) {
+				free(first);
+				goto out;
 			}
 			bound = first;
 			if (at_name(p, "as") && peek(p, 1)->kind == TK_NAME) {

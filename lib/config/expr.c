@@ -327,34 +327,41 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-/* Python's str() of a value evaluated: str, int, float, bool, None; false when it is something else. */
+/* A string the evaluation would make is past the cap: the whole evaluation stops, saying where. */
+static cv *long_string(parser *p, int line)
+{
+	el_cfg_fail(p->r, ENVLOCK_ELIMIT, "%s:%d: a string longer than %u bytes", p->path, line, EL_CFG_MAX_STR);
+	return NULL;
+}
+
+/* Python's str() of a value evaluated: str, int, float, bool, None; false when it is something else (b: el_buf_add*). */
 static bool str_of(parser *p, const cv *v, el_buf *b, int line)
 {
 	char num[EL_FMT_DOUBLE_SIZE + 4];
 
 	switch (v->kind) {
 	case CV_STR:
-		el_buf_put(b, v->u.str.s, v->u.str.n);
+		el_buf_add(b, v->u.str.s, v->u.str.n);
 		return true;
 	case CV_BIGINT:
-		el_buf_puts(b, v->u.str.s);
+		el_buf_adds(b, v->u.str.s);
 		return true;
 	case CV_INT:
 		snprintf(num, sizeof(num), "%lld", v->u.i);
-		el_buf_puts(b, num);
+		el_buf_adds(b, num);
 		return true;
 	case CV_BOOL:
-		el_buf_puts(b, v->u.b ? "True" : "False");
+		el_buf_adds(b, v->u.b ? "True" : "False");
 		return true;
 	case CV_NONE:
-		el_buf_puts(b, "None");
+		el_buf_adds(b, "None");
 		return true;
 	case CV_FLOAT: {
 		size_t n = el_fmt_double(num, v->u.f);
 
 		if (!strpbrk(num, ".eni") && n + 3 < sizeof(num))
 			strcat(num, ".0");
-		el_buf_puts(b, num);
+		el_buf_adds(b, num);
 		return true;
 	}
 	case CV_UNKNOWN:
@@ -1291,6 +1298,10 @@ static cv *builtin(parser *p, const char *name, const call_args *a, int line)
 				el_buf_release(&b);
 				return NULL;
 			}
+			if (el_buf_failed(&b)) {
+				el_buf_release(&b);
+				return long_string(p, line);
+			}
 			out = cv_str(p->r, b.data ? el_buf_cstr(&b) : "", b.len);
 			el_buf_release(&b);
 			return out;
@@ -1670,11 +1681,11 @@ static cv *str_method(parser *p, const cv *s, const char *m, const call_args *a,
 			const cv *v;
 
 			if ((*c == '{' || *c == '}') && c[1] == *c) {
-				el_buf_putc(&b, *c++);
+				el_buf_addc(&b, *c++);
 				continue;
 			}
 			if (*c != '{') {
-				el_buf_putc(&b, *c);
+				el_buf_addc(&b, *c);
 				continue;
 			}
 			if (!(close = strchr(c, '}')) || memchr(c + 1, ':', (size_t)(close - c - 1)) ||
@@ -1715,8 +1726,8 @@ static cv *str_method(parser *p, const cv *s, const char *m, const call_args *a,
 				break;
 			}
 			if (i)
-				el_buf_put(&b, s->u.str.s, s->u.str.n);
-			el_buf_put(&b, it->u.str.s, it->u.str.n);
+				el_buf_add(&b, s->u.str.s, s->u.str.n);
+			el_buf_add(&b, it->u.str.s, it->u.str.n);
 		}
 		cv_free(items);
 		goto out;
@@ -1731,18 +1742,18 @@ static cv *str_method(parser *p, const cv *s, const char *m, const call_args *a,
 		long long left = n_args(a) == 3 ? arg(a, 2)->u.i : -1;
 
 		while ((hit = left ? strstr(c, arg(a, 0)->u.str.s) : NULL)) {
-			el_buf_put(&b, c, (size_t)(hit - c));
-			el_buf_put(&b, arg(a, 1)->u.str.s, arg(a, 1)->u.str.n);
+			el_buf_add(&b, c, (size_t)(hit - c));
+			el_buf_add(&b, arg(a, 1)->u.str.s, arg(a, 1)->u.str.n);
 			c = hit + arg(a, 0)->u.str.n;
 			if (left > 0)
 				left--;
 		}
-		el_buf_puts(&b, c);
+		el_buf_adds(&b, c);
 	} else if ((!strcmp(m, "lower") || !strcmp(m, "upper")) && !n_args(a)) {
 		for (size_t i = 0; i < s->u.str.n; i++) {
 			char c = s->u.str.s[i];
 
-			el_buf_putc(&b, m[0] == 'l' ? (c >= 'A' && c <= 'Z' ? c + 32 : c) : (c >= 'a' && c <= 'z' ? c - 32 : c));
+			el_buf_addc(&b, m[0] == 'l' ? (c >= 'A' && c <= 'Z' ? c + 32 : c) : (c >= 'a' && c <= 'z' ? c - 32 : c));
 		}
 	} else if ((!strcmp(m, "strip") || !strcmp(m, "lstrip") || !strcmp(m, "rstrip")) && n_args(a) <= 1) {
 		const char *set = n_args(a) ? arg(a, 0)->u.str.s : " \t\n\r\f\v";
@@ -1752,7 +1763,7 @@ static cv *str_method(parser *p, const cv *s, const char *m, const call_args *a,
 			i++;
 		while (m[0] != 'l' && j > i && strchr(set, s->u.str.s[j - 1]))
 			j--;
-		el_buf_put(&b, s->u.str.s + i, j - i);
+		el_buf_add(&b, s->u.str.s + i, j - i);
 	} else if ((!strcmp(m, "startswith") || !strcmp(m, "endswith")) && n_args(a) == 1) {
 		const cv *w = arg(a, 0);
 		bool yes = w->u.str.n <= s->u.str.n &&
@@ -1775,6 +1786,10 @@ static cv *str_method(parser *p, const cv *s, const char *m, const call_args *a,
 		fail(p, line, "a call to the str method %s()", m);
 	}
 out:
+	if (!stopped(p) && el_buf_failed(&b)) {
+		el_buf_release(&b);
+		return long_string(p, line);
+	}
 	if (!stopped(p))
 		x = cv_str(p->r, b.data ? el_buf_cstr(&b) : "", b.len);
 	el_buf_release(&b);
@@ -2174,7 +2189,12 @@ static cv *subscript(parser *p, cv *x, int line)
 			el_buf b = EL_BUF_INIT(EL_CFG_MAX_STR);
 
 			for (long long i = start; st > 0 ? i < stop : i > stop; i += st)
-				el_buf_putc(&b, x->u.str.s[i]);
+				el_buf_addc(&b, x->u.str.s[i]);
+			if (el_buf_failed(&b)) {
+				el_buf_release(&b);
+				v = long_string(p, line);
+				goto out;
+			}
 			v = cv_str(p->r, b.data ? el_buf_cstr(&b) : "", b.len);
 			el_buf_release(&b);
 			goto out;

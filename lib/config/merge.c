@@ -380,11 +380,11 @@ static cv *load_module(el_cfg_run *r, const char *path, int line, int dots, cons
 		if (!(file = package_module(r, path, line, module)))
 			return NULL;
 	} else {
-		el_buf_puts(&rel, "./");
+		el_buf_adds(&rel, "./");
 		for (int i = 1; i < dots; i++)
-			el_buf_puts(&rel, "../");
+			el_buf_adds(&rel, "../");
 		for (const char *m = module; *m; m++)
-			el_buf_putc(&rel, *m == '.' ? '/' : *m);
+			el_buf_addc(&rel, *m == '.' ? '/' : *m);
 		if (el_buf_puts(&rel, ".py")) {
 			el_buf_release(&rel);
 			el_cfg_fail(r, ENVLOCK_ELIMIT, "%s:%d: a module name too long", path, line);

@@ -84,13 +84,12 @@ static void stack_text(el_buf *b, const sv_stack *s, size_t rank, unsigned flags
 	if (nw < strlen("not newer"))
 		nw = strlen("not newer");
 	{
-		el_buf head = EL_BUF_INIT(4096);
+		el_buf head = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the stack's layers, names and versions");
 
 		for (size_t i = 0; i < s->nlayers; i++)
 			el_buf_addf(&head, "%s%s %s", i ? " · " : "", s->layers[i].name, shown[i]);
 		el_buf_addf(b, "%s%zu  ", bold, rank);
 		el_wrap(b, el_buf_cstr(&head), width, 3, 3);
-		el_buf_join_failure(b, &head);
 		el_buf_addf(b, "%s\n", reset);
 		el_buf_release(&head);
 	}
@@ -134,11 +133,10 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 	el_buf_addf(&b, ", on %s\n", sol->from);
 	el_buf_adds(&b, "machine  ");
 	{
-		el_buf m = EL_BUF_INIT(8192);
+		el_buf m = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the machine's recorded names and versions");
 
 		machine_line(&m, &p->m);
 		el_wrap(&b, el_buf_cstr(&m), width, 9, 9);
-		el_buf_join_failure(&b, &m);
 		el_buf_release(&m);
 	}
 	el_buf_addc(&b, '\n');

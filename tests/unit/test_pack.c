@@ -58,6 +58,20 @@ static void test_wheel_filename(void **state)
 	expect_name(".hidden", "1.0", NULL, "py3-none-any", NULL);
 }
 
+/* A name past the file name's cap is no name, never one cut short. */
+static void test_wheel_filename_too_long(void **state)
+{
+	char name[2001], tags[1001];
+
+	(void)state;
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	expect_name(name, "1.0", NULL, "py3-none-any", NULL);
+	memset(tags, 'x', sizeof(tags) - 1);
+	tags[sizeof(tags) - 1] = '\0';
+	expect_name("ok", "1.0", NULL, tags, NULL);
+}
+
 static void test_not_a_wheel(void **state)
 {
 	char *dir = unit_tmpdir(), path[4200];
@@ -82,6 +96,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wheel_tags),
 		cmocka_unit_test(test_wheel_filename),
+		cmocka_unit_test(test_wheel_filename_too_long),
 		cmocka_unit_test(test_not_a_wheel),
 	};
 

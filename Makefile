@@ -92,9 +92,6 @@ $(BUILD)/lib/verify/pyenv.o: lib/verify/programs/envcheck.py
 EL_BUF_UNCHECKED_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/probe/*.c lib/condalink/*.c)) \
 	$(BUILD)/lib/lock/schema.o $(BUILD)/lib/config/lex.o $(BUILD)/lib/util/pysource.o \
 	$(BUILD)/lib/util/pybases.o $(BUILD)/cmd/cmd_diff.o $(BUILD)/lib/verify/pyenv.o
-EL_BUF_UNCHECKED_DIRS = lib/knowledge lib/loader \
-	lib/redact lib/report lib/rules lib/show lib/verify
-EL_BUF_UNCHECKED_OBJ += $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(addsuffix /*.c,$(EL_BUF_UNCHECKED_DIRS))))
 $(EL_BUF_UNCHECKED_OBJ): override EXTRA_CFLAGS += -DEL_BUF_UNCHECKED
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)

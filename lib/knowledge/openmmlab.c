@@ -169,13 +169,13 @@ const el_kb_guard *el_kb_guard_find(const el_kb *kb, const char *package, const 
 
 char *el_kb_guard_range(const el_kb_guard *g)
 {
-	el_buf b = EL_BUF_INIT(256);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "two of the knowledge's versions round fixed words");
 
 	if (g->mmcv_min)
-		el_buf_printf(&b, "%s <= ", g->mmcv_min);
-	el_buf_puts(&b, "mmcv");
+		el_buf_addf(&b, "%s <= ", g->mmcv_min);
+	el_buf_adds(&b, "mmcv");
 	if (g->mmcv_max)
-		el_buf_printf(&b, " %s %s", g->mmcv_max_inclusive ? "<=" : "<", g->mmcv_max);
+		el_buf_addf(&b, " %s %s", g->mmcv_max_inclusive ? "<=" : "<", g->mmcv_max);
 	return el_buf_detach(&b);
 }
 
@@ -243,16 +243,16 @@ bool el_kb_mmcv_has_wheel(const el_kb_mmcv *m, const char *torch, const char *cu
 /* "10.2" -> "cu102"; NULL -> "cpu". malloc'd. */
 static char *cuda_dir(const char *cuda)
 {
-	el_buf b = EL_BUF_INIT(64);
+	el_buf b = EL_BUF_FITS(64, "cu and at most eight bytes of the version");
 
 	if (!cuda)
 		return el_xstrdup("cpu");
-	el_buf_puts(&b, "cu");
+	el_buf_adds(&b, "cu");
 	for (const char *s = cuda; *s && (size_t)(s - cuda) < 8; s++) {
 		if (*s == '.' && strchr(s + 1, '.'))
 			break; /* "10.2.89": the release only */
 		if (*s != '.')
-			el_buf_putc(&b, *s);
+			el_buf_addc(&b, *s);
 	}
 	return el_buf_detach(&b);
 }
@@ -262,17 +262,17 @@ char *el_kb_mmcv_index_url(const el_kb *kb, const char *torch, const char *cuda,
 	const cJSON *t = el_kb_need_table(kb, "mmcv_wheel_index"), *row = el_jget(t, "rows")->child;
 	const char *tmpl = el_kb_need_str(row, "url", "mmcv_wheel_index");
 	char *cu = cuda_dir(cuda), *rel = el_kb_release(torch);
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the knowledge's URL template with a CUDA folder and a torch release in it");
 
 	for (const char *s = tmpl; *s; s++) {
 		if (strncmp(s, "{cuda}", 6) == 0) {
-			el_buf_puts(&b, cu);
+			el_buf_adds(&b, cu);
 			s += 5;
 		} else if (strncmp(s, "{torch}", 7) == 0) {
-			el_buf_printf(&b, "torch%s", rel);
+			el_buf_addf(&b, "torch%s", rel);
 			s += 6;
 		} else {
-			el_buf_putc(&b, *s);
+			el_buf_addc(&b, *s);
 		}
 	}
 	if (source)

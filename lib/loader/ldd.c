@@ -97,7 +97,7 @@ static void print_tree(FILE *out, unsigned flags, const el_ld_obj *obj, el_buf *
 		print_need(out, flags, n);
 		fputc('\n', out);
 		if (n->obj && n->expand) {
-			el_buf_puts(prefix, last ? "    " : "\u2502   ");
+			el_buf_adds(prefix, last ? "    " : "\u2502   ");
 			print_tree(out, flags, n->obj, prefix);
 			prefix->len = keep;
 			prefix->data[keep] = '\0';
@@ -164,7 +164,7 @@ static void print_near(FILE *out, unsigned flags, const el_ld_obj *obj, const el
 int envlock_ldd_print(const envlock_ldd *l, envlock_ctx *ctx, FILE *out, unsigned flags)
 {
 	const el_ld_tree *t = l->tree;
-	el_buf prefix = EL_BUF_INIT(1u << 20);
+	el_buf prefix = EL_BUF_FITS(EL_BUF_JOIN_MAX, "four columns per level of the load tree in memory");
 
 	tint(out, flags, BOLD);
 	el_term_put(out, t->main->path);
@@ -172,7 +172,7 @@ int envlock_ldd_print(const envlock_ldd *l, envlock_ctx *ctx, FILE *out, unsigne
 	if (!t->main->elf->dynamic)
 		fputs(" (statically linked)", out);
 	fputc('\n', out);
-	el_buf_puts(&prefix, "");
+	el_buf_adds(&prefix, "");
 	print_tree(out, flags, t->main, &prefix);
 	el_buf_release(&prefix);
 	if (t->nmissing) {

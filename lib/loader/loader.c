@@ -336,25 +336,25 @@ static char *origin_of(const char *path)
 /* _dl_dst_substitute: $ORIGIN, $PLATFORM and $LIB replaced; an unknown $NAME stays as it is. */
 static char *expand(const resolver *r, const char *s, const char *origin)
 {
-	el_buf b = EL_BUF_INIT(64 * 1024);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a search path with $ORIGIN, $PLATFORM and $LIB replaced by strings in memory");
 	char *out;
 
 	while (*s) {
 		size_t len;
 
 		if (*s != '$') {
-			el_buf_putc(&b, *s++);
+			el_buf_addc(&b, *s++);
 			continue;
 		}
 		s++;
 		if ((len = is_dst(s, "ORIGIN")) != 0)
-			el_buf_puts(&b, origin);
+			el_buf_adds(&b, origin);
 		else if ((len = is_dst(s, "PLATFORM")) != 0)
-			el_buf_puts(&b, r->platform);
+			el_buf_adds(&b, r->platform);
 		else if ((len = is_dst(s, "LIB")) != 0)
-			el_buf_puts(&b, r->lib);
+			el_buf_adds(&b, r->lib);
 		else
-			el_buf_putc(&b, '$');
+			el_buf_addc(&b, '$');
 		s += len;
 	}
 	out = el_xstrdup(el_buf_cstr(&b));

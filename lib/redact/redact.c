@@ -66,8 +66,8 @@ static void mask_values(cJSON *v, bool under_secret, el_buf *path, cJSON *masked
 
 		if (c->string) {
 			if (path->len)
-				el_buf_putc(path, '.');
-			el_buf_puts(path, c->string);
+				el_buf_addc(path, '.');
+			el_buf_adds(path, c->string);
 		}
 		if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
 			mask_values(c, secret, path, masked, n);
@@ -158,7 +158,7 @@ static void secrets_pass(cJSON *doc, redactor *r)
 		if (cJSON_IsString(text) && (s = el_redact_text_secrets(text->valuestring, &r->count[C_SECRETS])) != NULL)
 			set_string(text, s);
 		{
-			el_buf path = EL_BUF_INIT(1 << 16);
+			el_buf path = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a key path of the config's effective value");
 			cJSON *masked = cJSON_CreateArray();
 
 			mask_values(el_jget(el_jget(f, "effective"), "value"), false, &path, masked, &r->count[C_SECRETS]);

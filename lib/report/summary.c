@@ -30,7 +30,7 @@ typedef struct {
 	el_buf b;
 } parts;
 
-#define PARTS_INIT { EL_BUF_INIT(EL_REPORT_MAX_BYTES) }
+#define PARTS_INIT { EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's strings of one row") }
 
 static void part(parts *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -50,8 +50,8 @@ static void part(parts *p, const char *fmt, ...)
 	vsnprintf(s, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	if (p->b.len)
-		el_buf_puts(&p->b, ", ");
-	el_buf_puts(&p->b, s);
+		el_buf_adds(&p->b, ", ");
+	el_buf_adds(&p->b, s);
 	free(s);
 }
 
@@ -476,7 +476,7 @@ static void citation(el_report *r)
 	const el_facts *f = &r->facts;
 	const el_view *v = r->view;
 	const char *cuda = el_toolkit_version(v->cuda.default_tk);
-	el_buf b = EL_BUF_INIT(1 << 20);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's id and its frameworks' names and versions");
 
 	if (cuda)
 		cite(r, "CUDA", cuda);
@@ -490,9 +490,9 @@ static void citation(el_report *r)
 			cite(r, f->frameworks[i].fw->info->key, f->frameworks[i].version);
 	if (!r->ncites && f->python && v->python.version)
 		cite(r, "Python", v->python.version);
-	el_buf_printf(&b, "environment: envlock %s\xE2\x80\xA6", r->short_id);
+	el_buf_addf(&b, "environment: envlock %s\xE2\x80\xA6", r->short_id);
 	for (size_t i = 0; i < r->ncites; i++)
-		el_buf_printf(&b, "%s%s %s", i ? ", " : " \xE2\x80\x94 ", r->cites[i].name, r->cites[i].version);
+		el_buf_addf(&b, "%s%s %s", i ? ", " : " \xE2\x80\x94 ", r->cites[i].name, r->cites[i].version);
 	r->citation = el_buf_detach(&b);
 }
 

@@ -26,7 +26,7 @@ int el_severity_of(const char *name)
 /* Fill {name} placeholders of tmpl from vars. */
 static char *fill(const char *tmpl, const char *const vars[])
 {
-	el_buf b = EL_BUF_INIT(1u << 16);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a message template with the finding's values in it");
 
 	for (const char *s = tmpl; *s; s++) {
 		const char *close;
@@ -39,12 +39,12 @@ static char *fill(const char *tmpl, const char *const vars[])
 				if (strlen(vars[i]) == n && strncmp(vars[i], s + 1, n) == 0)
 					value = vars[i + 1] ? vars[i + 1] : "?";
 			if (value) {
-				el_buf_puts(&b, value);
+				el_buf_adds(&b, value);
 				s = close;
 				continue;
 			}
 		}
-		el_buf_putc(&b, *s);
+		el_buf_addc(&b, *s);
 	}
 	return el_buf_detach(&b);
 }

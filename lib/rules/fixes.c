@@ -35,7 +35,7 @@ char *el_fix_mmcv_range(const el_view *v, const char *framework, const char *lo,
 	char *cuda = torch ? el_torch_cuda(t) : NULL, *tv = torch ? public_version(torch) : NULL;
 	const el_kb_mmcv *m = el_kb_mmcv_newest(kb, lo, hi, incl, tv, cuda);
 	const el_kb_guard *other = NULL;
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a command and fixed words round the knowledge's and the lock's versions");
 
 	/* no prebuilt wheel for this torch: the newest release in range, which pip builds */
 	if (!m)
@@ -43,15 +43,15 @@ char *el_fix_mmcv_range(const el_view *v, const char *framework, const char *lo,
 	if (m) {
 		char *cmd = el_kb_mmcv_pip(kb, m, tv, cuda);
 
-		el_buf_puts(&b, cmd);
+		el_buf_adds(&b, cmd);
 		if (tv && !el_kb_mmcv_has_wheel(m, tv, cuda))
-			el_buf_printf(&b, " (no prebuilt %s wheel of that range for torch %s%s%s: pip builds it)", m->package,
+			el_buf_addf(&b, " (no prebuilt %s wheel of that range for torch %s%s%s: pip builds it)", m->package,
 				      tv, cuda ? " with CUDA " : "", cuda ? cuda : "");
 		free(cmd);
 	}
 	if (cb && mmcv && mmcv->version && (other = el_kb_newest_accepting(kb, cb->package, mmcv->version)) != NULL &&
 	    (!fw || !fw->version || envlock_version_cmp(other->version, fw->version) != 0))
-		el_buf_printf(&b, "%spip install %s==%s, the newest %s that accepts %s %s (%s)", b.len ? "; or keep it and " : "",
+		el_buf_addf(&b, "%spip install %s==%s, the newest %s that accepts %s %s (%s)", b.len ? "; or keep it and " : "",
 			      cb->distribution, other->version, cb->package, mmcv->package ? mmcv->package : "mmcv",
 			      mmcv->version, other->source);
 	free(cuda);
@@ -159,22 +159,22 @@ char *el_fix_torch_cpu(const el_view *v, const el_framework *t)
 char *el_fix_torch_arch(const el_view *v, const el_framework *t, const char *cc)
 {
 	char *cmd = same_release_cuda_build(v, t, cc);
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "an option per framework of the lock, and a compute capability");
 
 	if (cmd)
 		return cmd;
 	/* no build of this release has code for the GPU: a plan of the whole stack, for what is installed */
-	el_buf_puts(&b, "envlock solve");
+	el_buf_adds(&b, "envlock solve");
 	for (size_t i = 0; i < EL_FW_COUNT; i++) {
 		const el_framework *fw = &v->frameworks[i];
 
 		if ((fw->info->flags & EL_FW_OPENMMLAB) && strcmp(fw->info->key, "mmcv") != 0 &&
 		    strcmp(fw->info->key, "mmengine") != 0 && fw->st.present && fw->version)
-			el_buf_printf(&b, " --for %s==%s", fw->info->dists[0], fw->version);
+			el_buf_addf(&b, " --for %s==%s", fw->info->dists[0], fw->version);
 	}
 	if (strcmp(el_buf_cstr(&b), "envlock solve") == 0)
-		el_buf_puts(&b, " --for torch");
-	el_buf_printf(&b, " plans a torch whose wheels have code for compute capability %s", cc);
+		el_buf_adds(&b, " --for torch");
+	el_buf_addf(&b, " plans a torch whose wheels have code for compute capability %s", cc);
 	return el_buf_detach(&b);
 }
 

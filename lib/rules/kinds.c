@@ -49,12 +49,12 @@ static bool list_has_release(const cJSON *list, const char *version)
 
 static char *list_join(const cJSON *list)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the strings of a list of the lock's");
 	const cJSON *e;
 
 	cJSON_ArrayForEach(e, list)
 		if (cJSON_IsString(e))
-			el_buf_printf(&b, "%s%s", b.len ? ", " : "", e->valuestring);
+			el_buf_addf(&b, "%s%s", b.len ? ", " : "", e->valuestring);
 	return el_buf_detach(&b);
 }
 
@@ -323,13 +323,13 @@ static void torch_python_files(envlock_findings *f, const cJSON *rule, const el_
 	for (size_t i = 0; i < t->python_tags.n && !fits; i++)
 		fits = python_fits(pyrel, t->python_tags.v[i]);
 	if (t->python_tags.n && !fits) {
-		el_buf b = EL_BUF_INIT(4096);
+		el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the knowledge's tags of a torch release");
 
 		for (size_t i = 0; i < t->python_tags.n; i++) {
 			const char *tag = t->python_tags.v[i];
 			size_t n = strlen(tag);
 
-			el_buf_printf(&b, "%s%.*s%s", i ? ", " : "", (int)(n && tag[n - 1] == '+' ? n - 1 : n), tag,
+			el_buf_addf(&b, "%s%.*s%s", i ? ", " : "", (int)(n && tag[n - 1] == '+' ? n - 1 : n), tag,
 				      n && tag[n - 1] == '+' ? " or newer" : "");
 		}
 		built_for = el_buf_detach(&b);
@@ -374,13 +374,13 @@ static void torch_python(envlock_findings *f, const cJSON *rule, const cJSON *ta
 /* "1.3.17 <= mmcv <= 1.8.0", "mmcv < 2.2.0": a range as its asserts read. malloc'd. */
 static char *range_text(const char *lo, const char *hi, bool incl)
 {
-	el_buf b = EL_BUF_INIT(512);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "two versions round fixed words");
 
 	if (lo)
-		el_buf_printf(&b, "%s <= ", lo);
-	el_buf_puts(&b, "mmcv");
+		el_buf_addf(&b, "%s <= ", lo);
+	el_buf_adds(&b, "mmcv");
 	if (hi)
-		el_buf_printf(&b, " %s %s", incl ? "<=" : "<", hi);
+		el_buf_addf(&b, " %s %s", incl ? "<=" : "<", hi);
 	return el_buf_detach(&b);
 }
 
@@ -575,7 +575,7 @@ static void torch_arch_vs_gpu(envlock_findings *f, const cJSON *rule, const cJSO
 		const char *cc = device_cc(d);
 		char subject[512], smname[16], *codes, *install;
 		bool is_ptx, dup = false;
-		el_buf b = EL_BUF_INIT(4096);
+		el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the knowledge's GPU code names of a torch build");
 
 		if (!cc || el_kb_code_runs_on(&sm, &ptx, cc, &is_ptx))
 			continue;
@@ -586,7 +586,7 @@ static void torch_arch_vs_gpu(envlock_findings *f, const cJSON *rule, const cJSO
 		told[ntold++] = cc;
 		for (size_t k = 0; k < sm.n + ptx.n; k++) {
 			sm_name(smname, sizeof(smname), k < sm.n ? sm.v[k] : ptx.v[k - sm.n]);
-			el_buf_printf(&b, "%s%s_%s%s", b.len ? ", " : "", k < sm.n ? "sm" : "compute", smname,
+			el_buf_addf(&b, "%s%s_%s%s", b.len ? ", " : "", k < sm.n ? "sm" : "compute", smname,
 				      k < sm.n ? "" : " (PTX)");
 		}
 		codes = el_buf_detach(&b);
@@ -736,7 +736,8 @@ static void soname_copy(envlock_findings *f, const cJSON *rule, const cJSON *tab
 	each_library(&w, copy_one);
 	done = el_xcalloc(all.n + 1, sizeof(bool));
 	for (size_t i = 0; i < all.n; i++) {
-		el_buf cmds = EL_BUF_INIT(1u << 16), names = EL_BUF_INIT(1u << 16);
+		el_buf cmds = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a command per copied library of the lock, round its paths");
+		el_buf names = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's names of copied libraries");
 		char *dir = el_path_dir(all.v[i].lib->path), *first = NULL;
 
 		if (done[i]) {
@@ -757,8 +758,8 @@ static void soname_copy(envlock_findings *f, const cJSON *rule, const cJSON *tab
 				target = c->soname; /* libcudnn.so -> libcudnn.so.8, not past it */
 			else if (!first && c->soname && strcmp(c->name, c->soname) == 0)
 				first = el_xstrdup(c->name);
-			el_buf_printf(&cmds, "%sln -sf %s %s", cmds.len ? " && " : "", target, c->path);
-			el_buf_printf(&names, "%s%s", names.len ? ", " : "", c->name);
+			el_buf_addf(&cmds, "%sln -sf %s %s", cmds.len ? " && " : "", target, c->path);
+			el_buf_addf(&names, "%s%s", names.len ? ", " : "", c->name);
 		}
 		w.section = all.v[i].section;
 		lib_finding(&w, dir, (const char *const[]){
@@ -835,10 +836,10 @@ static const char *module_user(const el_load_module *m)
 /* The folders the loader looked in, joined; malloc'd. */
 static char *searched_text(const el_load_need *n)
 {
-	el_buf b = EL_BUF_INIT(4096);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the folders the loader searched, as the lock records them");
 
 	for (size_t i = 0; i < n->searched.n; i++)
-		el_buf_printf(&b, "%s%s", i ? ", " : "", n->searched.v[i]);
+		el_buf_addf(&b, "%s%s", i ? ", " : "", n->searched.v[i]);
 	return el_buf_detach(&b);
 }
 

@@ -78,47 +78,47 @@ static void put_size(el_buf *b, long long bytes)
 	double mib = (double)bytes / (1024.0 * 1024);
 
 	if (mib >= 1024)
-		el_buf_printf(b, "%.1f GiB", mib / 1024);
+		el_buf_addf(b, "%.1f GiB", mib / 1024);
 	else if (mib == (double)(long long)mib)
-		el_buf_printf(b, "%lld MiB", (long long)mib);
+		el_buf_addf(b, "%lld MiB", (long long)mib);
 	else
-		el_buf_printf(b, "%.1f MiB", mib);
+		el_buf_addf(b, "%.1f MiB", mib);
 }
 
 /* "cgroup v2: 4 CPUs (quota), 16.0 GiB memory; /dev/shm 64 MiB": what limits the machine beyond its cores and RAM */
 static void show_limits(shower *sh, const el_system *sys)
 {
-	el_buf b = EL_BUF_INIT(1024);
+	el_buf b = EL_BUF_FITS(1024, "fixed words round four numbers, none longer than 64 bytes");
 	double cpus = el_cgroup_cpus(sys);
 
 	if (sys->cgroup.recorded) {
 		if (sys->cgroup.version > 0)
-			el_buf_printf(&b, "cgroup v%lld: ", sys->cgroup.version);
+			el_buf_addf(&b, "cgroup v%lld: ", sys->cgroup.version);
 		else
-			el_buf_puts(&b, "cgroup: ");
+			el_buf_adds(&b, "cgroup: ");
 		if (cpus > 0)
-			el_buf_printf(&b, "%g CPUs (%s)", cpus,
+			el_buf_addf(&b, "%g CPUs (%s)", cpus,
 				      sys->cgroup.cpu_limited == EL_YES && sys->cgroup.cpu_limit <= cpus ? "quota" : "cpuset");
 		else
-			el_buf_puts(&b, sys->cgroup.cpu_limited == EL_NO ? "no CPU limit" : "CPU limit unknown");
+			el_buf_adds(&b, sys->cgroup.cpu_limited == EL_NO ? "no CPU limit" : "CPU limit unknown");
 		if (sys->cgroup.memory_limited == EL_YES) {
-			el_buf_puts(&b, ", ");
+			el_buf_adds(&b, ", ");
 			put_size(&b, sys->cgroup.memory_limit_bytes);
-			el_buf_puts(&b, " memory");
+			el_buf_adds(&b, " memory");
 		} else {
-			el_buf_puts(&b, sys->cgroup.memory_limited == EL_NO ? ", no memory limit" : ", memory limit unknown");
+			el_buf_adds(&b, sys->cgroup.memory_limited == EL_NO ? ", no memory limit" : ", memory limit unknown");
 		}
 	}
 	if (sys->shm.recorded) {
 		if (b.len)
-			el_buf_puts(&b, "; ");
+			el_buf_adds(&b, "; ");
 		if (!sys->shm.present) {
-			el_buf_puts(&b, "no /dev/shm");
+			el_buf_adds(&b, "no /dev/shm");
 		} else if (sys->shm.size_bytes >= 0) {
-			el_buf_puts(&b, "/dev/shm ");
+			el_buf_adds(&b, "/dev/shm ");
 			put_size(&b, sys->shm.size_bytes);
 		} else {
-			el_buf_puts(&b, "/dev/shm of unknown size");
+			el_buf_adds(&b, "/dev/shm of unknown size");
 		}
 	}
 	if (b.len)
@@ -214,10 +214,10 @@ static void show_cuda(shower *sh)
 static void show_compilers(shower *sh)
 {
 	const el_facts *f = &sh->facts;
-	el_buf others = EL_BUF_INIT((size_t)1 << 30);
+	el_buf others = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the lock's other gcc versions, escaped");
 
 	for (size_t i = 0; i < f->ngcc_others; i++)
-		el_buf_printf(&others, "%s%s", i ? ", " : "", T(sh, f->gcc_others[i]));
+		el_buf_addf(&others, "%s%s", i ? ", " : "", T(sh, f->gcc_others[i]));
 	if (f->gcc)
 		row(sh, "gcc", "%s (default)%s%s", T(sh, f->gcc), others.len ? "; also " : "", el_buf_cstr(&others));
 	else if (others.len)
@@ -355,7 +355,7 @@ int envlock_show_print(const envlock_lock *lock, envlock_ctx *ctx, FILE *out)
 	int rc = 0;
 
 	for (int i = 0; i < RING; i++)
-		el_buf_init(&sh.ring[i], (size_t)1 << 30);
+		el_buf_init_fits(&sh.ring[i], EL_BUF_JOIN_MAX, "one of the lock's strings, escaped for a terminal");
 	el_facts_build(&sh.facts, v);
 	fprintf(out, "envlock %s\n", id);
 	if (v->id && strcmp(v->id, id) != 0)

@@ -80,7 +80,7 @@ char **el_verify_arch_flags(const char *const *archs, const char *const *ccs, ch
 	int have[256], want[64];
 	size_t nhave = 0, nwant = 0;
 	el_strvec v = EL_STRVEC_INIT;
-	el_buf d = EL_BUF_INIT(4096);
+	el_buf d = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a phrase per compute capability asked for");
 
 	for (const char *const *a = archs; a && *a && nhave < 256; a++)
 		if (arch_number(*a) > 0)
@@ -123,10 +123,10 @@ char **el_verify_arch_flags(const char *const *archs, const char *const *ccs, ch
 		if (best == cc) {
 			gencode(&v, cc, 1);
 			gencode(&v, cc, 0);
-			el_buf_printf(&d, "%ssm_%d with PTX", d.len ? ", " : "", cc);
+			el_buf_addf(&d, "%ssm_%d with PTX", d.len ? ", " : "", cc);
 		} else {
 			gencode(&v, best, 0);
-			el_buf_printf(&d, "%sPTX compute_%d for compute capability %d.%d (newer than this nvcc knows)",
+			el_buf_addf(&d, "%sPTX compute_%d for compute capability %d.%d (newer than this nvcc knows)",
 				      d.len ? ", " : "", best, cc / 10, cc % 10);
 		}
 	}
@@ -190,7 +190,7 @@ static char *try_nvcc(char *nvcc, el_buf *tried)
 {
 	if (!nvcc || el_is_executable(nvcc))
 		return nvcc;
-	el_buf_printf(tried, "%s%s", tried->len ? ", " : "", nvcc);
+	el_buf_addf(tried, "%s%s", tried->len ? ", " : "", nvcc);
 	free(nvcc);
 	return NULL;
 }
@@ -234,7 +234,7 @@ static char *choose_nvcc(const el_verify_run *run, const char **source, el_buf *
 		*source = "PATH";
 		return nvcc;
 	}
-	el_buf_printf(tried, "%snvcc in PATH", tried->len ? ", " : "");
+	el_buf_addf(tried, "%snvcc in PATH", tried->len ? ", " : "");
 	return NULL;
 }
 
@@ -305,7 +305,7 @@ static char *join_argv(const char *const *argv)
 	el_buf b = EL_BUF_INIT(1u << 16);
 
 	for (const char *const *a = argv; *a; a++)
-		el_buf_printf(&b, "%s%s", a == argv ? "" : " ", *a);
+		el_buf_addf(&b, "%s%s", a == argv ? "" : " ", *a);
 	return el_buf_detach(&b);
 }
 
@@ -436,7 +436,8 @@ static int compile(el_verify_run *run, el_verify_stage *st, const char *nvcc, ch
 void el_verify_toolchain(el_verify_run *run)
 {
 	el_verify_stage *st = &run->v->stage[EL_VERIFY_TOOLCHAIN];
-	el_buf tried = EL_BUF_INIT(8192), out = EL_BUF_INIT(EL_NVCC_OUTPUT);
+	el_buf tried = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the nvcc paths tried");
+	el_buf out = EL_BUF_INIT(EL_NVCC_OUTPUT);
 	const el_toolkit *tk;
 	const char *source = NULL, *gcc = run->live->compilers.def.version, *cc_name = run->live->compilers.def.name;
 	const char **ccs = NULL;

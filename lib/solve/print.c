@@ -188,7 +188,8 @@ int envlock_solution_print(const envlock_solution *sol, envlock_ctx *ctx, FILE *
 	free(req);
 	if (el_buf_failed(&b)) {
 		el_buf_release(&b);
-		return el_error_set(ctx, ENVLOCK_ELIMIT, "the plan is longer than %zu bytes", b.limit);
+		return el_error_set(ctx, ENVLOCK_ELIMIT, "the plan is longer than %zu bytes (a recorded name or version is too long)",
+				    b.limit);
 	}
 	put_lines(out, &b);
 	el_buf_release(&b);

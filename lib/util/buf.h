@@ -5,7 +5,7 @@
  *
  * An append past the cap appends nothing and fails, and the failure is
  * sticky: the buffer is marked failed and every later append fails too,
- * until el_buf_reset or el_buf_release. So a text is never used cut short
+ * until el_buf_reset, el_buf_detach or el_buf_release. So a text is never used cut short
  * without someone having said why. Every append is checked, in one of
  * three ways:
  *
@@ -16,7 +16,9 @@
  *  - a builder making several appends: the el_buf_add* forms, which
  *    return nothing, then one el_buf_failed() after the last of them and
  *    before the contents are used (helpers that append to a caller's
- *    buffer use el_buf_add* and leave that check to the buffer's owner);
+ *    buffer use el_buf_add* and leave that check to the buffer's owner;
+ *    a piece built in a buffer of its own passes its failure on with
+ *    el_buf_join_failure);
  *  - a buffer whose cap its inputs provably cannot reach: make it with
  *    EL_BUF_FITS or el_buf_init_fits, which take the reason as a string,
  *    and use el_buf_add* with no check. The reason is written once, where

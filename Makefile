@@ -79,7 +79,6 @@ $(BUILD)/%.o: %.c $(BUILD)/CFLAGS $(wildcard include/envlock/*.h lib/*/*.h cmd/*
 
 # the rules and knowledge files (mk/knowledge.mk) and the nvidia/cuda tag list are compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
-$(BUILD)/lib/lock/schema.o: schemas/envlock.lock.schema.json
 $(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
 $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
 # and so is verify's CUDA training program (mlp.h is a dependency of every object already)
@@ -107,7 +106,23 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libenvlock.a
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
 	@$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes $$(pkg-config --cflags cmocka) -o $@ $< \
-	  $(BUILD)/libenvlock.a $(LIBS) $$(pkg-config --libs cmocka)
+	  $(filter $(BUILD)/tests/schema/%.o,$^) $(BUILD)/libenvlock.a $(LIBS) $$(pkg-config --libs cmocka)
+
+# The schema interpreter is the tests' reference for the lockfile validator
+# generated at build time, not part of envlock: the unit test compares the
+# two, and envlock-crosscheck (envlock's own objects, the interpreter and a
+# wrapper of el_schema_check_lock put in by the linker) compares them on
+# every lock the CLI suites load (tests/schema/).
+SCHEMA_TEST_OBJ := $(BUILD)/tests/schema/schema.o
+$(BUILD)/tests/schema/schema.o: schemas/envlock.lock.schema.json tests/schema/schema.h
+$(BUILD)/tests/schema/crosscheck.o: tests/schema/schema.h
+$(BUILD)/tests/test_schema: $(SCHEMA_TEST_OBJ)
+
+# (after envlock: tests/cli/lib.sh takes it only when it is not older)
+$(BUILD)/envlock-crosscheck: $(CMD_OBJ) $(BUILD)/tests/schema/crosscheck.o $(SCHEMA_TEST_OBJ) $(BUILD)/libenvlock.a $(BUILD)/envlock
+	@echo "  LINK    $@"
+	@$(CC) $(ALL_CFLAGS) -Wl,--wrap=el_schema_check_lock -o $@ $(CMD_OBJ) $(BUILD)/tests/schema/crosscheck.o \
+	  $(SCHEMA_TEST_OBJ) $(BUILD)/libenvlock.a $(LIBS)
 
 # Every public header must compile on its own.
 header-test: $(HEADERS)
@@ -131,7 +146,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: all header-test $(UNIT_BIN) fixtures fuzz-replay
+check: all $(BUILD)/envlock-crosscheck header-test $(UNIT_BIN) fixtures fuzz-replay
 	@ENVLOCK=$(BUILD)/envlock BUILD=$(BUILD) sh tests/run.sh $(UNIT_BIN)
 
 asan: deps

@@ -8,7 +8,7 @@ why_size)`: one C function per node of SCHEMA, with its keywords as
 straight-line code (an object's members found by a switch on the name's
 length and a memcmp, patterns matched in C), so loading a lock neither
 parses the schema nor interprets it. It gives the verdict and the error
-line of lib/lock/schema.c's interpreter, the reference, for every
+line of tests/schema/schema.c's interpreter, the reference, for every
 document: it is a transcription of validate() and its helpers for one
 schema, in the same order, with the same shared pieces (schema_rt.h), and
 tests/unit/test_schema.c checks that it does on thousands of documents.

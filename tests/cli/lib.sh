@@ -21,14 +21,17 @@ trap 'chmod -R u+rwX "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
 HOME=$scratch/home
 XDG_CACHE_HOME=$scratch/cache
 export HOME XDG_CACHE_HOME
-# every lock a command loads is checked by the generated validator and by the
-# interpreter as well; a difference in verdict or words aborts (lib/lock/schema.h)
-ENVLOCK_SCHEMA_CROSSCHECK=1
-export ENVLOCK_SCHEMA_CROSSCHECK
 mkdir -p "$HOME"
 # paths given relative to where the test was started still work from $scratch
 case $ENVLOCK in /*) ;; */*) ENVLOCK=$PWD/$ENVLOCK ;; esac
 case $FIXTURES in /*) ;; *) FIXTURES=$PWD/$FIXTURES ;; esac
+# every lock a command loads is checked by the generated validator and by the
+# schema interpreter as well, a difference in verdict or words aborting, when
+# the build made envlock-crosscheck beside envlock and it is not older than
+# envlock (make check does; tests/schema/crosscheck.c)
+if [ -x "$ENVLOCK-crosscheck" ] && ! [ "$ENVLOCK" -nt "$ENVLOCK-crosscheck" ]; then
+	ENVLOCK=$ENVLOCK-crosscheck
+fi
 cd "$scratch" || exit 1
 n=0
 

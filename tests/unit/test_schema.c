@@ -1,16 +1,17 @@
 /*
  * The lockfile validator generated from the schema at build time
- * (tools/schema-gen.py) against lib/lock/schema.c's interpreter, the
+ * (tools/schema-gen.py) against tests/schema/schema.c's interpreter, the
  * reference: the same verdict and the same error line for the golden
  * locks and for thousands of mutations of them (every value made each
  * other type and, for strings, the near misses of every pattern the
  * schema has; every member deleted; an unexpected member, a secret-like
  * name and a duplicate item added). t0018's mutations and every lock
- * the CLI suites load are compared too, by ENVLOCK_SCHEMA_CROSSCHECK
- * (tests/cli/lib.sh).
+ * the CLI suites load are compared too, by envlock-crosscheck
+ * (tests/schema/crosscheck.c, tests/cli/lib.sh).
  */
 #include "unit.h"
 #include "lock/schema.h"
+#include "../schema/schema.h"
 
 static const char *const goldens[] = {
 	"broken.lock.json", "cuda92-cudnn7.lock.json", "mmpose-container.lock.json", "no-nvidia.lock.json",
@@ -40,7 +41,7 @@ static int compared, invalid;
 static void both(const cJSON *doc, const char *what)
 {
 	char a[512], b[512];
-	int ra = el_schema_check_lock_generated(doc, a, sizeof(a));
+	int ra = el_schema_check_lock(doc, a, sizeof(a));
 	int rb = el_schema_check(el_schema_lock(), doc, b, sizeof(b));
 
 	compared++;

@@ -1,5 +1,7 @@
 /*
- * JSON Schema validation for the keywords envlock's schemas use (schema.h).
+ * JSON Schema validation for the keywords envlock's schemas use (schema.h):
+ * the reference that tools/schema-gen.py transcribes into the lockfile
+ * validator envlock runs, kept with the tests that compare the two.
  * A schema is compiled once into nodes (keywords looked up, $refs
  * resolved, properties sorted, patterns compiled), so validating a lock
  * of thousands of packages costs little more than walking it; the path
@@ -15,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "lock/model.h"
+#include "lock/schema_rt.h"
 #include "schema.h"
-#include "schema_rt.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -224,34 +226,6 @@ static int pattern_kind(const char *p, int *min, int *max)
 			return known[i].kind;
 		}
 	return P_REGEX;
-}
-
-/* ECMA regular expressions as envlock's schemas write them (\S, \s, \d, a leading (?i)), as POSIX ERE. */
-int el_sv_regcomp(regex_t *re, const char *pattern)
-{
-	char buf[512];
-	size_t o = 0;
-	int flags = REG_EXTENDED | REG_NOSUB;
-	const char *p = pattern;
-
-	if (strncmp(p, "(?i)", 4) == 0) {
-		flags |= REG_ICASE;
-		p += 4;
-	}
-	for (; *p && o + 16 < sizeof(buf); p++) {
-		const char *rep = NULL;
-
-		if (p[0] == '\\' && p[1])
-			rep = p[1] == 'S' ? "[^[:space:]]" : p[1] == 's' ? "[[:space:]]" : p[1] == 'd' ? "[0-9]" : NULL;
-		if (rep) {
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s", rep);
-			p++;
-		} else {
-			buf[o++] = *p;
-		}
-	}
-	buf[o] = '\0';
-	return *p == '\0' && regcomp(re, buf, flags) == 0 ? 0 : -1;
 }
 
 static double number_kw(const cJSON *k, int *has)
@@ -527,87 +501,6 @@ static snode *compile(compiler *c, const cJSON *s)
 }
 
 /* ---- validating ----------------------------------------------------------- */
-
-void el_sv_eval_grow(el_sv_evaluated *e)
-{
-	const char **grown = el_xcalloc(e->cap * 2, sizeof(*grown));
-
-	memcpy(grown, e->names, e->n * sizeof(*grown));
-	el_sv_eval_release(e);
-	e->names = grown;
-	e->cap *= 2;
-}
-
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t) * (const char *const *)a, y = (uintptr_t) * (const char *const *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * names are the instance's own member strings, so a pointer identifies
- * one; a long list (a hostile object of many members) is sorted once and
- * searched, so the check stays n log n.
- */
-int el_sv_eval_has(el_sv_evaluated *e, const char *name, int *sorted)
-{
-	if (e->n > 32) {
-		if (!*sorted) {
-			qsort(e->names, e->n, sizeof(*e->names), cmp_ptr);
-			*sorted = 1;
-		}
-		return bsearch(&name, e->names, e->n, sizeof(*e->names), cmp_ptr) != NULL;
-	}
-	for (size_t i = 0; i < e->n; i++)
-		if (e->names[i] == name)
-			return 1;
-	return 0;
-}
-
-/*
- * s as a terminal may show it (control, bidi and non-UTF-8 bytes escaped:
- * the message names values from an untrusted lock), cut to fit out.
- */
-const char *el_sv_esc(char *out, size_t n, const char *s)
-{
-	el_buf b = EL_BUF_INIT(4096);
-
-	if (el_term_text(&b, s) != 0 && !b.data)
-		snprintf(out, n, "?");
-	else
-		snprintf(out, n, "%s", b.data ? b.data : "");
-	el_buf_release(&b);
-	return out;
-}
-
-int el_sv_fail(el_sv *v, const char *fmt, ...)
-{
-	va_list ap;
-	size_t o = 0, max = sizeof(v->path) / sizeof(v->path[0]);
-	char shown[256];
-
-	if (v->quiet || v->reported)
-		return -1;
-	v->reported = 1;
-	v->why[0] = '\0';
-	for (size_t i = 0; i < v->depth && i < max && o + 1 < v->why_size; i++) {
-		if (v->path[i].name)
-			o += (size_t)snprintf(v->why + o, v->why_size - o, "%s%s", i ? "." : "",
-					      esc(shown, sizeof(shown), v->path[i].name));
-		else
-			o += (size_t)snprintf(v->why + o, v->why_size - o, "[%ld]", v->path[i].index);
-	}
-	if (!v->depth)
-		o = (size_t)snprintf(v->why, v->why_size, "the document");
-	if (o + 2 >= v->why_size)
-		return -1;
-	o += (size_t)snprintf(v->why + o, v->why_size - o, ": ");
-	va_start(ap, fmt);
-	vsnprintf(v->why + o, v->why_size - o, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* "a string or null" from a type keyword */
 static void type_words(const cJSON *t, char *out, size_t n)
@@ -889,44 +782,6 @@ static int validate_unevaluated(vctx *v, const snode *s, const cJSON *x, evaluat
 	/* every member is evaluated now, for an enclosing unevaluatedProperties */
 	cJSON_ArrayForEach(m, x) eval_add(ev, m->string);
 	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * An item of the array x appears twice. Arrays of strings (all the schemas
- * ask this of) are sorted, so a hostile lock's 100,000 names cost
- * n log n, not n squared; anything else is compared pair by pair.
- */
-int el_sv_has_duplicate(const cJSON *x)
-{
-	size_t n = 0, strings = 0;
-	const char **all;
-	int dup = 0;
-
-	for (const cJSON *e = x->child; e; e = e->next, n++)
-		strings += J_STRING(e);
-	if (strings != n) {
-		for (const cJSON *a = x->child; a; a = a->next)
-			for (const cJSON *b = a->next; b; b = b->next)
-				if (cJSON_Compare(a, b, 1))
-					return 1;
-		return 0;
-	}
-	if (n < 2)
-		return 0;
-	all = el_xcalloc(n, sizeof(*all));
-	n = 0;
-	for (const cJSON *e = x->child; e; e = e->next)
-		all[n++] = e->valuestring;
-	qsort(all, n, sizeof(*all), cmp_str);
-	for (size_t i = 1; i < n && !dup; i++)
-		dup = strcmp(all[i - 1], all[i]) == 0;
-	free(all);
-	return dup;
 }
 
 static int validate_array(vctx *v, const snode *s, const cJSON *x)
@@ -1237,32 +1092,4 @@ const el_schema *el_schema_lock(void)
 {
 	pthread_once(&lock_schema_once, compile_lock_schema);
 	return lock_schema;
-}
-
-static int crosscheck;
-static pthread_once_t crosscheck_once = PTHREAD_ONCE_INIT;
-
-static void read_crosscheck(void)
-{
-	const char *e = getenv("ENVLOCK_SCHEMA_CROSSCHECK");
-
-	crosscheck = e && strcmp(e, "1") == 0;
-}
-
-int el_schema_check_lock(const cJSON *doc, char *why, size_t why_size)
-{
-	int rc = el_schema_check_lock_generated(doc, why, why_size);
-	char ref[512];
-	int ref_rc;
-
-	pthread_once(&crosscheck_once, read_crosscheck);
-	if (!crosscheck)
-		return rc;
-	ref_rc = el_schema_check(el_schema_lock(), doc, ref, sizeof(ref));
-	if ((rc != 0) != (ref_rc != 0) || (rc != 0 && strncmp(why, ref, why_size ? why_size - 1 : 0) != 0)) {
-		fprintf(stderr, "envlock: the generated lockfile validator says \"%s\" (%d), the interpreter \"%s\" (%d)\n",
-			rc ? why : "valid", rc, ref_rc ? ref : "valid", ref_rc);
-		abort();
-	}
-	return rc;
 }

@@ -1,15 +1,12 @@
 /* envlock diff: what differs between two lockfiles, or how a fleet drifts. */
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
+#include "diff/load.h"
 #include "util/xalloc.h"
-
-#define MAX_LOADERS 8 /* lockfiles parsed at once; parsing is most of a diff's time */
 
 static void usage(FILE *out)
 {
@@ -29,86 +26,31 @@ static void usage(FILE *out)
 	fputs("\nexit status: 0 identical, 1 different, 2 error\n", out);
 }
 
-/* Lockfiles parsed in parallel, each on its own context; reported in argument order. */
-typedef struct {
-	char **paths;
-	envlock_lock **locks;
-	envlock_ctx **ctxs;
-	char **warnings;
-	int *rcs;
-	int n, next;
-	pthread_mutex_t mu;
-} load_batch;
-
-static void *load_worker(void *arg)
-{
-	load_batch *b = arg;
-
-	for (;;) {
-		int i;
-
-		pthread_mutex_lock(&b->mu);
-		i = b->next++;
-		pthread_mutex_unlock(&b->mu);
-		if (i >= b->n)
-			return NULL;
-		b->rcs[i] = cmd_lock_load_noting(&b->locks[i], b->ctxs[i], b->paths[i], &b->warnings[i]);
-	}
-}
-
 /*
- * fn(arg) on up to one thread per core (at most MAX_LOADERS, at most n):
- * the calling thread works too, and a thread that cannot start just
- * leaves the others more to do.
+ * Load files[0..n) into locks[] (diff/load.h); say what they say in the
+ * files' order, the warnings of those that loaded and the first error.
+ * On an error, free them all.
  */
-static void run_on_cores(int n, void *(*fn)(void *), void *arg)
+static int load_all(char **files, int n, envlock_lock **locks)
 {
-	int nthreads = n < MAX_LOADERS ? n : MAX_LOADERS, started = 0;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t threads[MAX_LOADERS];
+	el_loaded out[2];
+	int rc = 0;
 
-	if (cpus > 0 && nthreads > cpus)
-		nthreads = (int)cpus;
-	while (started < nthreads - 1 && pthread_create(&threads[started], NULL, fn, arg) == 0)
-		started++;
-	fn(arg);
-	while (started)
-		pthread_join(threads[--started], NULL);
-}
-
-/* Load paths[0..n) into locks[]; on failure print the first bad file's error and free them all. */
-static int load_all(char **paths, int n, envlock_lock **locks)
-{
-	envlock_ctx *ctxs[MAX_LOADERS * 2];
-	char *warnings[MAX_LOADERS * 2];
-	int rcs[MAX_LOADERS * 2], rc = 0;
-	load_batch b = { paths, locks, ctxs, warnings, rcs, n, 0, PTHREAD_MUTEX_INITIALIZER };
-
+	el_diff_load(out, files, (size_t)n, cmd_lock_load_noting);
 	for (int i = 0; i < n; i++) {
-		locks[i] = NULL;
-		if (envlock_ctx_new(&ctxs[i]) != 0) {
-			while (i--)
-				envlock_ctx_free(ctxs[i]);
-			cmd_error("out of memory");
-			return -1;
-		}
-	}
-	run_on_cores(n, load_worker, &b);
-	for (int i = 0; i < n; i++) {
-		if (rcs[i] == 0 && warnings[i])
-			fputs(warnings[i], stderr);
-		free(warnings[i]);
-		if (rcs[i] != 0 && rc == 0) {
-			cmd_error("diff: %s", envlock_error_last(ctxs[i]));
+		if (!out[i].error && out[i].warning)
+			fputs(out[i].warning, stderr);
+		if (out[i].error && rc == 0) {
+			cmd_error("diff: %s", out[i].error);
 			rc = -1;
 		}
-		envlock_ctx_free(ctxs[i]);
+		locks[i] = rc ? NULL : out[i].lock;
+		out[i].lock = NULL;
 	}
 	if (rc)
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++)
 			envlock_lock_free(locks[i]);
-			locks[i] = NULL;
-		}
+	el_loaded_release(out, (size_t)n);
 	return rc;
 }
 
@@ -138,91 +80,43 @@ done:
 }
 
 /*
- * A fleet: each thread takes the next file, loads it, adds it to the
- * table and frees it, so the loading of one file overlaps the adding of
- * another, and memory stays that of a lock a thread whatever the fleet's
- * size. What the files say (warnings, the first error) is said in the
+ * A fleet: the files loaded and added to the table in parallel
+ * (diff/load.h); what they say (warnings, the first error) is said in the
  * files' order, after them all.
  */
-typedef struct {
-	char **paths;
-	envlock_drift *d;
-	char **warnings; /* by file */
-	int n, next;
-	int failed;      /* the first file that failed; n while none has */
-	char *why;       /* its error */
-	pthread_mutex_t mu;
-} drift_run;
-
-static void drift_failed(drift_run *r, int i, envlock_ctx *ctx)
-{
-	pthread_mutex_lock(&r->mu);
-	if (i < r->failed) {
-		free(r->why);
-		r->why = el_xstrdup(envlock_error_last(ctx));
-		r->failed = i;
-	}
-	pthread_mutex_unlock(&r->mu);
-}
-
-static void *drift_worker(void *arg)
-{
-	drift_run *r = arg;
-	envlock_ctx *ctx;
-
-	if (envlock_ctx_new(&ctx) != 0)
-		return NULL; /* the others do its share */
-	for (;;) {
-		envlock_lock *lock = NULL;
-		int i;
-
-		pthread_mutex_lock(&r->mu);
-		i = r->next < r->failed ? r->next++ : r->n; /* nothing after a failed file is needed */
-		pthread_mutex_unlock(&r->mu);
-		if (i >= r->n)
-			break;
-		if (cmd_lock_load_noting(&lock, ctx, r->paths[i], &r->warnings[i]) != 0 ||
-		    envlock_drift_put(r->d, ctx, lock, (size_t)i) != 0)
-			drift_failed(r, i, ctx);
-		envlock_lock_free(lock);
-	}
-	envlock_ctx_free(ctx);
-	return NULL;
-}
-
 static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts *opts, int json)
 {
-	drift_run r = { files, NULL, NULL, n, 0, n, NULL, PTHREAD_MUTEX_INITIALIZER };
+	envlock_drift *d = NULL;
+	el_loaded *out = NULL;
+	size_t failed;
 	int rc = CMD_USAGE;
 
-	if (envlock_drift_new(&r.d, ctx, opts) != 0 ||
-	    envlock_drift_expect(r.d, ctx, (const char *const *)files, (size_t)n) != 0) {
+	if (envlock_drift_new(&d, ctx, opts) != 0 ||
+	    envlock_drift_expect(d, ctx, (const char *const *)files, (size_t)n) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
-		envlock_drift_free(r.d);
+		envlock_drift_free(d);
 		return CMD_USAGE;
 	}
-	r.warnings = el_xcalloc((size_t)n, sizeof(*r.warnings));
-	run_on_cores(n, drift_worker, &r);
-	for (int i = 0; i < n; i++) {
-		if (r.warnings[i] && i < r.failed)
-			fputs(r.warnings[i], stderr);
-		free(r.warnings[i]);
-	}
-	free(r.warnings);
-	if (r.failed < n) {
-		cmd_error("diff: %s", r.why);
+	out = el_xcalloc((size_t)n, sizeof(*out));
+	failed = el_drift_load(d, out, files, (size_t)n, cmd_lock_load_noting);
+	for (size_t i = 0; i < failed; i++)
+		if (out[i].warning)
+			fputs(out[i].warning, stderr);
+	if (failed < (size_t)n) {
+		cmd_error("diff: %s", out[failed].error);
 		goto done;
 	}
-	if (envlock_drift_finish(r.d, ctx) != 0 ||
-	    (json ? envlock_drift_print_json(r.d, ctx, stdout)
-		  : envlock_drift_print(r.d, ctx, stdout, cmd_print_flags())) != 0) {
+	if (envlock_drift_finish(d, ctx) != 0 ||
+	    (json ? envlock_drift_print_json(d, ctx, stdout)
+		  : envlock_drift_print(d, ctx, stdout, cmd_print_flags())) != 0) {
 		cmd_error("diff: %s", envlock_error_last(ctx));
 		goto done;
 	}
-	rc = envlock_drift_drifting(r.d) ? CMD_DIFFER : CMD_OK;
+	rc = envlock_drift_drifting(d) ? CMD_DIFFER : CMD_OK;
 done:
-	free(r.why);
-	envlock_drift_free(r.d);
+	el_loaded_release(out, (size_t)n);
+	free(out);
+	envlock_drift_free(d);
 	return rc;
 }
 

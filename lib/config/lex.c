@@ -1,8 +1,8 @@
 /*
  * Reading a config's text: mmcv's {{ }} substitutions, then Python's
- * tokens (names, numbers, strings, operators, logical line ends; brackets
- * and backslashes join lines, comments vanish), with the bracket depth
- * capped so no text can drive the reader's recursion.
+ * tokens as util/pytok.c reads them for every Python reader in envlock,
+ * with the bracket depth capped so no text can drive the evaluator's
+ * recursion.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -11,12 +11,8 @@
 
 #include "config/internal.h"
 #include "util/buf.h"
+#include "util/pytok.h"
 #include "util/xalloc.h"
-
-static bool is_word(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c >= 0x80;
-}
 
 /* At text[i] "{{": the length of "{{ <ws> name <ws> }}" with name matched by want (NULL: _base_.x), else 0. */
 static size_t match_braces(const char *t, size_t i, size_t len, const char *want, size_t *name_at, size_t *name_len)
@@ -36,9 +32,9 @@ static size_t match_braces(const char *t, size_t i, size_t len, const char *want
 		if (len - j < 7 || memcmp(t + j, "_base_.", 7))
 			return 0;
 		k = j + 7;
-		if (k >= len || !(is_word((unsigned char)t[k]) || t[k] == '.'))
+		if (k >= len || !(el_py_is_word((unsigned char)t[k]) || t[k] == '.'))
 			return 0;
-		while (k < len && (is_word((unsigned char)t[k]) || t[k] == '.'))
+		while (k < len && (el_py_is_word((unsigned char)t[k]) || t[k] == '.'))
 			k++;
 		*name_at = j + 7;
 		*name_len = k - (j + 7);
@@ -109,7 +105,7 @@ char *el_cfg_substitute(el_cfg_run *r, const char *path, const char *text, size_
 	return el_buf_detach(&b);
 }
 
-static void push(el_toks *ts, tk_kind kind, size_t start, size_t len, int line, int col, bool bol)
+static void push(el_toks *ts, tk_kind kind, const el_py_tok *pt)
 {
 	el_tok *t;
 
@@ -119,162 +115,44 @@ static void push(el_toks *ts, tk_kind kind, size_t start, size_t len, int line, 
 	}
 	t = &ts->t[ts->n++];
 	t->kind = kind;
-	t->start = (uint32_t)start;
-	t->len = (uint32_t)len;
-	t->line = line;
-	t->col = col;
-	t->bol = bol;
-}
-
-static size_t op_len(const char *s, size_t left)
-{
-	static const char *const ops3[] = { "**=", "//=", ">>=", "<<=", "...", NULL };
-	static const char *const ops2[] = { "**", "//", "==", "!=", "<=", ">=", "->", "+=", "-=", "*=", "/=",
-					    "%=", "&=", "|=", "^=", "@=", ":=", "<<", ">>", NULL };
-
-	for (int i = 0; ops3[i]; i++)
-		if (left >= 3 && !memcmp(s, ops3[i], 3))
-			return 3;
-	for (int i = 0; ops2[i]; i++)
-		if (left >= 2 && !memcmp(s, ops2[i], 2))
-			return 2;
-	return strchr("()[]{},:.;@=+-*/%<>&|^~", *s) ? 1 : 0;
+	t->start = (uint32_t)pt->start;
+	t->len = (uint32_t)pt->len;
+	t->line = pt->line;
+	t->col = pt->col;
+	t->bol = pt->bol;
 }
 
 int el_cfg_lex(el_cfg_run *r, const char *path, const char *s, size_t len, el_toks *ts)
 {
-	size_t i = 0, line_start = 0;
-	int line = 1, depth = 0;
-	bool bol = true;
-	char closers[EL_CFG_MAX_DEPTH];
-	int opened[EL_CFG_MAX_DEPTH];
+	static const tk_kind kinds[] = {
+		[EL_PY_NAME] = TK_NAME, [EL_PY_NUMBER] = TK_NUM, [EL_PY_STRING] = TK_STR,
+		[EL_PY_OP] = TK_OP, [EL_PY_NEWLINE] = TK_NEWLINE, [EL_PY_END] = TK_EOF,
+	};
+	el_py_lexer lx;
+	el_py_tok t;
+	el_py_kind k;
 
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		int col = (int)(i - line_start);
-
-		if (c == '\n') {
-			if (!depth && !bol)
-				push(ts, TK_NEWLINE, i, 1, line, col, false);
-			if (!depth)
-				bol = true;
-			line++;
-			line_start = ++i;
-			continue;
-		}
-		if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
-			i++;
-			continue;
-		}
-		if (c == '#') {
-			while (i < len && s[i] != '\n')
-				i++;
-			continue;
-		}
-		if (c == '\\') {
-			size_t j = i + 1;
-
-			if (j < len && s[j] == '\r')
-				j++;
-			if (j < len && s[j] == '\n') {
-				line++;
-				line_start = i = j + 1;
-				continue;
-			}
-			return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a backslash outside a string", path, line);
-		}
-		/* a string, with its prefix */
-		{
-			size_t j = i;
-
-			while (j < len && j - i < 2 && strchr("rRbBuUfF", s[j]) && s[j])
-				j++;
-			if (j < len && (s[j] == '\'' || s[j] == '"') && (j == i || i == 0 || !is_word((unsigned char)s[i - 1]))) {
-				char q = s[j];
-				bool triple = j + 2 < len && s[j + 1] == q && s[j + 2] == q;
-				int start_line = line;
-				size_t k = j + (triple ? 3 : 1);
-				bool closed = false;
-
-				while (k < len) {
-					if (s[k] == '\\' && k + 1 < len) {
-						if (s[k + 1] == '\n') {
-							line++;
-							line_start = k + 2;
-						}
-						k += 2;
-						continue;
-					}
-					if (s[k] == '\n') {
-						if (!triple)
-							break;
-						line++;
-						line_start = k + 1;
-					}
-					if (s[k] == q && (!triple || (k + 2 < len && s[k + 1] == q && s[k + 2] == q))) {
-						k += triple ? 3 : 1;
-						closed = true;
-						break;
-					}
-					k++;
-				}
-				if (!closed)
-					return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a string that is not closed", path,
-							   start_line);
-				push(ts, TK_STR, i, k - i, start_line, col, bol);
-				bol = false;
-				i = k;
-				continue;
-			}
-		}
-		if (is_word(c) && !(c >= '0' && c <= '9')) {
-			size_t j = i;
-
-			while (j < len && is_word((unsigned char)s[j]))
-				j++;
-			push(ts, TK_NAME, i, j - i, line, col, bol);
-			bol = false;
-			i = j;
-			continue;
-		}
-		if ((c >= '0' && c <= '9') || (c == '.' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9')) {
-			size_t j = i;
-
-			while (j < len && (is_word((unsigned char)s[j]) || s[j] == '.' ||
-					   ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E') &&
-					    !(s[i] == '0' && i + 1 < len && (s[i + 1] == 'x' || s[i + 1] == 'X')))))
-				j++;
-			push(ts, TK_NUM, i, j - i, line, col, bol);
-			bol = false;
-			i = j;
-			continue;
-		}
-		{
-			size_t n = op_len(s + i, len - i);
-
-			if (!n)
-				return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a character Python does not allow here (0x%02x)",
-						   path, line, c);
-			if (n == 1 && strchr("([{", c)) {
-				if (depth >= EL_CFG_MAX_DEPTH)
-					return el_cfg_fail(r, ENVLOCK_ELIMIT, "%s:%d: brackets nested deeper than %d", path,
-							   line, EL_CFG_MAX_DEPTH);
-				opened[depth] = line;
-				closers[depth++] = c == '(' ? ')' : c == '[' ? ']' : '}';
-			} else if (n == 1 && strchr(")]}", c)) {
-				if (!depth || closers[depth - 1] != c)
-					return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a '%c' that closes nothing", path, line, c);
-				depth--;
-			}
-			push(ts, TK_OP, i, n, line, col, bol);
-			bol = false;
-			i += n;
-		}
+	el_py_lex_init(&lx, s, len, EL_CFG_MAX_DEPTH);
+	while ((k = el_py_lex(&lx, &t)) != EL_PY_ERROR) {
+		push(ts, kinds[k], &t);
+		if (k == EL_PY_END)
+			return 0;
 	}
-	if (depth)
-		return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a bracket that is not closed", path, opened[depth - 1]);
-	if (!bol)
-		push(ts, TK_NEWLINE, len, 0, line, 0, false);
-	push(ts, TK_EOF, len, 0, line, 0, true);
-	return 0;
+	switch (lx.error) {
+	case EL_PY_EBACKSLASH:
+		return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a backslash outside a string", path, lx.error_line);
+	case EL_PY_ESTRING:
+		return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a string that is not closed", path, lx.error_line);
+	case EL_PY_ECHAR:
+		return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a character Python does not allow here (0x%02x)", path,
+				   lx.error_line, lx.error_char);
+	case EL_PY_EDEEP:
+		return el_cfg_fail(r, ENVLOCK_ELIMIT, "%s:%d: brackets nested deeper than %d", path, lx.error_line,
+				   EL_CFG_MAX_DEPTH);
+	case EL_PY_ECLOSE:
+		return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a '%c' that closes nothing", path, lx.error_line,
+				   lx.error_char);
+	default:
+		return el_cfg_fail(r, ENVLOCK_EPARSE, "%s:%d: a bracket that is not closed", path, lx.error_line);
+	}
 }

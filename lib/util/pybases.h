@@ -22,10 +22,11 @@ typedef struct {
  * Read the bases of the config text [s, s + len) into *d (zeroed first by
  * the caller; release with el_py_bases_release). Only top-level
  * statements count, and the last `_base_` assignment wins, as when
- * Python runs the file; a `_base_ += [...]` is not literal: unresolved.
+ * mmcv 1.x's Config runs the file (pybases.c says why); a `_base_ += [...]` is not literal: unresolved.
  * A literal is a string or adjacent strings, plain or r/u-prefixed, or a
  * list of them, or one in brackets; mmcv's {{ fileDirname }} makes it
- * unresolved.
+ * unresolved. Text that does not tokenize (util/pytok.h) ends the
+ * reading: what the statements before it said is kept.
  */
 void el_py_bases_read(el_py_bases *d, const char *s, size_t len);
 

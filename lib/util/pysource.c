@@ -1,13 +1,15 @@
 /*
- * Python source read without running it (pysource.h): a tokenizer for
- * logical lines, enough of Python's expression grammar to follow the
- * version asserts OpenMMLab's __init__.py files make, and nothing more.
+ * Python source read without running it (pysource.h): logical lines of
+ * util/pytok.c's tokens, and enough of Python's expression grammar to
+ * follow the version asserts OpenMMLab's __init__.py files make, and
+ * nothing more.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "pysource.h"
+#include "pytok.h"
 #include "vec.h"
 #include "xalloc.h"
 
@@ -48,8 +50,8 @@ typedef struct {
 } name_val;
 
 typedef struct {
-	const char *pos, *end, *line_start;
-	bool bad;          /* text that does not tokenize: an open bracket or string at the end */
+	el_py_lexer lx;
+	bool bad;          /* text that does not tokenize */
 	tok *t;            /* the logical line being read */
 	size_t n, cap;
 	size_t indent;     /* its first token's column */
@@ -67,11 +69,6 @@ typedef struct {
 	const tok *t;
 	size_t n;
 } span;
-
-static bool is_name_char(unsigned char c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
 
 static bool tok_is(const tok *t, tk_kind kind, const char *s)
 {
@@ -102,117 +99,42 @@ static void push(scan *s, tk_kind kind, const char *text, size_t n, bool plain)
 	s->n++;
 }
 
-/* A string literal from its opening quote at s->pos; prefix is what came before the quote. */
-static void lex_string(scan *s, const char *prefix, size_t plen)
-{
-	char q = *s->pos;
-	bool triple = s->end - s->pos >= 3 && s->pos[1] == q && s->pos[2] == q;
-	const char *p = s->pos + (triple ? 3 : 1), *body = p;
-	bool escaped = false, plain = true;
-
-	for (size_t i = 0; i < plen; i++)
-		if (strchr("fFbB", prefix[i]))
-			plain = false;
-	while (p < s->end) {
-		if (*p == '\\') {
-			escaped = true;
-			p += 2;
-			continue;
-		}
-		if (!triple && *p == '\n')
-			break;
-		if (*p == q && (!triple || (s->end - p >= 3 && p[1] == q && p[2] == q)))
-			break;
-		p++;
-	}
-	if (p >= s->end || *p != q) {
-		s->bad = true;
-		s->pos = s->end;
-		return;
-	}
-	push(s, TK_STR, body, (size_t)(p - body), plain && !escaped);
-	s->pos = p + (triple ? 3 : 1);
-}
-
 /*
- * The next logical line into s->t: lines joined inside brackets and
- * after a backslash, comments dropped. false at the end of the text.
+ * The next logical line into s->t (util/pytok.c's tokens; a string's
+ * contents without prefix and quotes). false at the end of the text, or
+ * where it does not tokenize (s->bad).
  */
 static bool next_line(scan *s)
 {
-	int depth = 0;
+	el_py_tok t;
 
 	s->n = 0;
 	s->truncated = s->names_mmcv = false;
-	while (s->pos < s->end && !s->bad) {
-		const char *p = s->pos;
-		unsigned char c = (unsigned char)*p;
+	for (;;) {
+		el_py_kind k = el_py_lex(&s->lx, &t);
+		const char *text = s->lx.s + t.start;
 
-		if (c == '\n') {
-			s->pos++;
-			s->line_start = s->pos;
-			if (depth == 0 && s->n)
-				return true;
-			continue;
+		if (k == EL_PY_NEWLINE)
+			return true;
+		if (k == EL_PY_END)
+			return false;
+		if (k == EL_PY_ERROR) {
+			s->bad = true;
+			return false;
 		}
-		if (c == '\\' && p + 1 < s->end && (p[1] == '\n' || (p[1] == '\r' && p + 2 < s->end && p[2] == '\n'))) {
-			s->pos += p[1] == '\n' ? 2 : 3;
-			s->line_start = s->pos;
-			continue;
-		}
-		if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
-			s->pos++;
-			continue;
-		}
-		if (c == '#') {
-			const char *nl = memchr(p, '\n', (size_t)(s->end - p));
+		if (t.bol)
+			s->indent = (size_t)t.col;
+		if (k == EL_PY_STRING) {
+			bool plain = !t.backslash;
 
-			s->pos = nl ? nl : s->end;
-			continue;
-		}
-		if (s->n == 0)
-			s->indent = (size_t)(p - s->line_start);
-		if (c == '\'' || c == '"') {
-			lex_string(s, "", 0);
-		} else if (is_name_char(c) && !(c >= '0' && c <= '9')) {
-			const char *e = p;
-
-			while (e < s->end && is_name_char((unsigned char)*e))
-				e++;
-			if (e < s->end && (*e == '\'' || *e == '"') && e - p <= 2 &&
-			    strspn(p, "rRbBuUfF") >= (size_t)(e - p)) {
-				s->pos = e;
-				lex_string(s, p, (size_t)(e - p));
-			} else {
-				push(s, TK_NAME, p, (size_t)(e - p), false);
-				s->pos = e;
-			}
-		} else if ((c >= '0' && c <= '9') || (c == '.' && p + 1 < s->end && p[1] >= '0' && p[1] <= '9')) {
-			const char *e = p;
-
-			while (e < s->end && (is_name_char((unsigned char)*e) || *e == '.'))
-				e++;
-			push(s, TK_NUM, p, (size_t)(e - p), false);
-			s->pos = e;
+			for (unsigned i = 0; i < t.prefix; i++)
+				if (strchr("fFbB", text[i]))
+					plain = false;
+			push(s, TK_STR, text + t.prefix + t.quote, t.len - t.prefix - 2 * t.quote, plain);
 		} else {
-			size_t n = 1;
-
-			if (p + 1 < s->end && ((strchr("<>=!", c) && p[1] == '=') || (strchr("<>", c) && p[1] == c) ||
-					       (c == '-' && p[1] == '>') || (c == ':' && p[1] == '=')))
-				n = 2;
-			if (c == '(' || c == '[' || c == '{')
-				depth++;
-			else if (c == ')' || c == ']' || c == '}')
-				depth--;
-			if (depth < 0)
-				s->bad = true;
-			push(s, TK_OP, p, n, false);
-			s->pos += n;
+			push(s, k == EL_PY_NAME ? TK_NAME : k == EL_PY_NUMBER ? TK_NUM : TK_OP, text, t.len, false);
 		}
 	}
-	if (depth != 0)
-		s->bad = true;
-	return s->n > 0 && !s->bad;
 }
 
 /* The name t among those followed, or NULL. */
@@ -286,7 +208,13 @@ static size_t find_top(span x, size_t i, bool (*test)(const tok *t))
 static bool is_and(const tok *t) { return tok_is(t, TK_NAME, "and"); }
 static bool is_comma(const tok *t) { return tok_is(t, TK_OP, ","); }
 static bool is_semicolon(const tok *t) { return tok_is(t, TK_OP, ";"); }
-static bool is_assign(const tok *t) { return tok_is(t, TK_OP, "="); }
+/* = and the augmented assignments (+=, //=, ...), which the tokens hold as one operator */
+static bool is_assign(const tok *t)
+{
+	return t->kind == TK_OP && t->s[t->n - 1] == '=' &&
+	       (t->n == 1 || (!tok_is(t, TK_OP, "==") && !tok_is(t, TK_OP, "<=") && !tok_is(t, TK_OP, ">=") &&
+			      !tok_is(t, TK_OP, "!=") && !tok_is(t, TK_OP, ":=")));
+}
 static bool is_colon(const tok *t) { return tok_is(t, TK_OP, ":"); }
 
 static bool is_compare(const tok *t)
@@ -531,6 +459,10 @@ static void statement(scan *s, span x, bool conditional)
 	if ((eq = find_top(x, 0, is_assign)) < x.n) {
 		span target = { x.t, eq }, value = { x.t + eq + 1, x.n - eq - 1 };
 
+		/* x += ...: changed, not assigned; the operator makes it a target that is not a name */
+		if (x.t[eq].n > 1)
+			target.n++;
+
 		/* an annotation (cuda: Optional[str] = ...) is not part of the target */
 		if (target.n > 1 && target.t[0].kind == TK_NAME && tok_is(&target.t[1], TK_OP, ":"))
 			target.n = 1;
@@ -596,10 +528,11 @@ int el_py_mmcv_range(const char *text, size_t len, el_mmcv_range *r)
 
 	memset(r, 0, sizeof(*r));
 	memset(&s, 0, sizeof(s));
-	s.pos = s.line_start = text;
-	s.end = text + len;
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		s.pos = s.line_start = text + 3; /* a UTF-8 byte order mark */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3; /* a UTF-8 byte order mark */
+		len -= 3;
+	}
+	el_py_lex_init(&s.lx, text, len, EL_PY_MAX_DEPTH);
 	s.skip_indent = -1;
 	while (!s.unknown && next_line(&s))
 		line(&s);

@@ -72,3 +72,20 @@ const el_kb_guard *el_kb_newest_accepting(const el_kb *kb, const char *package, 
 				return &g[i];
 	return NULL;
 }
+
+char *el_kb_mmcv_build_pip(const el_kb_mmcv_build *b, const char *version)
+{
+	el_buf out = EL_BUF_INIT(4096);
+	const char *s = b->build;
+
+	while (*s) {
+		const char *what = strncmp(s, "{package}", 9) == 0 ? b->package : strncmp(s, "{version}", 9) == 0 ? version : NULL;
+
+		if (what ? el_buf_puts(&out, what) : el_buf_putc(&out, *s)) {
+			el_buf_release(&out);
+			return el_xstrdup(""); /* past 4 KB: no command of this table is */
+		}
+		s += what ? 9 : 1;
+	}
+	return out.data ? el_buf_detach(&out) : el_xstrdup("");
+}

@@ -9,12 +9,13 @@ typedef struct {
 	const char *name;
 	const char *path;
 	const char *text;
+	bool digested; /* in el_kb_files_digest: false for a table only verify's fix hints read (mk/knowledge.mk) */
 } el_kb_file;
 
 /* every table, ended by a NULL name */
 extern const el_kb_file el_kb_files[];
 
-/* The SHA-256 (hex) of each file's path, a NUL and its bytes, in that order, computed when envlock was built. */
+/* The SHA-256 (hex) of each digested file's path, a NUL and its bytes, in that order, computed when envlock was built. */
 extern const char el_kb_files_digest[];
 
 struct el_kb {

@@ -263,6 +263,23 @@ char *el_kb_torch_pip(const el_kb_torch_wheel *w);
  */
 char *el_kb_mmcv_pip(const el_kb *kb, const el_kb_mmcv *m, const char *torch, const char *cuda);
 
+/* How the family of mmcv release v is built with its ops (mmcv_builds); strings borrowed from the table. */
+typedef struct {
+	const char *package;     /* the distribution that carries the ops */
+	const char *without_ops; /* what installs that family without them */
+	const char *build;       /* the pip command that builds them, {package} and {version} left to fill */
+	const char *source;
+} el_kb_mmcv_build;
+
+/* The row of mmcv release v into *out (openmmlab.c); false when no row covers v. */
+bool el_kb_mmcv_build_of(const el_kb *kb, const char *v, el_kb_mmcv_build *out);
+
+/* b's build command for release version, filled in; malloc'd. */
+char *el_kb_mmcv_build_pip(const el_kb_mmcv_build *b, const char *version);
+
+/* Where torch's CUDA builds come from (torch_sources, pytorch.c): the host of its pip wheels and its conda package. */
+void el_kb_torch_sources(const el_kb *kb, const char **pip_host, const char **conda_package);
+
 /*
  * The newest mmcv release in [lo, hi] (hi included when incl; NULL: no
  * bound) that has a prebuilt wheel for torch and cuda (torch NULL: any

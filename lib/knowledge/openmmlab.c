@@ -294,3 +294,21 @@ const char *el_kb_mmcv_mmengine_min(const el_kb *kb, const char *v, const char *
 		}
 	return NULL;
 }
+
+bool el_kb_mmcv_build_of(const el_kb *kb, const char *v, el_kb_mmcv_build *out)
+{
+	const cJSON *t = el_kb_need_table(kb, "mmcv_builds"), *row;
+
+	cJSON_ArrayForEach(row, el_jget(t, "rows")) {
+		const char *from = el_jget_str(row, "from"), *until = el_jget_str(row, "until");
+
+		if ((from && envlock_version_cmp(v, from) < 0) || (until && envlock_version_cmp(v, until) >= 0))
+			continue;
+		out->package = el_jget_str(row, "package");
+		out->without_ops = el_jget_str(row, "without_ops");
+		out->build = el_jget_str(row, "build");
+		out->source = el_kb_row_source(t, row);
+		return true;
+	}
+	return false;
+}

@@ -209,3 +209,11 @@ const el_kb_torch_cudnn *el_kb_torch_cudnn_of(const el_kb *kb, const char *torch
 			return &kb->cudnns[i];
 	return NULL;
 }
+
+void el_kb_torch_sources(const el_kb *kb, const char **pip_host, const char **conda_package)
+{
+	const cJSON *row = cJSON_GetArrayItem(el_jget(el_kb_need_table(kb, "torch_sources"), "rows"), 0);
+
+	*pip_host = el_jget_str(row, "pip_host");
+	*conda_package = el_jget_str(row, "conda_package");
+}

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "knowledge/knowledge.h"
 #include "lock/model.h"
 #include "rules/rules.h"
 #include "util/version.h"
@@ -418,6 +419,22 @@ static void import_fix(el_verify_stage *st, const pyenv *p, const char *module, 
 	free(missing);
 }
 
+/* torch built for CUDA cuda (tag: "102"), when the knowledge has no command for that build */
+static void torch_cpu_fallback(el_verify_stage *st, const char *torch, const char *cuda, const char *tag)
+{
+	const char *host, *conda;
+
+	el_kb_torch_sources(el_kb_builtin(), &host, &conda);
+	el_verify_fix(st, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or Debian's python3-torch) was installed where the CUDA %s one was meant: install torch %s built for CUDA %s (a +cu%s wheel from %s, or conda's %s for CUDA %s)",
+		      cuda, torch, cuda, tag, host, conda, cuda);
+}
+
+/* The build row of mmcv's release version, into *b; false when the knowledge has none. */
+static bool mmcv_build(const char *version, el_kb_mmcv_build *b)
+{
+	return version && el_kb_mmcv_build_of(el_kb_builtin(), version, b);
+}
+
 static void judge_torch(pyenv *p)
 {
 	el_verify_stage *st = stage(p, EL_VERIFY_TORCH);
@@ -495,8 +512,7 @@ static void judge_torch(pyenv *p)
 			el_verify_fix(st, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or Debian's python3-torch) was installed where the CUDA %s one was meant: %s",
 				      locked_cuda, cmd);
 		else
-			el_verify_fix(st, "likely cause: a CPU-only torch build (pip's default wheel on some platforms, +cpu, or Debian's python3-torch) was installed where the CUDA %s one was meant: install torch %s built for CUDA %s (a +cu%s wheel from download.pytorch.org, or conda's pytorch for CUDA %s)",
-				      locked_cuda, locked_version ? locked_version : version, locked_cuda, tag, locked_cuda);
+			torch_cpu_fallback(st, locked_version ? locked_version : version, locked_cuda, tag);
 		free(cmd);
 	} else if (!is_none(cuda) && locked_cuda && !same_version(cuda, locked_cuda)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "torch %s was built for CUDA %s, but %s's torch for CUDA %s", version, cuda,
@@ -627,6 +643,7 @@ static void judge_mmcv(pyenv *p, bool asked)
 	const char *locked_version = NULL, *version = get(p, "mmcv_version"), *err = get(p, "mmcv_error");
 	const char *ext = get(p, "mmcv_ext"), *who, *cerr = get(p, "nms_cpu_error"), *gerr = get(p, "nms_gpu_error");
 	const char *ref = get(p, "nms_ref_keep"), *cpu = get(p, "nms_cpu_keep"), *gpu = get(p, "nms_gpu_keep");
+	el_kb_mmcv_build b;
 	char *ran = NULL;
 
 	if (!asked) {
@@ -666,20 +683,15 @@ static void judge_mmcv(pyenv *p, bool asked)
 		}
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "mmcv %s has no compiled ops: import mmcv._ext: %s%s%s%s", version, e ? e : "?",
 			      who ? " (" : "", who ? who : "", who ? " calls them)" : "");
-		{
-			/* the family of that release: mmcv-full in 1.x, mmcv with its ops from 2.0 */
-			const char *pkg = el_version_major(version) >= 2 ? "mmcv" : "mmcv-full";
+		if (mmcv_build(version, &b)) {
+			/* the family of that release: the package with the ops, its prebuilt wheel, else a build */
 			const char *tc = get(p, "torch_cuda");
-			char *cmd = el_fix_mmcv_wheel(pkg, version, get(p, "torch_version"),
+			char *cmd = el_fix_mmcv_wheel(b.package, version, get(p, "torch_version"),
 						      tc && strcmp(tc, "None") != 0 ? tc : NULL);
 
 			if (!cmd)
-				cmd = el_xasprintf("MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install --no-build-isolation --force-reinstall --no-binary %s %s==%s",
-						   pkg, pkg, version);
-			el_verify_fix(st, "likely cause: %s: install %s %s with its ops: %s",
-				      el_version_major(version) >= 2 ? "mmcv-lite, or mmcv built without MMCV_WITH_OPS=1"
-								     : "mmcv, not mmcv-full, or mmcv-full built without MMCV_WITH_OPS=1",
-				      pkg, version, cmd);
+				cmd = el_kb_mmcv_build_pip(&b, version);
+			el_verify_fix(st, "likely cause: %s: install %s %s with its ops: %s", b.without_ops, b.package, version, cmd);
 			free(cmd);
 		}
 		return;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "diff/load.h"
 #include "util/xalloc.h"
 
 static void usage(FILE *out)
@@ -27,16 +26,16 @@ static void usage(FILE *out)
 }
 
 /*
- * Load files[0..n) into locks[] (diff/load.h); say what they say in the
+ * Load files[0..n) into locks[] (envlock_diff_load); say what they say in the
  * files' order, the warnings of those that loaded and the first error.
  * On an error, free them all.
  */
 static int load_all(char **files, int n, envlock_lock **locks)
 {
-	el_loaded out[2];
+	envlock_loaded out[2];
 	int rc = 0;
 
-	el_diff_load(out, files, (size_t)n, cmd_lock_load_noting);
+	envlock_diff_load(out, files, (size_t)n, cmd_lock_load_noting);
 	for (int i = 0; i < n; i++) {
 		if (!out[i].error && out[i].warning)
 			fputs(out[i].warning, stderr);
@@ -50,7 +49,7 @@ static int load_all(char **files, int n, envlock_lock **locks)
 	if (rc)
 		for (int i = 0; i < n; i++)
 			envlock_lock_free(locks[i]);
-	el_loaded_release(out, (size_t)n);
+	envlock_loaded_release(out, (size_t)n);
 	return rc;
 }
 
@@ -81,13 +80,13 @@ done:
 
 /*
  * A fleet: the files loaded and added to the table in parallel
- * (diff/load.h); what they say (warnings, the first error) is said in the
+ * (envlock_diff_load); what they say (warnings, the first error) is said in the
  * files' order, after them all.
  */
 static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts *opts, int json)
 {
 	envlock_drift *d = NULL;
-	el_loaded *out = NULL;
+	envlock_loaded *out = NULL;
 	size_t failed;
 	int rc = CMD_USAGE;
 
@@ -98,7 +97,7 @@ static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts 
 		return CMD_USAGE;
 	}
 	out = el_xcalloc((size_t)n, sizeof(*out));
-	failed = el_drift_load(d, out, files, (size_t)n, cmd_lock_load_noting);
+	failed = envlock_drift_load(d, out, files, (size_t)n, cmd_lock_load_noting);
 	for (size_t i = 0; i < failed; i++)
 		if (out[i].warning)
 			fputs(out[i].warning, stderr);
@@ -114,7 +113,7 @@ static int drift(envlock_ctx *ctx, char **files, int n, const envlock_diff_opts 
 	}
 	rc = envlock_drift_drifting(d) ? CMD_DIFFER : CMD_OK;
 done:
-	el_loaded_release(out, (size_t)n);
+	envlock_loaded_release(out, (size_t)n);
 	free(out);
 	envlock_drift_free(d);
 	return rc;

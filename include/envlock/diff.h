@@ -231,4 +231,43 @@ ENVLOCK_EXTERN(int) envlock_drift_print_json(const envlock_drift *d, envlock_ctx
 /** Free a drift table. NULL is fine. */
 ENVLOCK_EXTERN(void) envlock_drift_free(envlock_drift *d);
 
+/*
+ * The lockfiles of a diff or a drift table, loaded in parallel: parsing
+ * and validating them is most of a diff's time. What each file gave (its
+ * lock, a warning, an error) stays in its own slot, so what is said, and
+ * in which order, never depends on the scheduling.
+ */
+
+/**
+ * How a file is loaded: envlock_lock_load and what the caller notes about
+ * the lock (*warning, NULL for nothing, freed with free()).
+ */
+typedef int envlock_lock_loader(envlock_lock **out, envlock_ctx *ctx, const char *path, char **warning);
+
+/** What became of one file. */
+typedef struct {
+	envlock_lock *lock; /**< envlock_diff_load only: the lock, NULL when it failed */
+	char *warning;      /**< the loader's note, when it loaded */
+	char *error;        /**< why it failed, NULL when it did not (or was not tried) */
+} envlock_loaded;
+
+/**
+ * Load paths[0..n) into out[0..n), each file on its own context, every
+ * file tried whatever became of the others. Free with envlock_loaded_release().
+ */
+ENVLOCK_EXTERN(void) envlock_diff_load(envlock_loaded *out, char *const *paths, size_t n, envlock_lock_loader *load);
+
+/**
+ * The same for a drift table: lock i is put into d as its file i
+ * (envlock_drift_expect named them) on the thread that loaded it, then
+ * freed, so memory stays a lock a thread whatever the fleet's size; the
+ * files after the first that failed are not needed and may be left
+ * untried. Returns the index of the first that failed, or n.
+ */
+ENVLOCK_EXTERN(size_t) envlock_drift_load(envlock_drift *d, envlock_loaded *out, char *const *paths, size_t n,
+					  envlock_lock_loader *load);
+
+/** Free what out[0..n) holds (the locks too). */
+ENVLOCK_EXTERN(void) envlock_loaded_release(envlock_loaded *out, size_t n);
+
 #endif

@@ -1,16 +1,19 @@
-/* Lockfiles loaded in parallel on util/pool.c's threads (load.h). */
+/* Lockfiles loaded in parallel on util/pool.c's threads (include/envlock/diff.h). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "load.h"
+#include "envlock/diff.h"
 #include "util/pool.h"
 #include "util/xalloc.h"
 
+/* at most this many files parsed at once: each holds a whole lock */
+#define LOADERS 8
+
 typedef struct {
 	char *const *paths;
-	el_loaded *out;
-	el_lock_loader *load;
+	envlock_loaded *out;
+	envlock_lock_loader *load;
 	envlock_drift *drift; /* NULL: keep the locks */
 	atomic_size_t failed; /* a drift's first file that failed; n while none has */
 } load_batch;
@@ -18,7 +21,7 @@ typedef struct {
 static void load_one(size_t i, void *data)
 {
 	load_batch *b = data;
-	el_loaded *o = &b->out[i];
+	envlock_loaded *o = &b->out[i];
 	envlock_ctx *ctx;
 
 	if (b->drift && i > atomic_load(&b->failed))
@@ -50,25 +53,25 @@ static size_t load_all(load_batch *b, size_t n)
 
 	memset(b->out, 0, n * sizeof(*b->out));
 	atomic_init(&b->failed, n);
-	el_pool_run(n, threads < EL_DIFF_LOADERS ? threads : EL_DIFF_LOADERS, load_one, b);
+	el_pool_run(n, threads < LOADERS ? threads : LOADERS, load_one, b);
 	return atomic_load(&b->failed);
 }
 
-void el_diff_load(el_loaded *out, char *const *paths, size_t n, el_lock_loader *load)
+void envlock_diff_load(envlock_loaded *out, char *const *paths, size_t n, envlock_lock_loader *load)
 {
 	load_batch b = { .paths = paths, .out = out, .load = load };
 
 	load_all(&b, n);
 }
 
-size_t el_drift_load(envlock_drift *d, el_loaded *out, char *const *paths, size_t n, el_lock_loader *load)
+size_t envlock_drift_load(envlock_drift *d, envlock_loaded *out, char *const *paths, size_t n, envlock_lock_loader *load)
 {
 	load_batch b = { .paths = paths, .out = out, .load = load, .drift = d };
 
 	return load_all(&b, n);
 }
 
-void el_loaded_release(el_loaded *out, size_t n)
+void envlock_loaded_release(envlock_loaded *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		envlock_lock_free(out[i].lock);

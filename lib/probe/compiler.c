@@ -100,7 +100,8 @@ static char *default_major(el_probe *p)
 void el_probe_compilers(el_probe *p)
 {
 	cJSON *comp = el_probe_section(p, EL_SEC_COMPILERS), *list = el_jset_arr(comp, "gcc"), *g;
-	char **triplets = NULL, *dmajor;
+	char **triplets = NULL, *dmajor = default_major(p), *dversion = NULL;
+	bool any = false;
 
 	if (el_root_list(&p->root, "/usr/lib/gcc", &triplets, NULL) == 0) {
 		for (char **t = triplets; *t; t++) {
@@ -112,56 +113,55 @@ void el_probe_compilers(el_probe *p)
 			}
 			for (char **v = vers; *v; v++) {
 				char *vdir = el_path_join(tdir, *v), *major, *driver, *gxx, *full = NULL;
+				char *cc1 = el_path_join(vdir, "cc1");
+				const char *version = *v, *source = vdir;
 				struct stat st;
 
 				/* "5 -> 5.4.0": the short name is an alias, not a second compiler */
 				if (!is_version_name(*v) || el_root_lstat(&p->root, vdir, &st) != 0 ||
 				    !S_ISDIR(st.st_mode)) {
+					free(cc1);
 					free(vdir);
 					continue;
 				}
 				major = el_xstrndup(*v, strcspn(*v, "."));
 				g = el_jpush_obj(list);
+				any = true;
 				el_jset_str(g, "dir", vdir);
 				el_jset_str(g, "triplet", *t);
 				el_jset_str(g, "major", major);
-				if (strchr(*v, '.')) {
-					el_jset_str(g, "version", *v);
-					el_jset_str(g, "version_source", vdir);
-				} else {
-					char *pkg = el_xasprintf("gcc-%s", major), *cc1 = el_path_join(vdir, "cc1");
-					char *prefix = el_xasprintf("%s.", major);
+				if (!strchr(*v, '.')) {
+					char *pkg = el_xasprintf("gcc-%s", major), *prefix = el_xasprintf("%s.", major);
 					const el_dpkg_pkg *deb = el_dpkg_package(p, pkg);
 
 					if (deb) {
-						full = upstream_version(deb->version);
-						el_jset_str(g, "version", full);
-						el_jset_str(g, "version_source", "/var/lib/dpkg/status");
+						version = full = upstream_version(deb->version);
+						source = "/var/lib/dpkg/status";
 					} else if ((full = el_probe_file_version(p, cc1, prefix, 1)) != NULL) {
-						el_jset_str(g, "version", full);
-						el_jset_str(g, "version_source", cc1);
-					} else {
-						el_jset_str(g, "version", *v);
-						el_jset_str(g, "version_source", vdir);
+						version = full;
+						source = cc1;
 					}
 					free(prefix);
-					free(cc1);
 					free(pkg);
-					free(full);
 				}
+				el_jset_str(g, "version", version);
+				el_jset_str(g, "version_source", source);
+				/* the default is the first gcc of its major */
+				if (dmajor && !dversion && strcmp(major, dmajor) == 0)
+					dversion = el_xstrdup(version);
+				free(full);
 				driver = el_xasprintf("/usr/bin/gcc-%s", major);
 				gxx = el_xasprintf("/usr/bin/g++-%s", major);
 				{
 					/* its package: its driver's, else that of cc1 (Debian's cpp-N ships cc1) */
-					char *cc1 = el_path_join(vdir, "cc1");
 					bool has_driver = exists(p, driver);
 
 					if (has_driver)
 						el_jset_str(g, "driver", driver);
 					el_probe_want_deb(p, g, has_driver ? driver : NULL, cc1);
-					free(cc1);
 				}
 				el_jset_bool(g, "gxx", exists(p, gxx));
+				free(cc1);
 				free(driver);
 				free(gxx);
 				free(major);
@@ -173,7 +173,6 @@ void el_probe_compilers(el_probe *p)
 	}
 	el_strv_free(triplets);
 
-	dmajor = default_major(p);
 	if (dmajor || exists(p, "/usr/bin/gcc")) {
 		cJSON *def = el_jset_obj(comp, "default");
 
@@ -181,15 +180,12 @@ void el_probe_compilers(el_probe *p)
 		el_jset_str(def, "path", "/usr/bin/gcc");
 		if (!exists(p, "/usr/bin/gcc"))
 			el_probe_warn(p, "'/usr/bin/gcc': dangling link (gcc-%s is not installed)", dmajor);
-		cJSON_ArrayForEach(g, list) {
-			if (dmajor && strcmp(el_jget_str(g, "major"), dmajor) == 0) {
-				el_jset_str(def, "version", el_jget_str(g, "version"));
-				el_jset_str(def, "version_source", "/usr/bin/gcc");
-				break;
-			}
+		if (dversion) {
+			el_jset_str(def, "version", dversion);
+			el_jset_str(def, "version_source", "/usr/bin/gcc");
 		}
 		/* what dpkg says of /usr/bin/gcc answers for the gcc a shell runs, when that is it */
-		if (p->root.live && !(el_jget_str(def, "version") && shell_gcc_is(p, "/usr/bin/gcc"))) {
+		if (p->root.live && !(dversion && shell_gcc_is(p, "/usr/bin/gcc"))) {
 			const char *argv[] = { "gcc", "-dumpfullversion", "-dumpversion", NULL };
 			el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
 
@@ -199,7 +195,9 @@ void el_probe_compilers(el_probe *p)
 			}
 			el_buf_release(&out);
 		}
+		any = true;
 	}
+	free(dversion);
 	free(dmajor);
-	el_jset_str(comp, "status", cJSON_GetArraySize(list) || el_jget(comp, "default") ? "present" : "absent");
+	el_jset_str(comp, "status", any ? "present" : "absent");
 }

@@ -130,9 +130,28 @@ static bool is_driver_version(const char *v, size_t n)
 	return dots >= 1 && dots <= 2;
 }
 
+/*
+ * What the user-space files say, kept as they are written: how many, and
+ * the version of the first one that has one. They are written libcuda's
+ * first, then NVML's, then nvidia-smi: libcuda's version is the one the
+ * CUDA runtime meets.
+ */
+typedef struct {
+	int n;
+	char *version;
+} user_space_found;
+
+static void found_file(user_space_found *us, const char *version, size_t len)
+{
+	us->n++;
+	if (version && !us->version)
+		us->version = el_xstrndup(version, len);
+}
+
 /* The real files <lib>.so.<driver version> in dir (not the soname links). */
 /* lib's files among names, dir's entries */
-static void user_libs_in(el_probe *p, cJSON *files, const char *dir, char **names, const char *lib, const char *kind)
+static void user_libs_in(el_probe *p, cJSON *files, user_space_found *us, const char *dir, char **names,
+			 const char *lib, const char *kind)
 {
 	char prefix[64];
 
@@ -152,6 +171,7 @@ static void user_libs_in(el_probe *p, cJSON *files, const char *dir, char **name
 			el_jset_str(f, "path", path);
 			el_jset_str(f, "version", v);
 			el_jset_str(f, "version_source", "file name");
+			found_file(us, v, strlen(v));
 		}
 		free(path);
 	}
@@ -162,7 +182,7 @@ static void user_libs_in(el_probe *p, cJSON *files, const char *dir, char **name
  * ("535.261.03" in Debian's 535.261.03-1): taken only when exactly one
  * such string is in the file.
  */
-static void smi_version(el_probe *p, const char *path, cJSON *f)
+static void smi_version(el_probe *p, const char *path, cJSON *f, user_space_found *us)
 {
 	el_buf b = EL_BUF_INIT(EL_LIMIT_SMI);
 	const char *s, *end, *found = NULL;
@@ -171,6 +191,7 @@ static void smi_version(el_probe *p, const char *path, cJSON *f)
 
 	if (el_probe_read(p, path, &b) != 0) {
 		el_buf_release(&b);
+		found_file(us, NULL, 0);
 		return;
 	}
 	end = b.data + b.len;
@@ -189,16 +210,16 @@ static void smi_version(el_probe *p, const char *path, cJSON *f)
 		el_jset_strn(f, "version", found, found_len);
 		el_jset_str(f, "version_source", "file");
 	}
+	found_file(us, found && !several ? found : NULL, found_len);
 	el_buf_release(&b);
 }
 
 static void probe_user_space(el_probe *p, cJSON *driver)
 {
 	cJSON *us = el_jset_obj(driver, "user_space"), *files = el_jset_arr(us, "files"), *f;
+	/* written in this order, then nvidia-smi: see user_space_found */
 	static const char *const kinds[] = { "libcuda", "libnvidia-ml", NULL };
-	/* libcuda's version is the one the CUDA runtime meets; then NVML's; then nvidia-smi's */
-	static const char *const order[] = { "libcuda", "libnvidia-ml", "nvidia-smi", NULL };
-	const char *version = NULL;
+	user_space_found found = { 0, NULL };
 	char **names[sizeof(user_lib_dirs) / sizeof(user_lib_dirs[0])] = { NULL };
 
 	/* each folder listed once (the multiarch one holds thousands of files) */
@@ -207,7 +228,7 @@ static void probe_user_space(el_probe *p, cJSON *driver)
 			names[d] = NULL;
 	for (const char *const *k = kinds; *k; k++)
 		for (size_t d = 0; user_lib_dirs[d]; d++)
-			user_libs_in(p, files, user_lib_dirs[d], names[d], *k, *k);
+			user_libs_in(p, files, &found, user_lib_dirs[d], names[d], *k, *k);
 	for (size_t d = 0; user_lib_dirs[d]; d++)
 		el_strv_free(names[d]);
 	for (const char *const *s = smi_paths; *s; s++) {
@@ -218,17 +239,12 @@ static void probe_user_space(el_probe *p, cJSON *driver)
 		f = el_jpush_obj(files);
 		el_jset_str(f, "kind", "nvidia-smi");
 		el_jset_str(f, "path", *s);
-		smi_version(p, *s, f);
+		smi_version(p, *s, f, &found);
 	}
-	for (const char *const *k = order; *k && !version; k++)
-		cJSON_ArrayForEach(f, files)
-			if (strcmp(el_jget_str(f, "kind"), *k) == 0 && el_jget_str(f, "version")) {
-				version = el_jget_str(f, "version");
-				break;
-			}
-	if (version)
-		el_jset_str(us, "version", version);
-	el_jset_str(us, "status", cJSON_GetArraySize(files) ? (version ? "present" : "unknown") : "absent");
+	if (found.version)
+		el_jset_str(us, "version", found.version);
+	el_jset_str(us, "status", found.n ? (found.version ? "present" : "unknown") : "absent");
+	free(found.version);
 }
 
 /* gpu.driver's status, also handed to the GPU probe */

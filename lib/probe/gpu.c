@@ -11,6 +11,7 @@
 #include "lock/model.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_NVSMI_TIMEOUT_MS 10000
@@ -75,15 +76,34 @@ static char *bus_norm(const char *s, size_t n)
 	return b;
 }
 
-static cJSON *device_by_bus(cJSON *devices, const char *bus)
-{
-	cJSON *d;
+/* The devices written, by bus: nvidia-smi's rows add to the driver's, never read back. */
+typedef struct {
+	char *bus;
+	cJSON *dev;
+} gpu_dev;
 
-	cJSON_ArrayForEach(d, devices) {
-		const char *b = el_jget_str(d, "bus");
-		if (b && strcmp(b, bus) == 0)
-			return d;
-	}
+typedef struct {
+	cJSON *arr;
+	gpu_dev *v;
+	size_t n, cap;
+} gpu_devs;
+
+static cJSON *device_add(gpu_devs *d, const char *bus)
+{
+	cJSON *dev = el_jpush_obj(d->arr);
+
+	el_jset_str(dev, "bus", bus);
+	EL_GROW(d->v, d->n + 1, d->cap);
+	d->v[d->n].bus = el_xstrdup(bus);
+	d->v[d->n++].dev = dev;
+	return dev;
+}
+
+static cJSON *device_by_bus(const gpu_devs *d, const char *bus)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strcmp(d->v[i].bus, bus) == 0)
+			return d->v[i].dev;
 	return NULL;
 }
 
@@ -121,7 +141,7 @@ static void set_num_or_str(cJSON *dev, const char *key, const char *v)
 		el_jset_str(dev, key, v);
 }
 
-static void nvsmi_devices(el_probe *p, cJSON *devices)
+static void nvsmi_devices(el_probe *p, gpu_devs *devices)
 {
 	const char *argv[] = { "nvidia-smi",
 		"--query-gpu=pci.bus_id,name,memory.total,compute_cap,pcie.link.gen.max,"
@@ -146,8 +166,7 @@ static void nvsmi_devices(el_probe *p, cJSON *devices)
 			bus = bus_norm(f[0], strlen(f[0]));
 			dev = device_by_bus(devices, bus);
 			if (!dev) {
-				dev = el_jpush_obj(devices);
-				el_jset_str(dev, "bus", bus);
+				dev = device_add(devices, bus);
 				el_jset_str(dev, "name", f[1]);
 			}
 			set_num_or_str(dev, "memory_mib", f[2]);
@@ -169,26 +188,26 @@ static void nvsmi_devices(el_probe *p, cJSON *devices)
 void el_probe_gpus(el_probe *p)
 {
 	static const char dir[] = "/proc/driver/nvidia/gpus";
-	cJSON *gpu = el_probe_section(p, EL_SEC_GPU), *devices = el_jset_arr(gpu, "devices");
+	cJSON *gpu = el_probe_section(p, EL_SEC_GPU);
+	gpu_devs devices = { el_jset_arr(gpu, "devices"), NULL, 0, 0 };
 	const char *driver_status = p->driver_status;
 	char **names = NULL;
 
 	if (el_root_list(&p->root, dir, &names, NULL) == 0) {
 		for (char **n = names; *n; n++) {
 			char *sub = el_path_join(dir, *n), *info = el_path_join(sub, "information");
-			cJSON *dev = el_jpush_obj(devices);
-
-			el_jset_str(dev, "bus", *n);
-			read_information(p, info, dev);
+			read_information(p, info, device_add(&devices, *n));
 			free(info);
 			free(sub);
 		}
 	}
 	el_strv_free(names);
 	if (driver_status && strcmp(driver_status, "present") == 0)
-		nvsmi_devices(p, devices);
-	el_jset_int(gpu, "count", cJSON_GetArraySize(devices));
+		nvsmi_devices(p, &devices);
+	el_jset_int(gpu, "count", (long long)devices.n);
 	el_jset_str(gpu, "status",
-		    cJSON_GetArraySize(devices) > 0 ||
-		    (driver_status && strcmp(driver_status, "absent") != 0) ? "present" : "absent");
+		    devices.n > 0 || (driver_status && strcmp(driver_status, "absent") != 0) ? "present" : "absent");
+	for (size_t i = 0; i < devices.n; i++)
+		free(devices.v[i].bus);
+	free(devices.v);
 }

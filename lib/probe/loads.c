@@ -60,7 +60,7 @@ struct el_probe_loads {
 	el_strvec warnings; /* said when the section is written */
 	pthread_t thread;
 	bool threaded;
-	size_t n;
+	size_t n;         /* modules met; the first MAX_MODULES are written */
 	/* the process: python's tree, and what it has loaded before the next import (torch's) */
 	el_ld_tree *python;
 	el_ld_tree *loaded[MAX_TREES + 1];
@@ -285,7 +285,7 @@ void el_probe_loads_finish(el_probe *p)
 		pthread_join(L->thread, NULL);
 	for (size_t i = 0; i < L->warnings.n; i++)
 		el_probe_warn(p, "%s", L->warnings.v[i]);
-	if (cJSON_GetArraySize(L->modules) == 0) {
+	if (L->n == 0) {
 		el_jset_str(sec, "status", "absent");
 		cJSON_Delete(L->modules);
 	} else {

@@ -744,7 +744,7 @@ static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *ent
 {
 	el_untracked_ctx u = { p, name, EL_UNTRACKED_REPO_MAX, EL_STRVEC_INIT };
 	const char *workdir = git_repository_workdir(repo);
-	size_t n = untracked->n < EL_CHANGES_MAX ? untracked->n : EL_CHANGES_MAX;
+	size_t n = untracked->n < EL_CHANGES_MAX ? untracked->n : EL_CHANGES_MAX, recorded = 0;
 	cJSON *arr;
 
 	if (!n || !workdir)
@@ -770,8 +770,8 @@ static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *ent
 		o = cJSON_CreateObject();
 		if (!o)
 			el_oom();
-		if (untracked_file(&u, workdir, rel, o))
-			cJSON_AddItemToArray(arr, o);
+		if (untracked_file(&u, workdir, rel, o) && cJSON_AddItemToArray(arr, o))
+			recorded++;
 		else
 			cJSON_Delete(o);
 	}
@@ -779,7 +779,7 @@ static void record_untracked_files(el_probe *p, git_repository *repo, cJSON *ent
 		el_probe_warn(p, "'%s': %zu untracked file%s recorded by sha256 only (binary, a link, or over %u MiB): restore cannot recreate %s: '%s'%s",
 			      name, u.by_digest.n, u.by_digest.n == 1 ? "" : "s", EL_UNTRACKED_FILE_MAX >> 20,
 			      u.by_digest.n == 1 ? "it" : "them", u.by_digest.v[0], u.by_digest.n > 1 ? ", ..." : "");
-	if (cJSON_GetArraySize(arr) == 0)
+	if (!recorded)
 		cJSON_DeleteItemFromObjectCaseSensitive(entry, "untracked_files");
 	el_strvec_release(&u.by_digest);
 }
@@ -801,8 +801,9 @@ static char *shown_path(const char *arg)
  * A folder outside any repository is recorded and warned about; a --repo
  * that cannot be opened at all (missing, unreadable, refused by libgit2)
  * is a request error: the lock does not hold what was asked for.
+ * Whether it wrote an entry into arr.
  */
-static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen)
+static bool probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen)
 {
 	git_repository *repo = NULL;
 	const char *start = arg ? arg : ".";
@@ -819,11 +820,11 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen
 		el_jset_str(entry, "requested", arg);
 		el_jset_str(entry, "status", "error");
 		el_probe_request_error(p, "'%s': %s", arg, el_strerror(errno));
-		return;
+		return true;
 	}
 	rc = git_repository_open_ext(&repo, start, 0, NULL);
 	if (rc == GIT_ENOTFOUND && !arg)
-		return;
+		return false;
 	if (rc != 0) {
 		entry = el_jpush_obj(arr);
 		name = shown_path(start);
@@ -840,7 +841,7 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen
 				el_probe_warn(p, "'.': %s", lg_reason());
 		}
 		free(name);
-		return;
+		return true;
 	}
 	bare = git_repository_is_bare(repo);
 	key = strip_slash(bare || !git_repository_workdir(repo) ? git_repository_path(repo)
@@ -848,7 +849,7 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen
 	if (el_strvec_has(seen, key)) {
 		free(key);
 		git_repository_free(repo);
-		return;
+		return false;
 	}
 	el_strvec_push_owned(seen, key);
 	name = el_userpath_display(key);
@@ -880,6 +881,7 @@ static void probe_repo(el_probe *p, cJSON *arr, const char *arg, el_strvec *seen
 	}
 	free(name);
 	git_repository_free(repo);
+	return true;
 }
 
 /*
@@ -918,20 +920,21 @@ void el_probe_repos(el_probe *p)
 	cJSON *arr = el_jset_arr(sec, "repositories");
 	const envlock_probe_opts *o = p->opts;
 	el_strvec seen = EL_STRVEC_INIT;
+	size_t recorded = 0;
 
 	if (o->repo_count || (o->default_repo && p->root.live && cwd_may_be_in_repo())) {
 		if (git_libgit2_init() < 0) {
 			el_probe_warn(p, "repositories: %s", lg_reason());
 		} else {
 			for (size_t i = 0; i < o->repo_count; i++)
-				probe_repo(p, arr, o->repos[i], &seen);
+				recorded += probe_repo(p, arr, o->repos[i], &seen);
 			if (!o->repo_count)
-				probe_repo(p, arr, NULL, &seen);
+				recorded += probe_repo(p, arr, NULL, &seen);
 			git_libgit2_shutdown();
 		}
 	}
 	/* "absent" is the status alone: no repository was asked for or found */
-	if (cJSON_GetArraySize(arr) > 0) {
+	if (recorded > 0) {
 		el_jset_str(sec, "status", "present");
 	} else {
 		cJSON_DeleteItemFromObjectCaseSensitive(sec, "repositories");

@@ -148,6 +148,9 @@ void el_probe_release(el_probe *p)
 		el_strv_free(d->tags);
 	}
 	free(p->pip.v);
+	for (size_t i = 0; i < p->pip.noptions; i++)
+		free_strs((char *[]){ p->pip.options[i].url, p->pip.options[i].from }, 2);
+	free(p->pip.options);
 	for (el_fw_found *f = p->fw; f && f->key; f++)
 		free_strs((char *[]){ f->path, f->version, f->cuda }, 3);
 	free(p->fw);

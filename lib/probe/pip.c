@@ -500,8 +500,8 @@ static int dist_cmp(const void *a, const void *b)
 
 /*
  * One job's share of a site dir's entries, read on the pool's threads: a
- * copy of the probe whose warnings go into the job's own array (said in
- * order after the reads), and its own list of distributions. The
+ * copy of the probe whose warnings the job keeps (said in order after
+ * the reads), and its own list of distributions. The
  * distributions are sorted afterwards, and the warnings kept in the
  * folder's order, so neither the lock nor what is said depends on the
  * threads.
@@ -509,6 +509,7 @@ static int dist_cmp(const void *a, const void *b)
 typedef struct {
 	el_probe p;
 	envlock_probe_opts opts;
+	el_strvec warnings; /* what the copy warned, through opts.on_warning */
 	dist_list l; /* l.conda borrowed from the whole list */
 } pip_job;
 
@@ -533,6 +534,11 @@ static void read_entry(el_probe *p, dist_list *l, const char *site, const char *
 		egg_link(p, l, site, name);
 }
 
+static void job_warning(const char *message, void *data)
+{
+	el_strvec_push(data, message);
+}
+
 static void pip_read_job(size_t job, void *data)
 {
 	pip_batch *pb = data;
@@ -540,8 +546,10 @@ static void pip_read_job(size_t job, void *data)
 
 	j->p = *pb->p;
 	j->opts = *pb->p->opts;
-	j->opts.on_warning = NULL;
+	j->opts.on_warning = job_warning;
+	j->opts.warning_data = &j->warnings;
 	j->p.opts = &j->opts;
+	/* the copy's own warnings array, never read: job_warning keeps them */
 	j->p.warnings = cJSON_CreateArray();
 	if (!j->p.warnings)
 		el_oom();
@@ -566,10 +574,10 @@ static void read_site(el_probe *p, dist_list *l, const char *site, char **names,
 	el_pool_run(njobs, el_pool_default_threads(), pip_read_job, &pb);
 	for (size_t k = 0; k < njobs; k++) {
 		pip_job *j = &pb.jobs[k];
-		cJSON *w;
 
-		cJSON_ArrayForEach(w, j->p.warnings)
-			el_probe_warn(p, "%s", w->valuestring);
+		for (size_t i = 0; i < j->warnings.n; i++)
+			el_probe_warn(p, "%s", j->warnings.v[i]);
+		el_strvec_release(&j->warnings);
 		cJSON_Delete(j->p.warnings);
 		if (j->l.n) {
 			EL_GROW(l->v, l->n + j->l.n, l->cap);

@@ -175,11 +175,15 @@ static char *shown(const char *v)
 	return el_buf_detach(&b);
 }
 
-/* One URL (or absolute path, pip takes those too) of option into arr, without credentials; a bad one is warned about. */
+/*
+ * One URL (or absolute path, pip takes those too) of option into arr and
+ * p->pip.options, without credentials, once; a bad one is warned about.
+ */
 static void add_option(el_probe *p, cJSON *arr, int key, const char *token, size_t len, const char *from)
 {
 	char *raw = el_xstrndup(token, len), *url, *clean;
 	const char *why;
+	el_pip_found *pip = &p->pip;
 	cJSON *it;
 
 	url = raw[0] == '/' ? el_xasprintf("file://%s", raw) : el_xstrdup(raw);
@@ -191,13 +195,15 @@ static void add_option(el_probe *p, cJSON *arr, int key, const char *token, size
 		free(s);
 		goto done;
 	}
-	cJSON_ArrayForEach(it, arr)
-		if (strcmp(el_jget_str(it, "option"), key_names[key]) == 0 && strcmp(el_jget_str(it, "url"), clean) == 0)
+	for (size_t i = 0; i < pip->noptions; i++)
+		if (strcmp(pip->options[i].option, key_names[key]) == 0 && strcmp(pip->options[i].url, clean) == 0)
 			goto done;
 	it = el_jpush_obj(arr);
 	el_jset_str(it, "option", key_names[key]);
 	el_jset_str(it, "url", clean);
 	el_jset_str(it, "from", from);
+	EL_GROW(pip->options, pip->noptions + 1, pip->options_cap);
+	pip->options[pip->noptions++] = (el_pip_option){ key_names[key], el_xstrdup(clean), el_xstrdup(from) };
 done:
 	free(clean);
 	free(url);
@@ -294,9 +300,8 @@ void el_probe_pip_config(el_probe *p, cJSON *pip)
 		}
 	}
 	settings_release(&st);
-	if (cJSON_GetArraySize(arr)) {
+	if (p->pip.noptions) {
 		el_jset(pip, "index_options", arr);
-		p->pip.index_options = arr;
 	} else {
 		cJSON_Delete(arr);
 	}
@@ -310,36 +315,34 @@ static bool index_kind(const char *option)
 }
 
 /* The configured option for url (a trailing '/' aside) of the same kind (an index, or a page of links), or NULL. */
-static const cJSON *configured(const cJSON *options, const char *option, const char *url)
+static const el_pip_option *configured(const el_pip_found *pip, const char *option, const char *url)
 {
-	const cJSON *it;
 	size_t ul = strlen(url);
 
 	ul -= ul && url[ul - 1] == '/';
-	cJSON_ArrayForEach(it, options) {
-		const char *o = el_jget_str(it, "option"), *u = el_jget_str(it, "url");
-		size_t l;
+	for (size_t i = 0; i < pip->noptions; i++) {
+		const el_pip_option *it = &pip->options[i];
+		size_t l = strlen(it->url);
 
-		if (!o || !u || index_kind(o) != index_kind(option))
+		if (index_kind(it->option) != index_kind(option))
 			continue;
-		l = strlen(u);
-		l -= l && u[l - 1] == '/';
-		if (l == ul && memcmp(u, url, l) == 0)
+		l -= l && it->url[l - 1] == '/';
+		if (l == ul && memcmp(it->url, url, l) == 0)
 			return it;
 	}
 	return NULL;
 }
 
-static void set_origin(cJSON *d, const cJSON *options, const char *option, const char *url, const char *note)
+static void set_origin(cJSON *d, const el_pip_found *pip, const char *option, const char *url, const char *note)
 {
-	const cJSON *conf = configured(options, option, url);
+	const el_pip_option *conf = configured(pip, option, url);
 	cJSON *o = el_jset_obj(d, "origin");
 
 	if (conf) {
 		el_jset_str(o, "kind", "config");
-		el_jset_str(o, "option", el_jget_str(conf, "option"));
-		el_jset_str(o, "url", el_jget_str(conf, "url"));
-		el_jset_str(o, "from", el_jget_str(conf, "from"));
+		el_jset_str(o, "option", conf->option);
+		el_jset_str(o, "url", conf->url);
+		el_jset_str(o, "from", conf->from);
 		return;
 	}
 	el_jset_str(o, "kind", "inferred");
@@ -365,7 +368,7 @@ static bool all_digits(const char *s, size_t n)
  * there use -f .../whl/cu102/torch_stable.html, the listing of the same
  * folder, v1.10.0's -f .../whl/torch_stable.html, every variant's).
  */
-static bool torch_origin(cJSON *d, const cJSON *options, const char *norm, const char *version)
+static bool torch_origin(cJSON *d, const el_pip_found *options, const char *norm, const char *version)
 {
 	const char *local = strchr(version, '+');
 	char *url, *note;
@@ -405,7 +408,7 @@ static char *major_minor(const char *v)
  * and mmaction2's get_started for PyTorch 1.10.x and CUDA 10.2), for the
  * torch and the CUDA it was built for that the frameworks section records.
  */
-static void mmcv_origin(cJSON *d, const cJSON *options, const char *norm, const el_fw_found *torch,
+static void mmcv_origin(cJSON *d, const el_pip_found *options, const char *norm, const el_fw_found *torch,
 			const el_fw_found *mmcv)
 {
 	const char *tv = torch ? torch->version : NULL, *cuda = torch ? torch->cuda : NULL;
@@ -468,8 +471,8 @@ void el_probe_pip_origins(el_probe *p)
 		if (strcmp(d->kind, "dist-info") != 0 || d->editable)
 			continue;
 		norm = el_pep503_name(d->name);
-		if (!torch_origin(d->entry, p->pip.index_options, norm, d->version))
-			mmcv_origin(d->entry, p->pip.index_options, norm, torch, mmcv);
+		if (!torch_origin(d->entry, &p->pip, norm, d->version))
+			mmcv_origin(d->entry, &p->pip, norm, torch, mmcv);
 		free(norm);
 	}
 }

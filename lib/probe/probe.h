@@ -67,11 +67,18 @@ typedef struct {
 	cJSON *entry;              /* its entry in the pip section, where pipsource.c writes "origin" */
 } el_dist_found;
 
+/* One of pip's index options as its configuration sets it (pipsource.c): an entry of pip's "index_options". */
+typedef struct {
+	const char *option;        /* "index-url", "extra-index-url" or "find-links" (static) */
+	char *url, *from;          /* without credentials; the file or variable that set it */
+} el_pip_option;
+
 /* The distributions pip's probe recorded, in the lock's order, and pip's index options. */
 typedef struct {
 	el_dist_found *v;
 	size_t n;
-	cJSON *index_options;      /* the pip section's "index_options" (pipsource.c writes and reads it), or NULL */
+	el_pip_option *options;    /* in the order pip applies them (pipsource.c gives them, for the origins) */
+	size_t noptions, options_cap;
 } el_pip_found;
 
 /* A framework as its own files say (frameworks.c): one per el_frameworks entry, in that order, then a NULL key. */

@@ -119,6 +119,9 @@ static void yaml_bases(const char *s, size_t len, base_decl *d)
  */
 typedef struct {
 	char *key;     /* real path, or the normalised path when it has none */
+	char *shown;   /* its entry's "path" */
+	char *error;   /* its entry's "error": its text could not be read; NULL when it was */
+	bool requested, effective; /* its entry's "requested"; whether it has an "effective" */
 	cJSON *entry;
 } seen_file;
 
@@ -148,11 +151,11 @@ static seen_file *find_seen(config_walk *w, const char *key)
 	return NULL;
 }
 
-static void add_seen(config_walk *w, char *key, cJSON *entry)
+static seen_file *add_seen(config_walk *w, char *key, const char *shown, bool requested, cJSON *entry)
 {
 	EL_GROW(w->seen, w->nseen + 1, w->seen_cap);
-	w->seen[w->nseen].key = key;
-	w->seen[w->nseen++].entry = entry;
+	w->seen[w->nseen] = (seen_file){ key, el_xstrdup(shown), NULL, requested, false, entry };
+	return &w->seen[w->nseen++];
 }
 
 /* "a -> b -> a", from the first link holding key to the end of the chain. */
@@ -254,10 +257,11 @@ static void visit(config_walk *w, const char *abs, bool requested, const char *p
 		}
 	if ((seen = find_seen(w, key)) != NULL) {
 		/* named on the command line after it was reached as a base */
-		if (requested && !el_jget_bool(seen->entry, "requested", false)) {
+		if (requested && !seen->requested) {
+			seen->requested = true;
 			el_jset_bool(seen->entry, "requested", true);
-			if (el_jget_str(seen->entry, "error"))
-				el_probe_request_error(w->p, "'%s': %s", shown, el_jget_str(seen->entry, "error"));
+			if (seen->error)
+				el_probe_request_error(w->p, "'%s': %s", shown, seen->error);
 		}
 		goto done;
 	}
@@ -272,7 +276,7 @@ static void visit(config_walk *w, const char *abs, bool requested, const char *p
 	entry = el_jpush_obj(w->files);
 	el_jset_str(entry, "path", shown);
 	el_jset_bool(entry, "requested", requested);
-	add_seen(w, key, entry);
+	seen = add_seen(w, key, shown, requested, entry);
 
 	rc = el_root_read(&w->live, abs, &b, &e);
 	if (rc == 0 && !el_is_text(b.data, b.len))
@@ -281,6 +285,7 @@ static void visit(config_walk *w, const char *abs, bool requested, const char *p
 		const char *why = rc == ENVLOCK_EPARSE ? "binary data, not UTF-8 text" : read_reason(rc, e);
 
 		el_jset_str(entry, "error", why);
+		seen->error = el_xstrdup(why);
 		if (requested)
 			el_probe_request_error(w->p, "'%s': %s", shown, why);
 		else if (rc == ENVLOCK_ENOTFOUND && e != ENOTDIR)
@@ -336,13 +341,14 @@ static void move_notes(cJSON *eff, cJSON *res, const char *key)
  * mmcv does, with --cfg-options, and what could not be evaluated by file
  * and line. A chain mmcv would refuse records the reason instead.
  */
-static void record_effective(el_probe *p, cJSON *entry, const char *abs, const char *cwd)
+static void record_effective(el_probe *p, seen_file *f, const char *abs, const char *cwd)
 {
-	cJSON *res = NULL, *eff;
+	cJSON *res = NULL, *eff, *value;
 
-	if (!el_jget_str(entry, "text") || !el_ends_with(abs, ".py"))
+	if (f->error || !el_ends_with(abs, ".py"))
 		return;
-	eff = cJSON_AddObjectToObject(entry, "effective");
+	eff = cJSON_AddObjectToObject(f->entry, "effective");
+	f->effective = true;
 	/* 'mmdet::...' bases are read from the packages the probed Python has, as mmengine does */
 	{
 		size_t ndirs = 0;
@@ -380,9 +386,10 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs, const c
 			return;
 		}
 	}
-	cJSON_AddItemToObject(eff, "value", cJSON_DetachItemFromObject(res, "effective"));
+	value = cJSON_DetachItemFromObject(res, "effective");
+	cJSON_AddItemToObject(eff, "value", value);
 	/* the files it names, as this machine has them, for the config rules (lib/cfgcheck) */
-	el_cfg_files_record(p->ctx, el_jset_arr(eff, "files"), el_jget(eff, "value"), abs, cwd);
+	el_cfg_files_record(p->ctx, el_jset_arr(eff, "files"), value, abs, cwd);
 	move_notes(eff, res, "not_evaluated");
 	move_notes(eff, res, "imports");
 	if (p->opts->cfg_option_count) {
@@ -394,14 +401,13 @@ static void record_effective(el_probe *p, cJSON *entry, const char *abs, const c
 	cJSON_Delete(res);
 }
 
-static void effective_of_seen(el_probe *p, cJSON *files, const char *abs, const char *cwd)
+static void effective_of_seen(el_probe *p, config_walk *w, const char *abs, const char *cwd)
 {
 	char *shown = el_userpath_display(abs);
 
-	for (cJSON *f = files->child; f; f = f->next)
-		if (!strcmp(el_jget_str(f, "path") ? el_jget_str(f, "path") : "", shown) &&
-		    !cJSON_GetObjectItemCaseSensitive(f, "effective")) {
-			record_effective(p, f, abs, cwd);
+	for (size_t i = 0; i < w->nseen; i++)
+		if (!strcmp(w->seen[i].shown, shown) && !w->seen[i].effective) {
+			record_effective(p, &w->seen[i], abs, cwd);
 			break;
 		}
 	free(shown);
@@ -439,19 +445,23 @@ void el_probe_configs(el_probe *p)
 		w.added = 0;
 		w.over_limit = false;
 		{
-			int before = cJSON_GetArraySize(w.files);
+			size_t before = w.nseen;
 
+			/* the first file a visit records is the one it was asked for */
 			visit(&w, abs, true, NULL, NULL);
-			if (cJSON_GetArraySize(w.files) > before)
-				record_effective(p, cJSON_GetArrayItem(w.files, before), abs, w.cwd);
+			if (w.nseen > before)
+				record_effective(p, &w.seen[before], abs, w.cwd);
 			else /* reached before as a base of another config: its entry gets it */
-				effective_of_seen(p, w.files, abs, w.cwd);
+				effective_of_seen(p, &w, abs, w.cwd);
 		}
 		free(abs);
 		free(joined);
 	}
-	for (size_t i = 0; i < w.nseen; i++)
+	for (size_t i = 0; i < w.nseen; i++) {
 		free(w.seen[i].key);
+		free(w.seen[i].shown);
+		free(w.seen[i].error);
+	}
 	free(w.seen);
 	free(w.chain);
 	free(w.cwd);

@@ -199,7 +199,7 @@ static void probe_multiarch_libs(el_probe *p, cJSON *tk)
 	cJSON *libs = el_jset_arr(tk, "libraries");
 
 	for (const char *const *d = multiarch_dirs; *d; d++)
-		el_probe_libraries(p, libs, *d, el_cuda_lib_prefixes);
+		el_probe_libraries(p, libs, *d, el_cuda_lib_prefixes, NULL);
 }
 
 /*

@@ -145,7 +145,7 @@ void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home)
 			if (!dup && nseen < 8) {
 				seen[nseen++] = real;
 				real = NULL;
-				el_probe_libraries(p, libs, dir, el_cuda_lib_prefixes);
+				el_probe_libraries(p, libs, dir, el_cuda_lib_prefixes, NULL);
 			}
 		}
 		free(real);

@@ -22,16 +22,24 @@ static const char *const triplets[] = {
 	"x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", NULL
 };
 
+/* The headers recorded, as written. */
+typedef struct {
+	cJSON *arr;
+	el_strvec paths, versions;
+} headers_found;
+
 /* One header's version (el_probe_cudnn_header), recorded in headers; true when it has one. */
-static bool header_version(el_probe *p, const char *path, cJSON *headers, char **version)
+static bool header_version(el_probe *p, const char *path, headers_found *headers, char **version)
 {
 	cJSON *h;
 
 	if ((*version = el_probe_cudnn_header(p, path)) == NULL)
 		return false;
-	h = el_jpush_obj(headers);
+	h = el_jpush_obj(headers->arr);
 	el_jset_str(h, "path", path);
 	el_jset_str(h, "version", *version);
+	el_strvec_push(&headers->paths, path);
+	el_strvec_push(&headers->versions, *version);
 	return true;
 }
 
@@ -59,11 +67,14 @@ static bool soname_has_major(const char *soname, const char *version)
 
 void el_probe_cudnn(el_probe *p)
 {
-	cJSON *cudnn = el_probe_section(p, EL_SEC_CUDNN), *headers = el_jset_arr(cudnn, "headers");
-	cJSON *libs = el_jset_arr(cudnn, "libraries"), *h;
+	cJSON *cudnn = el_probe_section(p, EL_SEC_CUDNN);
+	headers_found headers = { el_jset_arr(cudnn, "headers"), EL_STRVEC_INIT, EL_STRVEC_INIT };
+	cJSON *libs = el_jset_arr(cudnn, "libraries");
 	const char *def = p->cuda.default_home;
 	el_strvec inc = EL_STRVEC_INIT, libdirs = EL_STRVEC_INIT;
+	el_libs_found found = { 0 };
 	char *chosen = NULL;
+	const char *chosen_header = NULL; /* borrowed from headers.paths */
 
 	for (size_t t = 0; t < p->cuda.n; t++) {
 		const char *home = p->cuda.v[t].home;
@@ -108,13 +119,15 @@ void el_probe_cudnn(el_probe *p)
 		char *vh = el_path_join(dir, "cudnn_version.h"), *ch = el_path_join(dir, "cudnn.h");
 		char *version = NULL;
 
-		if (!header_version(p, vh, headers, &version))
-			header_version(p, ch, headers, &version);
+		if (!header_version(p, vh, &headers, &version))
+			header_version(p, ch, &headers, &version);
 		/* the default toolkit's copy wins; else the first found */
 		if (version && (!chosen || (def && el_starts_with(dir, def) && dir[strlen(def)] == '/'))) {
 			free(chosen);
 			chosen = version;
-			el_jset_str(cudnn, "header", el_jget_str(cJSON_GetArrayItem(headers, cJSON_GetArraySize(headers) - 1), "path"));
+			/* the header just recorded */
+			chosen_header = headers.paths.v[headers.paths.n - 1];
+			el_jset_str(cudnn, "header", chosen_header);
 		} else {
 			free(version);
 		}
@@ -122,33 +135,31 @@ void el_probe_cudnn(el_probe *p)
 		free(ch);
 	}
 	for (size_t i = 0; i < libdirs.n; i++)
-		el_probe_libraries(p, libs, libdirs.v[i], cudnn_libs);
+		el_probe_libraries(p, libs, libdirs.v[i], cudnn_libs, &found);
 
 	if (chosen) {
 		el_jset_str(cudnn, "status", "present");
 		el_jset_str(cudnn, "version", chosen);
-		cJSON_ArrayForEach(h, headers) {
-			const char *v = el_jget_str(h, "version");
+		for (size_t i = 0; i < headers.versions.n; i++) {
+			const char *v = headers.versions.v[i];
 
 			if (strcmp(v, chosen) != 0)
 				el_probe_warn(p, "'%s': cuDNN %s, but '%s' says %s; which one a program gets depends on its include and library paths",
-					      el_jget_str(h, "path"), v, el_jget_str(cudnn, "header"), chosen);
+					      headers.paths.v[i], v, chosen_header, chosen);
 		}
 	} else {
-		el_jset_str(cudnn, "status", cJSON_GetArraySize(libs) ? "unknown" : "absent");
+		el_jset_str(cudnn, "status", found.n ? "unknown" : "absent");
 	}
-	{
-		/* the main library's major must match the header's */
-		cJSON *lib;
+	/* the main library's major must match the header's */
+	for (size_t i = 0; i < found.n; i++) {
+		const el_lib_found *lib = &found.v[i];
 
-		cJSON_ArrayForEach(lib, libs) {
-			const char *name = el_jget_str(lib, "name"), *soname = el_jget_str(lib, "soname");
-
-			if (chosen && soname && el_starts_with(name, "libcudnn.so.") && !soname_has_major(soname, chosen))
-				el_probe_warn(p, "'%s': soname %s does not match the cuDNN %s header",
-					      el_jget_str(lib, "path"), soname, chosen);
-		}
+		if (chosen && lib->soname && el_starts_with(lib->name, "libcudnn.so.") && !soname_has_major(lib->soname, chosen))
+			el_probe_warn(p, "'%s': soname %s does not match the cuDNN %s header", lib->path, lib->soname, chosen);
 	}
+	el_libs_found_release(&found);
+	el_strvec_release(&headers.paths);
+	el_strvec_release(&headers.versions);
 	free(chosen);
 	el_strvec_release(&inc);
 	el_strvec_release(&libdirs);

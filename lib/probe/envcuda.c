@@ -239,7 +239,7 @@ static bool bundled_toolkit(el_probe *p, cJSON *tk, const char *home)
 	const char *cuda = t ? t->cuda : NULL;
 	cJSON *libs = el_jset_arr(tk, "libraries");
 
-	el_probe_libraries(p, libs, home, el_cuda_lib_prefixes);
+	el_probe_libraries(p, libs, home, el_cuda_lib_prefixes, NULL);
 	if (!cuda)
 		return false;
 	el_jset_str(tk, "version", cuda);
@@ -310,20 +310,18 @@ bool el_probe_env_toolkit(el_probe *p, cJSON *tk, const char *home, const char *
 }
 
 /* Neither header nor package: NVIDIA's own file name, libcudnn.so.8.9.2, says it (torch's copies are libcudnn.so.8). */
-static void version_from_name(cJSON *in, const cJSON *libs)
+static void version_from_name(cJSON *in, const el_libs_found *libs)
 {
-	const cJSON *lib;
+	for (size_t i = 0; i < libs->n; i++) {
+		const char *name = libs->v[i].name, *rest;
 
-	cJSON_ArrayForEach(lib, libs) {
-		const char *name = el_jget_str(lib, "name"), *rest;
-
-		if (!name || !el_starts_with(name, "libcudnn.so."))
+		if (!el_starts_with(name, "libcudnn.so."))
 			continue;
 		rest = name + strlen("libcudnn.so.");
 		if (strspn(rest, "0123456789.") == strlen(rest) && strchr(rest, '.') && strchr(strchr(rest, '.') + 1, '.') &&
 		    !strchr(strchr(strchr(rest, '.') + 1, '.') + 1, '.') && rest[strlen(rest) - 1] != '.') {
 			el_jset_str(in, "version", rest);
-			el_jset_str(in, "version_source", el_jget_str(lib, "path"));
+			el_jset_str(in, "version_source", libs->v[i].path);
 			return;
 		}
 	}
@@ -335,17 +333,25 @@ static void version_from_name(cJSON *in, const cJSON *libs)
  * ship), else from the package that installed it (cut to major.minor.patch),
  * else from the main library's file name.
  */
-static void add_cudnn_install(el_probe *p, cJSON *installs, const char *dir, const char *layout,
+/* The installs recorded, and how many. */
+typedef struct {
+	cJSON *arr;
+	size_t n;
+} cudnn_installs;
+
+static void add_cudnn_install(el_probe *p, cudnn_installs *installs, const char *dir, const char *layout,
 			      const char *header, const char *pkg_version, const char *pkg_source)
 {
 	cJSON *in, *libs;
 	char *v = header ? el_probe_cudnn_header(p, header) : NULL;
+	el_libs_found found = { 0 };
 
 	if (!has_library(p, dir, cudnn_prefix)) {
 		free(v);
 		return;
 	}
-	in = el_jpush_obj(installs);
+	in = el_jpush_obj(installs->arr);
+	installs->n++;
 	el_jset_str(in, "home", dir);
 	el_jset_str(in, "layout", layout);
 	if (v) {
@@ -360,9 +366,10 @@ static void add_cudnn_install(el_probe *p, cJSON *installs, const char *dir, con
 		free(three);
 	}
 	libs = el_jset_arr(in, "libraries");
-	el_probe_libraries(p, libs, dir, cudnn_prefix);
+	el_probe_libraries(p, libs, dir, cudnn_prefix, &found);
 	if (!v && !pkg_version)
-		version_from_name(in, libs);
+		version_from_name(in, &found);
+	el_libs_found_release(&found);
 	free(v);
 }
 
@@ -380,7 +387,7 @@ static void wheel_cudnn(el_probe *p, const char *home, void *data)
 
 void el_probe_env_cudnn(el_probe *p, cJSON *cudnn)
 {
-	cJSON *installs = el_jset_arr(cudnn, "installs");
+	cudnn_installs installs = { el_jset_arr(cudnn, "installs"), 0 };
 	const char *prefix = conda_prefix(p);
 	const el_conda_pkg *pkg = prefix ? conda_package(p, "cudnn") : NULL;
 	char *lib;
@@ -389,15 +396,15 @@ void el_probe_env_cudnn(el_probe *p, cJSON *cudnn)
 		char *dir = el_path_join(prefix, "lib"), *header = el_path_join(prefix, "include/cudnn_version.h");
 		char *rec = conda_record(p, prefix, pkg);
 
-		add_cudnn_install(p, installs, dir, "conda", header, pkg->version, rec);
+		add_cudnn_install(p, &installs, dir, "conda", header, pkg->version, rec);
 		free(rec);
 		free(header);
 		free(dir);
 	}
-	each_wheel_home(p, wheel_cudnn, installs);
+	each_wheel_home(p, wheel_cudnn, &installs);
 	if ((lib = torch_lib(p)) != NULL)
-		add_cudnn_install(p, installs, lib, "bundled", NULL, NULL, NULL);
+		add_cudnn_install(p, &installs, lib, "bundled", NULL, NULL, NULL);
 	free(lib);
-	if (!cJSON_GetArraySize(installs))
+	if (!installs.n)
 		cJSON_DeleteItemFromObject(cudnn, "installs");
 }

@@ -13,6 +13,7 @@
 #include "util/elf.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 /* libcudnn.so.8, libcudnn_ops.so.9, libcublasLt.so.12, and auditwheel's renamed copies libcudart-d0da41ae.so.11.0 */
@@ -49,13 +50,31 @@ static const char *ldcache_state(el_probe *p, const char *soname, const char *re
 	return state;
 }
 
-/* Do a and b have the same soname and content? */
-static bool same_library(const cJSON *a, const cJSON *b)
+void el_libs_found_release(el_libs_found *l)
 {
-	const char *sa = el_jget_str(a, "sha256"), *sb = el_jget_str(b, "sha256");
-	const char *na = el_jget_str(a, "soname"), *nb = el_jget_str(b, "soname");
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].path);
+		free(l->v[i].soname);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
 
-	return sa && sb && na && nb && strcmp(sa, sb) == 0 && strcmp(na, nb) == 0;
+/* A library written by one call, as it was written: its entry, for what the folder's others add to it. */
+typedef struct {
+	const char *name;
+	char *soname;              /* NULL: not read */
+	char sha256[EL_SHA256_HEX];
+	bool hashed;
+	cJSON *entry;
+} lib_written;
+
+/* Do a and b have the same soname and content? */
+static bool same_library(const lib_written *a, const lib_written *b)
+{
+	return a->hashed && b->hashed && a->soname && b->soname && strcmp(a->sha256, b->sha256) == 0 &&
+	       strcmp(a->soname, b->soname) == 0;
 }
 
 /*
@@ -65,16 +84,14 @@ static bool same_library(const cJSON *a, const cJSON *b)
  * symbolic link". Of the files of one soname and content in a folder, the
  * longest name (libcudnn.so.8.9.7) is the library; the others are its copies.
  */
-static void mark_copies(cJSON *arr, int start)
+static void mark_copies(const lib_written *w, size_t n)
 {
-	int n = cJSON_GetArraySize(arr);
+	for (size_t i = 0; i < n; i++) {
+		const lib_written *a = &w[i], *real = a;
 
-	for (int i = start; i < n; i++) {
-		cJSON *a = cJSON_GetArrayItem(arr, i), *real = a;
-
-		for (int j = start; j < n; j++) {
-			cJSON *b = cJSON_GetArrayItem(arr, j);
-			const char *nb = el_jget_str(b, "name"), *nr = el_jget_str(real, "name");
+		for (size_t j = 0; j < n; j++) {
+			const lib_written *b = &w[j];
+			const char *nb = b->name, *nr = real->name;
 
 			if (b != a && same_library(a, b) &&
 			    (strlen(nb) > strlen(nr) || (strlen(nb) == strlen(nr) && strcmp(nb, nr) > 0)))
@@ -82,9 +99,9 @@ static void mark_copies(cJSON *arr, int start)
 		}
 		if (real == a)
 			continue;
-		el_jset_str(a, "copy_of", el_jget_str(real, "name"));
-		if (strcmp(el_jget_str(a, "name"), el_jget_str(a, "soname")) == 0)
-			el_jset_str(real, "soname_link", "copy");
+		el_jset_str(a->entry, "copy_of", real->name);
+		if (strcmp(a->name, a->soname) == 0)
+			el_jset_str(real->entry, "soname_link", "copy");
 	}
 }
 
@@ -119,33 +136,37 @@ static char *resolve_in(el_probe *p, const char *rdir, const lib_entry *e, size_
 	return el_root_realpath_at(&p->root, rdir, name, &out, NULL) == 0 ? out : NULL;
 }
 
-static void library_entry(el_probe *p, cJSON *arr, const char *rdir, lib_entry *e, size_t n, size_t k)
+static void library_entry(el_probe *p, cJSON *arr, const char *rdir, lib_entry *e, size_t n, size_t k,
+			  lib_written *w)
 {
 	lib_entry *x = &e[k];
 	const char *path = x->path, *listed, *state, *soname;
 	char *host;
 	el_elf_info elf;
 	cJSON *lib, *links;
-	char hex[EL_SHA256_HEX];
 	uint64_t size = 0;
 	int err = 0, rc, fd;
 
 	lib = el_jpush_obj(arr);
+	w->name = x->name;
+	w->entry = lib;
 	el_jset_str(lib, "name", x->name);
 	el_jset_str(lib, "path", path);
 	host = el_root_host(&p->root, path);
 	fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0 && el_elf_read(fd, &elf) == 0) {
 		el_jset_str(lib, "soname", elf.soname);
+		w->soname = elf.soname ? el_xstrdup(elf.soname) : NULL;
 		el_elf_info_release(&elf);
 	} else {
 		el_probe_warn(p, "'%s': %s", path, fd < 0 ? "cannot be opened" : "not an ELF library");
 	}
 	if (fd >= 0)
 		close(fd);
-	rc = el_hashcache_file(p->hashes, host, hex, &size, &err);
+	rc = el_hashcache_file(p->hashes, host, w->sha256, &size, &err);
 	if (rc == 0) {
-		el_jset_str(lib, "sha256", hex);
+		w->hashed = true;
+		el_jset_str(lib, "sha256", w->sha256);
 		el_jset_int(lib, "size", (long long)size);
 	} else {
 		el_probe_warn(p, "'%s': %s", path,
@@ -164,7 +185,7 @@ static void library_entry(el_probe *p, cJSON *arr, const char *rdir, lib_entry *
 		}
 
 	/* the link the loader looks for: soname -> this file */
-	soname = el_jget_str(lib, "soname");
+	soname = w->soname;
 	if (soname && strcmp(soname, x->name) == 0) {
 		el_jset_str(lib, "soname_link", "self");
 	} else if (soname) {
@@ -192,12 +213,12 @@ static void library_entry(el_probe *p, cJSON *arr, const char *rdir, lib_entry *
 }
 
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
-		       const char *const prefixes[])
+		       const char *const prefixes[], el_libs_found *found)
 {
 	char *rdir = NULL, **names = NULL;
-	int added = 0, start = cJSON_GetArraySize(arr);
 	lib_entry *e = NULL;
-	size_t n = 0, cap = 0;
+	lib_written *w = NULL;
+	size_t n = 0, cap = 0, added = 0;
 
 	if (el_root_realpath(&p->root, dir, &rdir, NULL) != 0 ||
 	    el_root_list(&p->root, rdir, &names, NULL) != 0)
@@ -235,11 +256,21 @@ int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
 		}
 		if (!S_ISREG(x->st.st_mode))
 			continue;
-		library_entry(p, arr, rdir, e, n, k);
+		if (!w)
+			w = el_xcalloc(n, sizeof(*w));
+		library_entry(p, arr, rdir, e, n, k, &w[added]);
+		if (found) {
+			EL_GROW(found->v, found->n + 1, found->cap);
+			found->v[found->n++] = (el_lib_found){ el_xstrdup(x->name), el_xstrdup(x->path),
+							       w[added].soname ? el_xstrdup(w[added].soname) : NULL };
+		}
 		added++;
 	}
-	mark_copies(arr, start);
+	mark_copies(w, added);
 done:
+	for (size_t k = 0; k < added; k++)
+		free(w[k].soname);
+	free(w);
 	for (size_t k = 0; k < n; k++) {
 		free(e[k].path);
 		free(e[k].stored);
@@ -248,5 +279,5 @@ done:
 	free(e);
 	el_strv_free(names);
 	free(rdir);
-	return added;
+	return (int)added;
 }

@@ -241,16 +241,30 @@ int el_probe_read_text(el_probe *p, const char *abs, el_buf *b);
  */
 int el_probe_run(el_probe *p, const char *const argv[], int timeout_ms, el_buf *out);
 
+/* A library el_probe_libraries recorded: what its callers go on with. */
+typedef struct {
+	char *name, *path;
+	char *soname;              /* NULL when its ELF header could not be read */
+} el_lib_found;
+
+typedef struct {
+	el_lib_found *v;
+	size_t n, cap;
+} el_libs_found;
+
+void el_libs_found_release(el_libs_found *l);
+
 /*
  * Describe the shared libraries in directory dir (in-root, any form)
  * whose file names start with one of the NULL-terminated prefixes
  * ("libcudnn", ...): one object per real file with name, path, soname,
  * sha256, size, the symlinks that lead to it, whether its soname link
  * exists and points to it, and whether ld.so.cache lists it. Appends to
- * arr and returns how many files it added (libraries.c).
+ * arr, and to found when it is not NULL, and returns how many files it
+ * added (libraries.c).
  */
 int el_probe_libraries(el_probe *p, cJSON *arr, const char *dir,
-		       const char *const prefixes[]);
+		       const char *const prefixes[], el_libs_found *found);
 
 /* Is name a shared library el_probe_libraries takes for one of the prefixes? */
 bool el_probe_library_name(const char *name, const char *const prefixes[]);

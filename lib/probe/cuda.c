@@ -21,6 +21,7 @@
 #include "lock/view.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_LIMIT_CUDA_H (16u << 20) /* CUDA 13's cuda.h is over 1 MiB */
@@ -32,7 +33,8 @@
 static const char *const multiarch_dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
 	"/usr/lib/powerpc64le-linux-gnu", NULL };
 
-static bool version_json(el_probe *p, const char *home, cJSON *tk)
+/* The toolkit's own version.json, parsed: its "cuda" stamp and each component's version. */
+static bool version_json(el_probe *p, const char *home, el_cuda_cand *tk)
 {
 	char *path = el_path_join(home, "version.json");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
@@ -55,9 +57,9 @@ static bool version_json(el_probe *p, const char *home, cJSON *tk)
 	 * "cuda"."version" is the SDK's release stamp ("11.8.20220929" in 11.8);
 	 * the number users know, and nvcc --version prints, is nvcc's / cudart's.
 	 */
-	el_jset_str(tk, "sdk_version", el_jget_str(item, "version"));
+	el_jset_str(tk->entry, "sdk_version", el_jget_str(item, "version"));
 	{
-		cJSON *components = el_jset_obj(tk, "components");
+		cJSON *components = el_jset_obj(tk->entry, "components");
 		const char *best = NULL;
 
 		cJSON_ArrayForEach(item, doc) {
@@ -65,14 +67,13 @@ static bool version_json(el_probe *p, const char *home, cJSON *tk)
 
 			if (!v || strcmp(item->string, "cuda") == 0)
 				continue;
-			el_jset_str(components, item->string, v);
+			el_cuda_tk_component(tk, components, item->string, v);
 			if (strcmp(item->string, "cuda_nvcc") == 0 ||
 			    (!best && strcmp(item->string, "cuda_cudart") == 0))
 				best = v;
 		}
-		el_jset_str(tk, "version", best ? best : el_jget_str(el_jget(doc, "cuda"), "version"));
+		el_cuda_tk_version(tk, best ? best : el_jget_str(el_jget(doc, "cuda"), "version"), path);
 	}
-	el_jset_str(tk, "version_source", path);
 	ok = true;
 done:
 	cJSON_Delete(doc);
@@ -81,7 +82,7 @@ done:
 	return ok;
 }
 
-static bool version_txt(el_probe *p, const char *home, cJSON *tk)
+static bool version_txt(el_probe *p, const char *home, el_cuda_cand *tk)
 {
 	char *path = el_path_join(home, "version.txt");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
@@ -100,7 +101,7 @@ static bool version_txt(el_probe *p, const char *home, cJSON *tk)
 
 		if (len > sizeof(patch) - 1 && strncmp(line, patch, sizeof(patch) - 1) == 0) {
 			if (!patches)
-				patches = el_jset_arr(tk, "patches");
+				patches = el_jset_arr(tk->entry, "patches");
 			v = line + sizeof(patch) - 1;
 			vl = len - (sizeof(patch) - 1);
 			el_trim(&v, &vl);
@@ -113,8 +114,12 @@ static bool version_txt(el_probe *p, const char *home, cJSON *tk)
 			v = line + sizeof(ver) - 1;
 			vl = len - (sizeof(ver) - 1);
 			el_trim(&v, &vl);
-			el_jset_strn(tk, "version", v, vl);
-			el_jset_str(tk, "version_source", path);
+			{
+				char *s = el_xstrndup(v, vl);
+
+				el_cuda_tk_version(tk, s, path);
+				free(s);
+			}
 			ok = true;
 		}
 	}
@@ -127,7 +132,7 @@ done:
 }
 
 /* A toolkit assembled from NVIDIA's wheels keeps their dist-info folders. */
-static bool version_dist_info(el_probe *p, const char *home, cJSON *tk)
+static bool version_dist_info(el_probe *p, const char *home, el_cuda_cand *tk)
 {
 	char *dir = el_path_join(home, "dist-info"), **names = NULL;
 	cJSON *components = NULL;
@@ -149,15 +154,14 @@ static bool version_dist_info(el_probe *p, const char *home, cJSON *tk)
 			v = el_xstrdup(dash + 1);
 			free(stem);
 			if (!components)
-				components = el_jset_obj(tk, "components");
-			el_jset_str(components, name, v);
+				components = el_jset_obj(tk->entry, "components");
+			el_cuda_tk_component(tk, components, name, v);
 			/* nvcc's package carries the number nvcc --version prints */
 			if (strcmp(name, "nvidia_cuda_nvcc") == 0 ||
 			    (!ok && strcmp(name, "nvidia_cuda_runtime") == 0)) {
 				char *src = el_path_join(dir, *n);
 
-				el_jset_str(tk, "version", v);
-				el_jset_str(tk, "version_source", src);
+				el_cuda_tk_version(tk, v, src);
 				free(src);
 				ok = strcmp(name, "nvidia_cuda_nvcc") == 0 || ok;
 				found = true;
@@ -172,7 +176,7 @@ static bool version_dist_info(el_probe *p, const char *home, cJSON *tk)
 }
 
 /* cuda.h: #define CUDA_VERSION 13000 -> "13.0" (major.minor only). */
-static bool version_header(el_probe *p, const char *home, cJSON *tk)
+static bool version_header(el_probe *p, const char *home, el_cuda_cand *tk)
 {
 	char *path = el_path_join(home, "include/cuda.h");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_CUDA_H);
@@ -182,8 +186,7 @@ static bool version_header(el_probe *p, const char *home, cJSON *tk)
 	if (el_probe_read_text(p, path, &b) == 0 && el_c_define_int(b.data, b.len, "CUDA_VERSION", &v)) {
 		char *s = el_xasprintf("%ld.%ld", v / 1000, (v % 1000) / 10);
 
-		el_jset_str(tk, "version", s);
-		el_jset_str(tk, "version_source", path);
+		el_cuda_tk_version(tk, s, path);
 		free(s);
 		ok = true;
 	}
@@ -194,9 +197,9 @@ static bool version_header(el_probe *p, const char *home, cJSON *tk)
 
 
 /* Debian's toolkit libraries are in the multiarch folder, with every other library. */
-static void probe_multiarch_libs(el_probe *p, cJSON *tk)
+static void probe_multiarch_libs(el_probe *p, el_cuda_cand *tk)
 {
-	cJSON *libs = el_jset_arr(tk, "libraries");
+	cJSON *libs = el_jset_arr(tk->entry, "libraries");
 
 	for (const char *const *d = multiarch_dirs; *d; d++)
 		el_probe_libraries(p, libs, *d, el_cuda_lib_prefixes, NULL);
@@ -208,16 +211,14 @@ static void probe_multiarch_libs(el_probe *p, cJSON *tk)
  * libcudart it ships (libcudart.so.11.8.89), else cuda_runtime_api.h's
  * CUDART_VERSION.
  */
-static bool version_debian(el_probe *p, cJSON *tk)
+static bool version_debian(el_probe *p, el_cuda_cand *tk)
 {
-	const char *v = el_jget_str(el_jget(tk, "nvcc"), "version");
 	el_buf b = EL_BUF_INIT(EL_LIMIT_TEXT);
 	long n;
 	bool ok = false;
 
-	if (v) {
-		el_jset_str(tk, "version", v);
-		el_jset_str(tk, "version_source", el_jget_str(el_jget(tk, "nvcc"), "version_source"));
+	if (tk->nvcc_version) {
+		el_cuda_tk_version(tk, tk->nvcc_version, tk->nvcc_version_source);
 		return true;
 	}
 	for (const char *const *d = multiarch_dirs; *d && !ok; d++) {
@@ -234,8 +235,7 @@ static bool version_debian(el_probe *p, cJSON *tk)
 			{
 				char *src = el_path_join(*d, *f);
 
-				el_jset_str(tk, "version", rest);
-				el_jset_str(tk, "version_source", src);
+				el_cuda_tk_version(tk, rest, src);
 				free(src);
 				ok = true;
 			}
@@ -246,8 +246,7 @@ static bool version_debian(el_probe *p, cJSON *tk)
 	    el_c_define_int(b.data, b.len, "CUDART_VERSION", &n)) {
 		char *s = el_xasprintf("%ld.%ld", n / 1000, (n % 1000) / 10);
 
-		el_jset_str(tk, "version", s);
-		el_jset_str(tk, "version_source", "/usr/include/cuda_runtime_api.h");
+		el_cuda_tk_version(tk, s, "/usr/include/cuda_runtime_api.h");
 		free(s);
 		ok = true;
 	}
@@ -255,58 +254,89 @@ static bool version_debian(el_probe *p, cJSON *tk)
 	return ok;
 }
 
-/* Probe the toolkit at home, found with layout (NULL: a vendor's); its layout, as recorded. */
-static const char *probe_toolkit(el_probe *p, const char *home, const char *layout, cJSON *tk)
+/*
+ * Probe the toolkit tk (its entry written with its layout, aliases and
+ * home): a vendor's (layout NULL) is recorded as one.
+ */
+static void probe_toolkit(el_probe *p, el_cuda_cand *tk)
 {
-	const char *v;
+	const char *home = tk->home;
 	bool found;
 
-	el_jset_str(tk, "home", home);
-	if (layout && strcmp(layout, "debian") == 0) {
-		el_probe_cuda_nvcc(p, home, tk, layout);
+	if (tk->layout && strcmp(tk->layout, "debian") == 0) {
+		el_probe_cuda_nvcc(p, home, tk, tk->layout);
 		found = version_debian(p, tk);
-	} else if (el_env_layout(layout)) {
-		found = el_probe_env_toolkit(p, tk, home, layout);
+	} else if (el_env_layout(tk->layout)) {
+		found = el_probe_env_toolkit(p, tk, home, tk->layout);
 	} else {
-		layout = "vendor";
-		el_jset_str(tk, "layout", layout);
+		free(tk->layout);
+		tk->layout = el_xstrdup("vendor");
+		el_jset_str(tk->entry, "layout", tk->layout);
 		found = version_json(p, home, tk) || version_txt(p, home, tk) ||
 			version_dist_info(p, home, tk) || version_header(p, home, tk);
 	}
 	if (!found) {
-		el_jset_str(tk, "status", "unknown");
-		if (!el_env_layout(layout)) /* the environment's own say why themselves */
+		el_jset_str(tk->entry, "status", "unknown");
+		if (!el_env_layout(tk->layout)) /* the environment's own say why themselves */
 			el_probe_warn(p, "'%s': no version.json, version.txt or cuda.h says which CUDA this is", home);
 	} else {
-		el_jset_str(tk, "status", "present");
+		el_jset_str(tk->entry, "status", "present");
 	}
-	v = el_jget_str(tk, "version");
-	if (v) {
-		char *r = el_cuda_release_of(v);
+	if (tk->version) {
+		char *r = el_cuda_release_of(tk->version);
 
-		el_jset_str(tk, "release", r);
+		el_jset_str(tk->entry, "release", r);
 		free(r);
 	}
-	if (layout && strcmp(layout, "debian") == 0) {
+	if (strcmp(tk->layout, "debian") == 0) {
 		probe_multiarch_libs(p, tk);
-	} else if (!el_env_layout(layout)) {
-		el_probe_cuda_nvcc(p, home, tk, layout);
-		el_probe_cuda_libs(p, el_jset_arr(tk, "libraries"), home);
+	} else if (!el_env_layout(tk->layout)) {
+		el_probe_cuda_nvcc(p, home, tk, tk->layout);
+		el_probe_cuda_libs(p, el_jset_arr(tk->entry, "libraries"), home);
 	}
-	return layout;
+}
+
+el_cuda_cand *el_cuda_cand_add(el_cuda_cands *toolkits, const char *home, const char *layout)
+{
+	el_cuda_cand *tk;
+
+	EL_GROW(toolkits->v, toolkits->n + 1, toolkits->cap);
+	tk = &toolkits->v[toolkits->n++];
+	memset(tk, 0, sizeof(*tk));
+	tk->home = el_xstrdup(home);
+	tk->layout = layout ? el_xstrdup(layout) : NULL;
+	return tk;
+}
+
+static void cands_release(el_cuda_cands *toolkits)
+{
+	for (size_t i = 0; i < toolkits->n; i++) {
+		el_cuda_cand *tk = &toolkits->v[i];
+
+		free(tk->home);
+		free(tk->layout);
+		el_strvec_release(&tk->aliases);
+		free(tk->version);
+		free(tk->version_source);
+		free(tk->cuda_nvcc);
+		free(tk->nvidia_cuda_nvcc);
+		free(tk->nvcc_version);
+		free(tk->nvcc_version_source);
+	}
+	free(toolkits->v);
 }
 
 /* The toolkit whose home, or one of whose aliases, resolves to real; NULL when none. */
-static cJSON *toolkit_of(el_probe *p, cJSON *toolkits, const char *real)
+static el_cuda_cand *toolkit_of(el_probe *p, el_cuda_cands *toolkits, const char *real)
 {
-	cJSON *tk, *a;
+	for (size_t i = 0; i < toolkits->n; i++) {
+		el_cuda_cand *tk = &toolkits->v[i];
 
-	cJSON_ArrayForEach(tk, toolkits) {
-		if (strcmp(el_jget_str(tk, "home"), real) == 0)
+		if (strcmp(tk->home, real) == 0)
 			return tk;
-		cJSON_ArrayForEach(a, el_jget(tk, "aliases")) {
+		for (size_t j = 0; j < tk->aliases.n; j++) {
 			char *ar = NULL;
-			bool same = el_root_realpath(&p->root, a->valuestring, &ar, NULL) == 0 && strcmp(ar, real) == 0;
+			bool same = el_root_realpath(&p->root, tk->aliases.v[j], &ar, NULL) == 0 && strcmp(ar, real) == 0;
 
 			free(ar);
 			if (same)
@@ -316,27 +346,19 @@ static cJSON *toolkit_of(el_probe *p, cJSON *toolkits, const char *real)
 	return NULL;
 }
 
-static void add_alias(cJSON *tk, const char *alias)
+static void add_alias(el_cuda_cand *tk, const char *alias)
 {
-	cJSON *aliases = el_jget(tk, "aliases"), *a;
-
-	if (strcmp(el_jget_str(tk, "home"), alias) == 0)
-		return;
-	if (!aliases)
-		aliases = el_jset_arr(tk, "aliases");
-	cJSON_ArrayForEach(a, aliases)
-		if (strcmp(a->valuestring, alias) == 0)
-			return;
-	el_jpush_str(aliases, alias);
+	if (strcmp(tk->home, alias) != 0 && !el_strvec_has(&tk->aliases, alias))
+		el_strvec_push(&tk->aliases, alias);
 }
 
 /* Add candidate (in-root, unresolved) to the toolkit list, merging aliases; the toolkit, or NULL. */
-static cJSON *add_candidate(el_probe *p, cJSON *toolkits, const char *cand)
+static el_cuda_cand *add_candidate(el_probe *p, el_cuda_cands *toolkits, const char *cand)
 {
 	char *real = NULL;
 	int e = 0, rc = el_root_realpath(&p->root, cand, &real, &e);
 	struct stat st;
-	cJSON *tk;
+	el_cuda_cand *tk;
 
 	if (rc != 0) {
 		char *target = NULL;
@@ -352,34 +374,63 @@ static cJSON *add_candidate(el_probe *p, cJSON *toolkits, const char *cand)
 		return NULL;
 	}
 	tk = toolkit_of(p, toolkits, real);
-	if (!tk) {
-		tk = el_jpush_obj(toolkits);
-		el_jset_str(tk, "home", real);
-	}
+	if (!tk)
+		tk = el_cuda_cand_add(toolkits, real, NULL);
 	add_alias(tk, cand);
 	free(real);
 	return tk;
 }
 
 /* Debian's nvidia-cuda-toolkit, when its nvcc is there; /usr/lib/cuda is its CUDA_HOME folder. */
-static void add_debian(el_probe *p, cJSON *toolkits)
+static void add_debian(el_probe *p, el_cuda_cands *toolkits)
 {
 	struct stat st;
-	cJSON *tk;
+	el_cuda_cand *tk;
 
 	if (el_root_stat(&p->root, DEB_TK_NVCC, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
-	tk = el_jpush_obj(toolkits);
-	el_jset_str(tk, "home", DEB_TK_HOME);
-	el_jset_str(tk, "layout", "debian");
+	tk = el_cuda_cand_add(toolkits, DEB_TK_HOME, "debian");
 	if (el_root_stat(&p->root, DEB_TK_LINKS, &st) == 0 && S_ISDIR(st.st_mode))
 		add_alias(tk, DEB_TK_LINKS);
 }
 
+/* By home, then in the order found (pointers into one array). */
 static int cmp_home(const void *a, const void *b)
 {
-	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-	return strcmp(el_jget_str(x, "home"), el_jget_str(y, "home"));
+	const el_cuda_cand *x = *(const el_cuda_cand *const *)a, *y = *(const el_cuda_cand *const *)b;
+	int c = strcmp(x->home, y->home);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/* Sort the toolkits by home so the order does not depend on how they were found. */
+static void sort_toolkits(el_cuda_cands *toolkits)
+{
+	el_cuda_cand **by = el_xcalloc(toolkits->n + 1, sizeof(*by)), *v;
+
+	for (size_t i = 0; i < toolkits->n; i++)
+		by[i] = &toolkits->v[i];
+	qsort(by, toolkits->n, sizeof(*by), cmp_home);
+	v = el_xcalloc(toolkits->cap ? toolkits->cap : 1, sizeof(*v));
+	for (size_t i = 0; i < toolkits->n; i++)
+		v[i] = *by[i];
+	free(by);
+	free(toolkits->v);
+	toolkits->v = v;
+}
+
+/* tk's entry in arr, with what finding it says: its layout when known, its aliases and its home. */
+static void write_toolkit(cJSON *arr, el_cuda_cand *tk)
+{
+	tk->entry = el_jpush_obj(arr);
+	el_jset_str(tk->entry, "layout", tk->layout);
+	if (tk->aliases.n) {
+		cJSON *aliases = el_jset_arr(tk->entry, "aliases");
+
+		for (size_t i = 0; i < tk->aliases.n; i++)
+			el_jpush_str(aliases, tk->aliases.v[i]);
+	}
+	el_jset_str(tk->entry, "home", tk->home);
 }
 
 /* The first nvcc in PATH (an executable regular file, as execvp finds it), in-root and unresolved, or NULL. */
@@ -490,7 +541,7 @@ static char *nvcc_home(el_probe *p, const char *nvcc, bool *debian)
  * (/opt/cuda-11.8/bin/nvcc), is a candidate like /usr/local/cuda-*, so
  * that the PATH lookup can name it.
  */
-static void add_path_toolkit(el_probe *p, cJSON *toolkits, const char *nvcc)
+static void add_path_toolkit(el_probe *p, el_cuda_cands *toolkits, const char *nvcc)
 {
 	bool debian;
 	char *home = nvcc_home(p, nvcc, &debian);
@@ -501,22 +552,22 @@ static void add_path_toolkit(el_probe *p, cJSON *toolkits, const char *nvcc)
 }
 
 /* One rule's answer in cuda.lookups; returns whether it names a recorded toolkit. */
-static bool add_lookup(cJSON *lookups, const char *rule, const char *value, cJSON *tk)
+static bool add_lookup(cJSON *lookups, const char *rule, const char *value, const el_cuda_cand *tk)
 {
 	cJSON *l = el_jpush_obj(lookups);
 
 	el_jset_str(l, "rule", rule);
 	el_jset_str(l, "value", value);
 	if (tk)
-		el_jset_str(l, "toolkit", el_jget_str(tk, "home"));
+		el_jset_str(l, "toolkit", tk->home);
 	return tk != NULL;
 }
 
 /* The toolkit a folder names (resolved), or NULL. */
-static cJSON *toolkit_named(el_probe *p, cJSON *toolkits, const char *dir)
+static el_cuda_cand *toolkit_named(el_probe *p, el_cuda_cands *toolkits, const char *dir)
 {
 	char *real = NULL;
-	cJSON *tk = NULL;
+	el_cuda_cand *tk = NULL;
 
 	if (dir[0] == '/' && el_root_realpath(&p->root, dir, &real, NULL) == 0)
 		tk = toolkit_of(p, toolkits, real);
@@ -531,10 +582,11 @@ static cJSON *toolkit_named(el_probe *p, cJSON *toolkits, const char *dir)
  * /usr/local/cuda. Each rule that names something is recorded; the first
  * that names a recorded toolkit chooses it.
  */
-static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits, const char *nvcc)
+static void choose_default(el_probe *p, cJSON *cuda, el_cuda_cands *toolkits, const char *nvcc)
 {
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
-	cJSON *lookups = el_jset_arr(cuda, "lookups"), *chosen = NULL, *tk;
+	cJSON *lookups = el_jset_arr(cuda, "lookups");
+	el_cuda_cand *chosen = NULL, *tk;
 	const char *by = NULL;
 	struct stat st;
 	bool debian;
@@ -566,26 +618,27 @@ static void choose_default(el_probe *p, cJSON *cuda, cJSON *toolkits, const char
 		}
 	}
 	if (chosen) {
-		el_jset_str(cuda, "default", el_jget_str(chosen, "home"));
+		el_jset_str(cuda, "default", chosen->home);
 		el_jset_str(cuda, "default_by", by);
-		p->cuda.default_home = el_xstrdup(el_jget_str(chosen, "home"));
+		p->cuda.default_home = el_xstrdup(chosen->home);
 	}
 }
 
 void el_probe_cuda(el_probe *p)
 {
-	cJSON *cuda = el_probe_section(p, EL_SEC_CUDA), *toolkits = el_jset_arr(cuda, "toolkits"), *tk;
+	cJSON *cuda = el_probe_section(p, EL_SEC_CUDA), *arr = el_jset_arr(cuda, "toolkits");
 	static const char *const env_vars[] = { "CUDA_HOME", "CUDA_PATH", NULL };
+	el_cuda_cands toolkits = { NULL, 0, 0 };
 	char **names = NULL, *nvcc;
 
-	el_probe_env_toolkits(p, toolkits); /* first: a CUDA_HOME naming one of them is an alias */
-	add_debian(p, toolkits);
+	el_probe_env_toolkits(p, &toolkits); /* first: a CUDA_HOME naming one of them is an alias */
+	add_debian(p, &toolkits);
 	if (el_root_list(&p->root, "/usr/local", &names, NULL) == 0)
 		for (char **n = names; *n; n++)
 			if (strcmp(*n, "cuda") == 0 || el_starts_with(*n, "cuda-")) {
 				char *c = el_path_join("/usr/local", *n);
 
-				add_candidate(p, toolkits, c);
+				add_candidate(p, &toolkits, c);
 				free(c);
 			}
 	el_strv_free(names);
@@ -593,40 +646,27 @@ void el_probe_cuda(el_probe *p)
 		const char *home = el_probe_getenv(p, *v);
 
 		if (home && home[0] == '/')
-			add_candidate(p, toolkits, home);
+			add_candidate(p, &toolkits, home);
 	}
 	if (p->opts->cuda_home)
-		add_candidate(p, toolkits, p->opts->cuda_home);
+		add_candidate(p, &toolkits, p->opts->cuda_home);
 	nvcc = nvcc_in_path(p); /* PATH is walked once, for the candidate and the lookup */
-	add_path_toolkit(p, toolkits, nvcc);
+	add_path_toolkit(p, &toolkits, nvcc);
 
-	/* sort by home so the order does not depend on how they were found */
-	{
-		int n = cJSON_GetArraySize(toolkits), i = 0;
-		cJSON **v = el_xcalloc((size_t)n + 1, sizeof(*v));
-
-		while (toolkits->child)
-			v[i++] = cJSON_DetachItemViaPointer(toolkits, toolkits->child);
-		qsort(v, (size_t)n, sizeof(*v), cmp_home);
-		for (i = 0; i < n; i++)
-			cJSON_AddItemToArray(toolkits, v[i]);
-		free(v);
-	}
+	sort_toolkits(&toolkits);
 	/* what the cuDNN probe is told: each toolkit's home and layout */
-	p->cuda.v = el_xcalloc((size_t)cJSON_GetArraySize(toolkits) + 1, sizeof(*p->cuda.v));
-	cJSON_ArrayForEach(tk, toolkits) {
+	p->cuda.v = el_xcalloc(toolkits.n + 1, sizeof(*p->cuda.v));
+	for (size_t i = 0; i < toolkits.n; i++) {
+		el_cuda_cand *tk = &toolkits.v[i];
 		el_cuda_tk *t = &p->cuda.v[p->cuda.n++];
 
-		const char *layout = el_jget_str(tk, "layout");
-
-		/* copies: probing sets the object's members anew */
-		t->home = el_xstrdup(el_jget_str(tk, "home"));
-		t->layout = layout ? el_xstrdup(layout) : NULL;
-		layout = probe_toolkit(p, t->home, t->layout, tk);
-		if (!t->layout)
-			t->layout = el_xstrdup(layout);
+		write_toolkit(arr, tk);
+		probe_toolkit(p, tk);
+		t->home = el_xstrdup(tk->home);
+		t->layout = el_xstrdup(tk->layout);
 	}
-	choose_default(p, cuda, toolkits, nvcc);
+	choose_default(p, cuda, &toolkits, nvcc);
 	free(nvcc);
-	el_jset_str(cuda, "status", cJSON_GetArraySize(toolkits) ? "present" : "absent");
+	el_jset_str(cuda, "status", toolkits.n ? "present" : "absent");
+	cands_release(&toolkits);
 }

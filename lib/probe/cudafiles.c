@@ -20,6 +20,44 @@ const char *const el_cuda_lib_prefixes[] = {
 	"libcusparse", "libnvrtc", "libnvJitLink", "libnvToolsExt", "libnccl", NULL
 };
 
+/* *slot = a copy of v (NULL: left as it is), as el_jset_str records it */
+static void keep(char **slot, const char *v)
+{
+	if (!v)
+		return;
+	free(*slot);
+	*slot = el_xstrdup(v);
+}
+
+void el_cuda_tk_version(el_cuda_cand *tk, const char *version, const char *source)
+{
+	el_jset_str(tk->entry, "version", version);
+	keep(&tk->version, version);
+	el_jset_str(tk->entry, "version_source", source);
+	keep(&tk->version_source, source);
+}
+
+void el_cuda_tk_component(el_cuda_cand *tk, cJSON *components, const char *name, const char *v)
+{
+	el_jset_str(components, name, v);
+	if (strcmp(name, "cuda_nvcc") == 0)
+		keep(&tk->cuda_nvcc, v);
+	else if (strcmp(name, "nvidia_cuda_nvcc") == 0)
+		keep(&tk->nvidia_cuda_nvcc, v);
+}
+
+/* The version nvcc says, into tk's "nvcc" and the copy kept (n bytes of v; source NULL: left as it is). */
+static void nvcc_says(el_cuda_cand *tk, cJSON *nvcc, const char *v, size_t n, const char *source)
+{
+	char *s = el_xstrndup(v, n);
+
+	el_jset_str(nvcc, "version", s);
+	keep(&tk->nvcc_version, s);
+	el_jset_str(nvcc, "version_source", source);
+	keep(&tk->nvcc_version_source, source);
+	free(s);
+}
+
 /* "10.2.89" -> "10.2" (malloc'd) */
 char *el_cuda_release_of(const char *v)
 {
@@ -42,7 +80,7 @@ static char *nvcc_mark(const char *s, void *data)
 	return strncmp(s, mark, sizeof(mark) - 1) == 0 && strstr(s, ", V") ? el_xstrdup(s + sizeof(mark) - 1) : NULL;
 }
 
-static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
+static bool nvcc_file_version(el_probe *p, const char *binary, el_cuda_cand *tk, cJSON *nvcc)
 {
 	char *rest = el_probe_file_scan(p, binary, nvcc_mark, NULL); /* "11.8, V11.8.89" */
 	const char *v = rest ? strstr(rest, ", V") : NULL;
@@ -50,8 +88,7 @@ static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
 
 	if (ok) {
 		el_jset_strn(nvcc, "release", rest, strspn(rest, "0123456789."));
-		el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
-		el_jset_str(nvcc, "version_source", binary);
+		nvcc_says(tk, nvcc, v + 3, strspn(v + 3, "0123456789."), binary);
 	}
 	free(rest);
 	return ok;
@@ -62,26 +99,22 @@ static bool nvcc_file_version(el_probe *p, const char *binary, cJSON *nvcc)
  * cuda_nvcc (11.1+), or the nvidia_cuda_nvcc dist-info (CUDA 13's
  * layout). When the toolkit's files name it, nothing is run.
  */
-static bool nvcc_component_version(cJSON *tk, cJSON *nvcc)
+static bool nvcc_component_version(el_cuda_cand *tk, cJSON *nvcc)
 {
-	const cJSON *components = el_jget(tk, "components");
-	const char *v = el_jget_str(components, "cuda_nvcc");
+	const char *v = tk->cuda_nvcc ? tk->cuda_nvcc : tk->nvidia_cuda_nvcc;
 	char *release;
 
-	if (!v)
-		v = el_jget_str(components, "nvidia_cuda_nvcc");
 	if (!v || strspn(v, "0123456789.") == 0 || !strchr(v, '.'))
 		return false;
 	release = el_cuda_release_of(v);
 	el_jset_str(nvcc, "release", release);
-	el_jset_strn(nvcc, "version", v, strspn(v, "0123456789."));
-	el_jset_str(nvcc, "version_source", el_jget_str(tk, "version_source"));
+	nvcc_says(tk, nvcc, v, strspn(v, "0123456789."), tk->version_source);
 	free(release);
 	return true;
 }
 
 /* "Cuda compilation tools, release 10.2, V10.2.89" */
-bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *layout)
+bool el_probe_cuda_nvcc(el_probe *p, const char *home, el_cuda_cand *tk, const char *layout)
 {
 	bool debian = layout && strcmp(layout, "debian") == 0;
 	char *path = debian ? el_xstrdup(DEB_TK_WRAPPER) : el_path_join(home, "bin/nvcc");
@@ -98,7 +131,10 @@ bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *la
 		free(path);
 		return false;
 	}
-	nvcc = el_jset_obj(tk, "nvcc");
+	nvcc = el_jset_obj(tk->entry, "nvcc");
+	free(tk->nvcc_version);
+	free(tk->nvcc_version_source);
+	tk->nvcc_version = tk->nvcc_version_source = NULL;
 	el_jset_str(nvcc, "path", path);
 	if (binary != path)
 		el_jset_str(nvcc, "binary", binary);
@@ -107,7 +143,7 @@ bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *la
 		return true;
 	}
 	if (!p->root.live || debian)
-		nvcc_file_version(p, binary, nvcc);
+		nvcc_file_version(p, binary, tk, nvcc);
 	if (p->root.live) {
 		const char *argv[] = { path, "--version", NULL };
 		el_buf out = EL_BUF_INIT(EL_LIMIT_SMALL);
@@ -118,7 +154,7 @@ bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *la
 			if (r)
 				el_jset_strn(nvcc, "release", r + 8, strspn(r + 8, "0123456789."));
 			if (v)
-				el_jset_strn(nvcc, "version", v + 3, strspn(v + 3, "0123456789."));
+				nvcc_says(tk, nvcc, v + 3, strspn(v + 3, "0123456789."), NULL);
 		} else {
 			el_probe_warn(p, "'%s': --version did not answer", path);
 		}

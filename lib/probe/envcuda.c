@@ -102,29 +102,27 @@ static bool cuda_conda_name(const char *name)
 }
 
 /* The env's CUDA: its version from the first of cudatoolkit, cuda-cudart, cuda-nvcc. */
-static bool conda_toolkit(el_probe *p, cJSON *tk, const char *home)
+static bool conda_toolkit(el_probe *p, el_cuda_cand *tk, const char *home)
 {
 	static const char *const versioned[] = { "cudatoolkit", "cuda-cudart", "cuda-nvcc", NULL };
-	cJSON *components = el_jset_obj(tk, "components");
+	cJSON *components = el_jset_obj(tk->entry, "components");
 	bool found = false;
 
 	for (size_t i = 0; i < p->conda.n; i++)
 		if (cuda_conda_name(p->conda.pkgs[i].name))
-			el_jset_str(components, p->conda.pkgs[i].name, p->conda.pkgs[i].version);
+			el_cuda_tk_component(tk, components, p->conda.pkgs[i].name, p->conda.pkgs[i].version);
 	for (const char *const *n = versioned; *n && !found; n++) {
 		const el_conda_pkg *pkg = conda_package(p, *n);
 		char *rec = pkg ? conda_record(p, home, pkg) : NULL;
 
 		if (pkg) {
-			el_jset_str(tk, "version", pkg->version);
-			if (rec)
-				el_jset_str(tk, "version_source", rec);
+			el_cuda_tk_version(tk, pkg->version, rec);
 			found = true;
 		}
 		free(rec);
 	}
 	el_probe_cuda_nvcc(p, home, tk, "conda");
-	el_probe_cuda_libs(p, el_jset_arr(tk, "libraries"), home);
+	el_probe_cuda_libs(p, el_jset_arr(tk->entry, "libraries"), home);
 	return found;
 }
 
@@ -169,11 +167,11 @@ static const el_dist_found *site_dist(el_probe *p, const char *site, const char 
 }
 
 /* home is <site>/nvidia: its version from nvidia-cuda-runtime*, each nvidia-* wheel a component. */
-static bool wheel_toolkit(el_probe *p, cJSON *tk, const char *home)
+static bool wheel_toolkit(el_probe *p, el_cuda_cand *tk, const char *home)
 {
 	char *site = el_path_dir(home), **names = NULL;
 	const el_dist_found *rt = site_dist(p, site, "cuda-runtime");
-	cJSON *components = el_jset_obj(tk, "components"), *libs = el_jset_arr(tk, "libraries");
+	cJSON *components = el_jset_obj(tk->entry, "components"), *libs = el_jset_arr(tk->entry, "libraries");
 	bool nvcc = false;
 
 	for (size_t i = 0; i < p->pip.n; i++) {
@@ -181,13 +179,12 @@ static bool wheel_toolkit(el_probe *p, cJSON *tk, const char *home)
 		char *norm = el_pep503_name(d->name), *s = dist_site(d);
 
 		if (strcmp(s, site) == 0 && el_starts_with(norm, "nvidia-") && !nvidia_dist(norm, "cudnn"))
-			el_jset_str(components, norm, d->version);
+			el_cuda_tk_component(tk, components, norm, d->version);
 		free(norm);
 		free(s);
 	}
 	if (rt) {
-		el_jset_str(tk, "version", rt->version);
-		el_jset_str(tk, "version_source", rt->path);
+		el_cuda_tk_version(tk, rt->version, rt->path);
 	} else {
 		el_probe_warn(p, "'%s': NVIDIA's CUDA libraries without the nvidia-cuda-runtime distribution that says their version", home);
 	}
@@ -233,29 +230,20 @@ static char *torch_lib(el_probe *p)
 }
 
 /* The CUDA runtime torch/lib carries is the one torch was built for: torch.version.cuda. */
-static bool bundled_toolkit(el_probe *p, cJSON *tk, const char *home)
+static bool bundled_toolkit(el_probe *p, el_cuda_cand *tk, const char *home)
 {
 	const el_fw_found *t = torch_entry(p);
 	const char *cuda = t ? t->cuda : NULL;
-	cJSON *libs = el_jset_arr(tk, "libraries");
+	cJSON *libs = el_jset_arr(tk->entry, "libraries");
 
 	el_probe_libraries(p, libs, home, el_cuda_lib_prefixes, NULL);
 	if (!cuda)
 		return false;
-	el_jset_str(tk, "version", cuda);
-	el_jset_str(tk, "version_source", t->path);
+	el_cuda_tk_version(tk, cuda, t->path);
 	return true;
 }
 
 /* ---- the probes' entry points ---- */
-
-static void push_env_toolkit(cJSON *toolkits, const char *home, const char *layout)
-{
-	cJSON *tk = el_jpush_obj(toolkits);
-
-	el_jset_str(tk, "home", home);
-	el_jset_str(tk, "layout", layout);
-}
 
 /* Each site dir's nvidia/ folder that holds CUDA libraries (any but cuDNN's). */
 static void each_wheel_home(el_probe *p, void (*fn)(el_probe *p, const char *home, void *data), void *data)
@@ -283,24 +271,24 @@ static void wheel_candidate(el_probe *p, const char *home, void *data)
 		}
 	el_strv_free(names);
 	if (any)
-		push_env_toolkit(data, home, "wheel");
+		el_cuda_cand_add(data, home, "wheel");
 }
 
-void el_probe_env_toolkits(el_probe *p, cJSON *toolkits)
+void el_probe_env_toolkits(el_probe *p, el_cuda_cands *toolkits)
 {
 	const char *prefix = conda_prefix(p);
 	char *lib;
 
 	if (prefix && (conda_package(p, "cudatoolkit") || conda_package(p, "cuda-cudart") ||
 		       conda_package(p, "cuda-nvcc")))
-		push_env_toolkit(toolkits, prefix, "conda");
+		el_cuda_cand_add(toolkits, prefix, "conda");
 	each_wheel_home(p, wheel_candidate, toolkits);
 	if ((lib = torch_lib(p)) != NULL && has_library(p, lib, (const char *const[]){ "libcudart", NULL }))
-		push_env_toolkit(toolkits, lib, "bundled");
+		el_cuda_cand_add(toolkits, lib, "bundled");
 	free(lib);
 }
 
-bool el_probe_env_toolkit(el_probe *p, cJSON *tk, const char *home, const char *layout)
+bool el_probe_env_toolkit(el_probe *p, el_cuda_cand *tk, const char *home, const char *layout)
 {
 	if (strcmp(layout, "conda") == 0)
 		return conda_toolkit(p, tk, home);

@@ -21,6 +21,7 @@
 #include "util/hashcache.h"
 #include "util/ldcache.h"
 #include "util/root.h"
+#include "util/vec.h"
 
 /* Read limits for the files probes read. */
 #define EL_LIMIT_SMALL (64u << 10)  /* os-release, version files, /proc entries */
@@ -347,8 +348,35 @@ extern const char *const el_cuda_lib_prefixes[];
 /* "10.2.89" -> "10.2" (malloc'd) */
 char *el_cuda_release_of(const char *v);
 
+/*
+ * A CUDA toolkit as the CUDA probes find and describe it (cuda.c,
+ * envcuda.c, cudafiles.c): what they go on with is kept here as they
+ * write it into its entry of cuda.toolkits, which is never read back.
+ */
+typedef struct {
+	char *home;                /* resolved, in-root */
+	char *layout;              /* NULL: a vendor's (recorded "vendor" once probed) */
+	el_strvec aliases;         /* the unresolved names that lead to it, but home, in the order found */
+	cJSON *entry;              /* its object in cuda.toolkits, once written */
+	char *version, *version_source;       /* as the entry records them, or NULL */
+	char *cuda_nvcc, *nvidia_cuda_nvcc;   /* its "components" of those names (the nvcc package's version), or NULL */
+	char *nvcc_version, *nvcc_version_source; /* as its "nvcc" records them, or NULL */
+} el_cuda_cand;
+
+/* The toolkits found, in the order found until cuda.c sorts them by home. */
+typedef struct {
+	el_cuda_cand *v;
+	size_t n, cap;
+} el_cuda_cands;
+
+/* Record tk's version and where it comes from (each NULL: left as it is). */
+void el_cuda_tk_version(el_cuda_cand *tk, const char *version, const char *source);
+
+/* Record one of tk's components, name at version v, in components (its "components"). */
+void el_cuda_tk_component(el_cuda_cand *tk, cJSON *components, const char *name, const char *v);
+
 /* tk's "nvcc" from home/bin/nvcc (Debian's layout: its wrapper), when there; whether it was. */
-bool el_probe_cuda_nvcc(el_probe *p, const char *home, cJSON *tk, const char *layout);
+bool el_probe_cuda_nvcc(el_probe *p, const char *home, el_cuda_cand *tk, const char *layout);
 
 /* The CUDA libraries of home's lib64, lib and targets/<arch>/lib into libs, each real folder once. */
 void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home);
@@ -360,11 +388,14 @@ void el_probe_cuda_libs(el_probe *p, cJSON *libs, const char *home);
  */
 char *el_probe_cudnn_header(el_probe *p, const char *path);
 
-/* Add the environment's CUDA installs to toolkits, with home and layout only (envcuda.c). */
-void el_probe_env_toolkits(el_probe *p, cJSON *toolkits);
+/* Add the environment's CUDA installs to toolkits, with home and layout only (envcuda.c; cuda.c adds the rest). */
+void el_probe_env_toolkits(el_probe *p, el_cuda_cands *toolkits);
+
+/* A toolkit found at home with layout (its aliases none yet), added to toolkits (cuda.c). */
+el_cuda_cand *el_cuda_cand_add(el_cuda_cands *toolkits, const char *home, const char *layout);
 
 /* Fill one of them, at home (layout conda, wheel or bundled); whether its version is known. */
-bool el_probe_env_toolkit(el_probe *p, cJSON *tk, const char *home, const char *layout);
+bool el_probe_env_toolkit(el_probe *p, el_cuda_cand *tk, const char *home, const char *layout);
 
 /* The environment's cuDNN installs into cudnn's "installs" (envcuda.c). */
 void el_probe_env_cudnn(el_probe *p, cJSON *cudnn);

@@ -2,11 +2,12 @@
  * The probes: read-only, one file per subject, each reading under the
  * root and writing its sections of the lock (el_probe_section), which
  * lib/lock assembles into the document (el_lock_build). A probe never
- * reads the document: what a later probe needs of an earlier one is
+ * reads JSON it wrote, the document or an object of its own: what it
+ * knows it keeps in C, and what a later probe needs of an earlier one is
  * handed over typed, on the context (p->py, p->conda, p->pip, p->fw,
- * p->cuda, ...), and the order that makes that valid is a table
- * (el_probe_steps) that says what each probe needs and gives, checked
- * before a probe runs. A probe that finds nothing records "status":
+ * p->cuda, ...; tools/probe-reads.sh checks it), and the order that
+ * makes that valid is a table (el_probe_steps) that says what each
+ * probe needs and gives, checked before a probe runs. A probe that finds nothing records "status":
  * "absent"; a problem with what it finds is a warning (el_probe_warn),
  * never a failure of the save.
  */

@@ -296,36 +296,6 @@ static void probe_toolkit(el_probe *p, el_cuda_cand *tk)
 	}
 }
 
-el_cuda_cand *el_cuda_cand_add(el_cuda_cands *toolkits, const char *home, const char *layout)
-{
-	el_cuda_cand *tk;
-
-	EL_GROW(toolkits->v, toolkits->n + 1, toolkits->cap);
-	tk = &toolkits->v[toolkits->n++];
-	memset(tk, 0, sizeof(*tk));
-	tk->home = el_xstrdup(home);
-	tk->layout = layout ? el_xstrdup(layout) : NULL;
-	return tk;
-}
-
-static void cands_release(el_cuda_cands *toolkits)
-{
-	for (size_t i = 0; i < toolkits->n; i++) {
-		el_cuda_cand *tk = &toolkits->v[i];
-
-		free(tk->home);
-		free(tk->layout);
-		el_strvec_release(&tk->aliases);
-		free(tk->version);
-		free(tk->version_source);
-		free(tk->cuda_nvcc);
-		free(tk->nvidia_cuda_nvcc);
-		free(tk->nvcc_version);
-		free(tk->nvcc_version_source);
-	}
-	free(toolkits->v);
-}
-
 /* The toolkit whose home, or one of whose aliases, resolves to real; NULL when none. */
 static el_cuda_cand *toolkit_of(el_probe *p, el_cuda_cands *toolkits, const char *real)
 {
@@ -668,5 +638,5 @@ void el_probe_cuda(el_probe *p)
 	choose_default(p, cuda, &toolkits, nvcc);
 	free(nvcc);
 	el_jset_str(cuda, "status", toolkits.n ? "present" : "absent");
-	cands_release(&toolkits);
+	el_cuda_cands_release(&toolkits);
 }

@@ -11,6 +11,7 @@
 #include "lock/model.h"
 #include "probe.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 #define EL_NVCC_TIMEOUT_MS 10000
@@ -27,6 +28,36 @@ static void keep(char **slot, const char *v)
 		return;
 	free(*slot);
 	*slot = el_xstrdup(v);
+}
+
+el_cuda_cand *el_cuda_cand_add(el_cuda_cands *toolkits, const char *home, const char *layout)
+{
+	el_cuda_cand *tk;
+
+	EL_GROW(toolkits->v, toolkits->n + 1, toolkits->cap);
+	tk = &toolkits->v[toolkits->n++];
+	memset(tk, 0, sizeof(*tk));
+	tk->home = el_xstrdup(home);
+	tk->layout = layout ? el_xstrdup(layout) : NULL;
+	return tk;
+}
+
+void el_cuda_cands_release(el_cuda_cands *toolkits)
+{
+	for (size_t i = 0; i < toolkits->n; i++) {
+		el_cuda_cand *tk = &toolkits->v[i];
+
+		free(tk->home);
+		free(tk->layout);
+		el_strvec_release(&tk->aliases);
+		free(tk->version);
+		free(tk->version_source);
+		free(tk->cuda_nvcc);
+		free(tk->nvidia_cuda_nvcc);
+		free(tk->nvcc_version);
+		free(tk->nvcc_version_source);
+	}
+	free(toolkits->v);
 }
 
 void el_cuda_tk_version(el_cuda_cand *tk, const char *version, const char *source)

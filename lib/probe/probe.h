@@ -392,8 +392,11 @@ char *el_probe_cudnn_header(el_probe *p, const char *path);
 /* Add the environment's CUDA installs to toolkits, with home and layout only (envcuda.c; cuda.c adds the rest). */
 void el_probe_env_toolkits(el_probe *p, el_cuda_cands *toolkits);
 
-/* A toolkit found at home with layout (its aliases none yet), added to toolkits (cuda.c). */
+/* A toolkit found at home with layout (its aliases none yet), added to toolkits. */
 el_cuda_cand *el_cuda_cand_add(el_cuda_cands *toolkits, const char *home, const char *layout);
+
+/* Free what toolkits holds. */
+void el_cuda_cands_release(el_cuda_cands *toolkits);
 
 /* Fill one of them, at home (layout conda, wheel or bundled); whether its version is known. */
 bool el_probe_env_toolkit(el_probe *p, el_cuda_cand *tk, const char *home, const char *layout);

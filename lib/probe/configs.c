@@ -161,11 +161,11 @@ static seen_file *add_seen(config_walk *w, char *key, const char *shown, bool re
 /* "a -> b -> a", from the first link holding key to the end of the chain. */
 static char *cycle_text(const config_walk *w, size_t from)
 {
-	el_buf b = EL_BUF_INIT((size_t)1 << 26); /* 1000 links of PATH_MAX fit */
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the chain's names, in memory already, joined by arrows");
 
 	for (size_t i = from; i < w->depth; i++)
-		el_buf_printf(&b, "%s -> ", w->chain[i].shown);
-	el_buf_puts(&b, w->chain[from].shown);
+		el_buf_addf(&b, "%s -> ", w->chain[i].shown);
+	el_buf_adds(&b, w->chain[from].shown);
 	return el_buf_detach(&b);
 }
 

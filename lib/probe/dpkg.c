@@ -180,10 +180,13 @@ static const char *list_of(el_probe *p, el_dpkg *d, size_t pkg)
 		if (!name)
 			continue;
 		el_buf_reset(&b);
-		el_buf_putc(&b, '\n');
-		rc = el_root_read_at(&p->root, info, name, &b, &e);
+		/* a list that leaves no room for the closing newline is too long too */
+		rc = el_buf_putc(&b, '\n');
+		if (rc == 0)
+			rc = el_root_read_at(&p->root, info, name, &b, &e);
+		if (rc == 0)
+			rc = el_buf_putc(&b, '\n');
 		if (rc == 0) {
-			el_buf_putc(&b, '\n');
 			free(d->lists[pkg]);
 			d->lists[pkg] = el_buf_detach(&b);
 			free(name);

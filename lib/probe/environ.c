@@ -98,7 +98,7 @@ static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, el_st
 
 	while (el_next_line(&pos, end, &line, &len)) {
 		const char *eq;
-		el_buf e = EL_BUF_INIT(EL_LIMIT_TEXT);
+		el_buf e = EL_BUF_FITS(EL_LIMIT_TEXT, "a line of the file, read under the same cap, less its quotes");
 
 		index++;
 		el_trim(&line, &len);
@@ -118,7 +118,7 @@ static void read_etc_environment(el_probe *p, cJSON *vars, el_strvec *all, el_st
 				v++;
 				vl -= 2;
 			}
-			el_buf_printf(&e, "%.*s=%.*s", (int)(eq - line), line, (int)vl, v);
+			el_buf_addf(&e, "%.*s=%.*s", (int)(eq - line), line, (int)vl, v);
 			add_entry(p, vars, all, rec, path, "line", index, e.data, e.len);
 		} else {
 			add_entry(p, vars, all, rec, path, "line", index, line, len);

@@ -56,7 +56,7 @@ static bool in_conda(const dist_list *l, const char *norm)
 static char *file_url_path(const char *url)
 {
 	const char *s;
-	el_buf b = EL_BUF_INIT(strlen(url) + 1);
+	el_buf b = EL_BUF_FITS(strlen(url) + 1, "decoding a URL only shortens it");
 
 	if (el_starts_with(url, "file://localhost/"))
 		s = url + 16;
@@ -68,10 +68,10 @@ static char *file_url_path(const char *url)
 		if (*s == '%' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2])) {
 			char hex[3] = { s[1], s[2], 0 };
 
-			el_buf_putc(&b, (char)strtol(hex, NULL, 16));
+			el_buf_addc(&b, (char)strtol(hex, NULL, 16));
 			s += 2;
 		} else {
-			el_buf_putc(&b, *s);
+			el_buf_addc(&b, *s);
 		}
 	}
 	return el_buf_detach(&b);

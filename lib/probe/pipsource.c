@@ -94,7 +94,9 @@ static void settings_merge(settings *into, settings *from)
 
 static void read_conf(el_probe *p, const char *path, settings *into)
 {
-	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL), val = EL_BUF_INIT(EL_LIMIT_SMALL);
+	el_buf b = EL_BUF_INIT(EL_LIMIT_SMALL);
+	el_buf val = EL_BUF_FITS(EL_LIMIT_SMALL, "a value is the file's own bytes, a newline for each line break, "
+				 "so no longer than the file, read under the same cap");
 	const char *pos, *line = NULL;
 	size_t len = 0, lineno = 0;
 	int section = -1, key = -1;
@@ -118,8 +120,8 @@ static void read_conf(el_probe *p, const char *path, settings *into)
 			if (sl && (s[0] == '#' || s[0] == ';'))
 				continue;
 			if (in_value && sl && (line[0] == ' ' || line[0] == '\t')) {
-				el_buf_putc(&val, '\n');
-				el_buf_put(&val, s, sl);
+				el_buf_addc(&val, '\n');
+				el_buf_add(&val, s, sl);
 				continue;
 			}
 			if (!sl)
@@ -153,7 +155,7 @@ static void read_conf(el_probe *p, const char *path, settings *into)
 		el_trim(&v, &vl);
 		key = key_index(s, kl);
 		in_value = true;
-		el_buf_put(&val, v, vl);
+		el_buf_add(&val, v, vl);
 	}
 	if (!bad)
 		settings_merge(into, &mine);
@@ -165,12 +167,12 @@ static void read_conf(el_probe *p, const char *path, settings *into)
 /* An excerpt of a refused value for a warning: bounded, escaped like lock text on a terminal. */
 static char *shown(const char *v)
 {
-	el_buf b = EL_BUF_INIT(1024);
+	el_buf b = EL_BUF_FITS(1024, "60 bytes escaped, 8 bytes for 2 at most, and '...'");
 	char *cut = el_xstrndup(v, 60);
 
 	el_term_text(&b, cut);
 	if (strlen(v) > 60)
-		el_buf_puts(&b, "...");
+		el_buf_adds(&b, "...");
 	free(cut);
 	return el_buf_detach(&b);
 }

@@ -280,6 +280,9 @@ char *el_kb_mmcv_build_pip(const el_kb_mmcv_build *b, const char *version);
 /* Where torch's CUDA builds come from (torch_sources, pytorch.c): the host of its pip wheels and its conda package. */
 void el_kb_torch_sources(const el_kb *kb, const char **pip_host, const char **conda_package);
 
+/* The pip index of torch's wheels of variant ("cu113", "cpu": a local version's), from torch_sources; malloc'd. *source its row's. */
+char *el_kb_torch_index_url(const el_kb *kb, const char *variant, const char **source);
+
 /*
  * The newest mmcv release in [lo, hi] (hi included when incl; NULL: no
  * bound) that has a prebuilt wheel for torch and cuda (torch NULL: any

@@ -217,3 +217,15 @@ void el_kb_torch_sources(const el_kb *kb, const char **pip_host, const char **co
 	*pip_host = el_jget_str(row, "pip_host");
 	*conda_package = el_jget_str(row, "conda_package");
 }
+
+char *el_kb_torch_index_url(const el_kb *kb, const char *variant, const char **source)
+{
+	const cJSON *t = el_kb_need_table(kb, "torch_sources"), *row = cJSON_GetArrayItem(el_jget(t, "rows"), 0);
+	const char *tmpl = el_kb_need_str(row, "pip_index", "torch_sources"), *at = strstr(tmpl, "{variant}");
+
+	if (source)
+		*source = el_kb_row_source(t, row);
+	if (!at)
+		return el_xstrdup(tmpl);
+	return el_xasprintf("%.*s%s%s", (int)(at - tmpl), tmpl, variant, at + strlen("{variant}"));
+}

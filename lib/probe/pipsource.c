@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "knowledge/knowledge.h"
 #include "lock/model.h"
 #include "lock/untrusted.h"
 #include "probe.h"
@@ -363,12 +364,9 @@ static bool all_digits(const char *s, size_t n)
 
 /*
  * torch, torchvision, torchaudio with a local version +cuXYZ or +cpu:
- * PyPI has none of those builds; PyTorch's index for the variant,
- * https://download.pytorch.org/whl/cuXYZ (a PEP 503 index), has them
- * (pytorch.org/get-started/previous-versions: "--extra-index-url
- * https://download.pytorch.org/whl/cu102" from v1.11.0 on; v1.10.1's lines
- * there use -f .../whl/cu102/torch_stable.html, the listing of the same
- * folder, v1.10.0's -f .../whl/torch_stable.html, every variant's).
+ * PyPI has none of those builds; PyTorch's index for the variant (a PEP
+ * 503 index, the knowledge's torch_sources pip_index) has them, whatever
+ * the release: older install lines name a listing of the same folder.
  */
 static bool torch_origin(cJSON *d, const el_pip_found *options, const char *norm, const char *version)
 {
@@ -380,7 +378,7 @@ static bool torch_origin(cJSON *d, const el_pip_found *options, const char *norm
 	if (!local || !((strncmp(local + 1, "cu", 2) == 0 && strlen(local + 3) >= 2 && strlen(local + 3) <= 4 &&
 			 all_digits(local + 3, strlen(local + 3))) || strcmp(local + 1, "cpu") == 0))
 		return false;
-	url = el_xasprintf("https://download.pytorch.org/whl/%s", local + 1);
+	url = el_kb_torch_index_url(el_kb_builtin(), local + 1, NULL);
 	note = el_xasprintf("inferred from the local version %s: PyTorch's index for that variant; pip records no index",
 			    local);
 	set_origin(d, options, "extra-index-url", url, note);
@@ -402,36 +400,26 @@ static char *major_minor(const char *v)
 
 /*
  * mmcv-full, or mmcv 2.x with its ops: OpenMMLab's pre-built wheels, on a
- * find-links page per CUDA and torch release
- * (https://download.openmmlab.com/mmcv/dist/{cu_version}/{torch_version}/index.html,
- * torch_version "torch" and torch's major.minor, cu_version "cu" and the
- * CUDA release without its dot, or "cpu": mmcv's
- * docs/en/get_started/installation.md; "cu102/torch1.10" in mmdetection's
- * and mmaction2's get_started for PyTorch 1.10.x and CUDA 10.2), for the
- * torch and the CUDA it was built for that the frameworks section records.
+ * find-links page per CUDA and torch release (the knowledge's
+ * mmcv_wheel_index), for the torch and the CUDA it was built for that the
+ * frameworks section records.
  */
 static void mmcv_origin(cJSON *d, const el_pip_found *options, const char *norm, const el_fw_found *torch,
 			const el_fw_found *mmcv)
 {
 	const char *tv = torch ? torch->version : NULL, *cuda = torch ? torch->cuda : NULL;
-	char *mm, *rel, *variant, *url, *note;
+	char *mm, *rel = NULL, *url, *note;
 
 	if (strcmp(norm, "mmcv-full") != 0 && !(strcmp(norm, "mmcv") == 0 && mmcv && mmcv->ops))
 		return;
 	if (!tv || !torch->present || (mm = major_minor(tv)) == NULL)
 		return;
-	if (torch->cuda_none) {
-		variant = el_xstrdup("cpu");
-	} else if (cuda && (rel = major_minor(cuda)) != NULL) {
-		char *dot = strchr(rel, '.');
-
-		variant = el_xasprintf("cu%.*s%s", (int)(dot - rel), rel, dot + 1);
-		free(rel);
-	} else {
+	if (!torch->cuda_none && (!cuda || (rel = major_minor(cuda)) == NULL)) {
 		free(mm);
 		return;
 	}
-	url = el_xasprintf("https://download.openmmlab.com/mmcv/dist/%s/torch%s/index.html", variant, mm);
+	/* the CUDA release ("10.2") or NULL, the CPU build's */
+	url = el_kb_mmcv_index_url(el_kb_builtin(), mm, rel, NULL);
 	note = torch->cuda_none
 		? el_xasprintf("inferred from torch %s without CUDA (frameworks.torch): OpenMMLab's pre-built "
 			       "wheels for it; pip records no index", mm)
@@ -440,7 +428,7 @@ static void mmcv_origin(cJSON *d, const el_pip_found *options, const char *norm,
 	set_origin(d, options, "find-links", url, note);
 	free(note);
 	free(url);
-	free(variant);
+	free(rel);
 	free(mm);
 }
 

@@ -116,6 +116,9 @@ static void known_facts(void **state)
 	url = el_kb_mmcv_index_url(kb, "2.1.2", NULL, NULL);
 	assert_string_equal(url, "https://download.openmmlab.com/mmcv/dist/cpu/torch2.1/index.html");
 	free(url);
+	url = el_kb_torch_index_url(kb, "cu102", NULL);
+	assert_string_equal(url, "https://download.pytorch.org/whl/cu102");
+	free(url);
 
 	/* sm_89 and CUDA 10.x builds: no 8.x cubin, no PTX */
 	a = el_kb_torch_arch_of(kb, "1.10.0", "10.2");

@@ -88,9 +88,7 @@ $(BUILD)/lib/verify/pyenv.o: lib/verify/programs/envcheck.py
 
 # Files that still ignore the result of a checked el_buf append (lib/util/buf.h):
 # for them alone the compiler does not insist, until they are converted.
-EL_BUF_UNCHECKED_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/condalink/*.c)) \
-	$(BUILD)/lib/lock/schema.o $(BUILD)/lib/config/lex.o $(BUILD)/lib/util/pysource.o \
-	$(BUILD)/lib/util/pybases.o $(BUILD)/cmd/cmd_diff.o $(BUILD)/lib/verify/pyenv.o
+EL_BUF_UNCHECKED_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/condalink/*.c))
 $(EL_BUF_UNCHECKED_OBJ): override EXTRA_CFLAGS += -DEL_BUF_UNCHECKED
 
 $(BUILD)/libenvlock.a: $(LIB_OBJ)

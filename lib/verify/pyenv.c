@@ -747,7 +747,7 @@ static void judge_imports(pyenv *p, const char *const *names, size_t n)
 {
 	el_verify_stage *st = stage(p, EL_VERIFY_OPENMMLAB);
 	cJSON *list = n ? el_jset_arr(st->figures, "imports") : NULL;
-	el_buf ok = EL_BUF_INIT(4096);
+	el_buf ok = EL_BUF_FITS(EL_BUF_JOIN_MAX, "the names and the versions the script printed, in memory already");
 
 	if (!n) {
 		el_verify_set(st, ENVLOCK_VERIFY_SKIPPED, "%s has no OpenMMLab codebase (mmdet, mmpose, mmpretrain, ...)", p->exp_name);
@@ -788,7 +788,7 @@ static void judge_imports(pyenv *p, const char *const *names, size_t n)
 				      names[i], names[i], locked);
 			continue;
 		}
-		el_buf_printf(&ok, "%s%s %s", ok.len ? ", " : "", names[i], version);
+		el_buf_addf(&ok, "%s%s %s", ok.len ? ", " : "", names[i], version);
 	}
 	if (ok.len)
 		el_verify_set(st, ENVLOCK_VERIFY_PASS, "%s import%s", el_buf_cstr(&ok), n > 1 ? "" : "s");

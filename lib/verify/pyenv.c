@@ -707,8 +707,9 @@ static void judge_mmcv(pyenv *p, bool asked)
 	if (cerr) {
 		el_jset_str(st->figures, "nms_cpu_error", cerr);
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "mmcv.ops.nms on the CPU: %s", cerr);
-		el_verify_fix(st, "likely cause: mmcv's compiled ops were built against another torch than the one imported (%s): reinstall mmcv-full for it",
-			      get(p, "torch_version") ? get(p, "torch_version") : "?");
+		el_verify_fix(st, "likely cause: mmcv's compiled ops were built against another torch than the one imported (%s): reinstall %s %s for it",
+			      get(p, "torch_version") ? get(p, "torch_version") : "?", mmcv_build(version, &b) ? b.package : "mmcv",
+			      version);
 		return;
 	}
 	if (!cpu)
@@ -724,12 +725,20 @@ static void judge_mmcv(pyenv *p, bool asked)
 	if (gerr) {
 		el_jset_str(st->figures, "nms_gpu_error", gerr);
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "mmcv.ops.nms on CUDA: %s", gerr);
-		if (strstr(gerr, "not compiled with GPU"))
-			el_verify_fix(st, "likely cause: mmcv-full was built without CUDA (no nvcc at build time, or without FORCE_CUDA=1): install a build for CUDA %s",
-				      get(p, "torch_cuda") ? get(p, "torch_cuda") : "?");
-		else
+		if (strstr(gerr, "not compiled with GPU") && mmcv_build(version, &b)) {
+			/* a build that forces CUDA fixes it however this one came */
+			char *cmd = el_kb_mmcv_build_pip(&b, version);
+
+			el_verify_fix(st, "likely cause: %s %s was built without CUDA (a CPU wheel, or no nvcc at its build, or CUDA not forced): rebuild it for CUDA %s: %s",
+				      b.package, version, get(p, "torch_cuda") ? get(p, "torch_cuda") : "?", cmd);
+			free(cmd);
+		} else if (strstr(gerr, "not compiled with GPU")) {
+			el_verify_fix(st, "likely cause: mmcv %s was built without CUDA (a CPU wheel, or no nvcc at its build, or CUDA not forced): rebuild it for CUDA %s",
+				      version, get(p, "torch_cuda") ? get(p, "torch_cuda") : "?");
+		} else {
 			el_verify_fix(st, "likely cause: mmcv's ops were built for another CUDA or GPU architecture than torch's (%s)",
 				      get(p, "torch_cuda") ? get(p, "torch_cuda") : "?");
+		}
 		goto done;
 	}
 	if (!gpu)

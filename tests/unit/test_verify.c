@@ -1070,9 +1070,21 @@ static void pyenv_judgement(void **state)
 	assert_string_equal(pyenv_stage(&f, EL_VERIFY_CONV)->reason,
 			    "the convolution's forward and backward on the GPU differ from the CPU's by up to 0.01 relative (1e-04 allowed)");
 	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->reason, "mmcv.ops.nms on CUDA: RuntimeError: nms is not compiled with GPU support");
-	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_MMCV)->fix, "mmcv-full was built without CUDA"));
+	/* mmcv 2.x's package with the ops is mmcv (mmcv_builds), not 1.x's mmcv-full */
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->fix,
+			    "likely cause: mmcv 2.1.0 was built without CUDA (a CPU wheel, or no nvcc at its build, or CUDA not forced): "
+			    "rebuild it for CUDA 12.1: MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install --no-build-isolation --force-reinstall "
+			    "--no-binary mmcv mmcv==2.1.0");
 	assert_int_equal(pyenv_stage(&f, EL_VERIFY_OPENMMLAB)->status, ENVLOCK_VERIFY_FAIL);
 	assert_non_null(strstr(pyenv_stage(&f, EL_VERIFY_OPENMMLAB)->fix, "outside the versions mmdet 3.2.0 accepts"));
+	fake_release(&f);
+
+	/* nms on the CPU fails: reinstall the package of mmcv 2.x's family */
+	pyenv_run(&f, live, locked, PY_HEAD PY_TORCH PY_CONV "part=mmcv\nmmcv_version=2.1.0\nmmcv_ext=1\nnms_ref_keep=0,3,4\n"
+		  "nms_cpu_error=RuntimeError: undefined symbol\npart=import\nmod.mmdet.version=3.2.0\nend=1\n", NULL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->fix,
+			    "likely cause: mmcv's compiled ops were built against another torch than the one imported (2.1.0+cu121): "
+			    "reinstall mmcv 2.1.0 for it");
 	fake_release(&f);
 
 	/* killed inside the mmcv part: it fails with why, the codebases were never reached */
@@ -1091,6 +1103,47 @@ static void pyenv_judgement(void **state)
 	assert_string_equal(pyenv_stage(&f, EL_VERIFY_TORCH)->fix, "likely cause: '/env/bin/python' is not a working Python 3 (run it to see)");
 	assert_int_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->status, ENVLOCK_VERIFY_SKIPPED);
 	fake_release(&f);
+
+	el_view_free(locked);
+	el_view_free(live);
+	cJSON_Delete(lock_doc);
+	cJSON_Delete(live_doc);
+}
+
+/* The fixes for mmcv 1.x name its package with the ops, mmcv-full (mmcv_builds). */
+static void pyenv_mmcv_full(void **state)
+{
+	const char *live_text = "{\"gpu\": {\"count\": 1, \"devices\": [{\"name\": \"NVIDIA H200\"}]}}";
+	const char *lock_text = "{\"frameworks\": {\"torch\": {\"status\": \"present\", \"version\": \"1.13.1+cu117\", \"cuda\": \"11.7\"},"
+				" \"mmcv\": {\"status\": \"present\", \"version\": \"1.7.1\", \"ops\": true}}}";
+	cJSON *live_doc = cJSON_Parse(live_text), *lock_doc = cJSON_Parse(lock_text);
+	el_view *live, *locked;
+	fake_run f;
+
+	(void)state;
+	assert_non_null(live_doc);
+	assert_non_null(lock_doc);
+	live = el_view_new(live_doc);
+	locked = el_view_new(lock_doc);
+
+#define PY_TORCH1 "torch_version=1.13.1+cu117\ntorch_file=/env/torch/__init__.py\ntorch_cuda=11.7\ntorch_cudnn=8500\n" \
+	"torch_cuda_available=1\ntorch_device_count=1\ntorch_device=NVIDIA H200\n"
+#define PY_MMCV1 "part=mmcv\nmmcv_version=1.7.1\nmmcv_file=/env/mmcv/__init__.py\nmmcv_ext=1\nnms_ref_keep=0,3,4\n"
+	pyenv_run(&f, live, locked, PY_HEAD PY_TORCH1 PY_CONV PY_MMCV1 "nms_cpu_keep=0,3,4\n"
+		  "nms_gpu_error=RuntimeError: nms is not compiled with GPU support\nend=1\n", NULL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->fix,
+			    "likely cause: mmcv-full 1.7.1 was built without CUDA (a CPU wheel, or no nvcc at its build, or CUDA not forced): "
+			    "rebuild it for CUDA 11.7: MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install --no-build-isolation --force-reinstall "
+			    "--no-binary mmcv-full mmcv-full==1.7.1");
+	fake_release(&f);
+
+	pyenv_run(&f, live, locked, PY_HEAD PY_TORCH1 PY_CONV PY_MMCV1 "nms_cpu_error=RuntimeError: undefined symbol\nend=1\n", NULL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->fix,
+			    "likely cause: mmcv's compiled ops were built against another torch than the one imported (1.13.1+cu117): "
+			    "reinstall mmcv-full 1.7.1 for it");
+	fake_release(&f);
+#undef PY_MMCV1
+#undef PY_TORCH1
 
 	el_view_free(locked);
 	el_view_free(live);
@@ -1328,6 +1381,7 @@ int main(void)
 		cmocka_unit_test(embedded_sources),
 		cmocka_unit_test(py_report_parsing),
 		cmocka_unit_test(pyenv_judgement),
+		cmocka_unit_test(pyenv_mmcv_full),
 		cmocka_unit_test(emulated_program),
 	};
 

@@ -30,6 +30,17 @@ static void add_command(sv_stack *s, char *cmd)
 	s->commands[s->ncommands++] = cmd;
 }
 
+/* The prebuilt wheel of the chosen mmcv, else the build from source with its CUDA ops (mmcv_builds); malloc'd. */
+static char *mmcv_command(const sv_problem *p, const sv_choice *c)
+{
+	el_kb_mmcv_build b;
+
+	if (c->prebuilt || !c->torch->cuda || !el_kb_mmcv_build_of(p->kb, c->mmcv->version, &b))
+		return el_kb_mmcv_pip(p->kb, c->mmcv, c->torch->torch, c->torch->cuda);
+	b.package = c->mmcv->package; /* the release's own name, as its pin has it */
+	return el_kb_mmcv_build_pip(&b, c->mmcv->version);
+}
+
 void sv_commands_build(sv_stack *s, const sv_problem *p)
 {
 	const sv_choice *c = &s->c;
@@ -44,10 +55,7 @@ void sv_commands_build(sv_stack *s, const sv_problem *p)
 	if (!c->mmcv)
 		return;
 	s->pins[s->npins++] = el_xasprintf("%s==%s", c->mmcv->package, c->mmcv->version);
-	if (c->prebuilt || !c->torch->cuda)
-		add_command(s, el_kb_mmcv_pip(p->kb, c->mmcv, c->torch->torch, c->torch->cuda));
-	else /* mmcv's own build switches: its setup.py compiles the CUDA ops only with them */
-		add_command(s, el_xasprintf("MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install %s==%s", c->mmcv->package, c->mmcv->version));
+	add_command(s, mmcv_command(p, c));
 	for (size_t i = 0; i < s->nlayers; i++)
 		if (strcmp(s->layers[i].name, "mmengine") == 0) {
 			char *pin = el_xasprintf("mmengine%s", s->layers[i].version), *arg = shell_arg(pin);

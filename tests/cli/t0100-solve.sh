@@ -155,6 +155,10 @@ mmpretrain==1.2.0" "$(grep -v '^#' req.txt)"
 check_grep "pip parses the file and asks for torch==2.3.1" "satisfies the requirement torch==2.3.1" pip.out
 "$ENVLOCK" solve --root "$box" --for mmdet==2.25.1 -o - >stdout.sh
 check_grep "-o -: the script on stdout" "^pip install mmdet==2.25.1$" stdout.sh
+# mmcv-full 1.5.0 has no wheel for torch 1.12: the box's nvcc 10.2 builds it, as mmcv_builds writes the command
+"$ENVLOCK" solve --root "$box" --for torch==1.12.1 --for mmcv-full==1.5.0 -o - >build.sh
+check_grep "an mmcv without a wheel: its build with the ops, against the torch installed" \
+	"^MMCV_WITH_OPS=1 FORCE_CUDA=1 pip install --no-build-isolation --force-reinstall --no-binary mmcv-full mmcv-full==1.5.0$" build.sh
 COLUMNS=80 "$ENVLOCK" solve --root "$box" --for mmdet==2.25.1 >wrapped.txt
 check_eq "COLUMNS=80: prose wraps at 80 columns; only commands run longer" "" \
 	"$("$PYTHON" -c 'import sys

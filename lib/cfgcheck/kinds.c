@@ -130,17 +130,23 @@ static const cJSON *scope_row(const cJSON *table, const char *name)
 }
 
 /*
- * The command that installs the package of a scope row: for an OpenMMLab
- * codebase the release that fits the mmcv here (from the knowledge), else
- * the table's words, else mim install NAME. malloc'd.
+ * The command that installs the package of a scope row (first: its first
+ * distribution): for an OpenMMLab codebase the release that fits the mmcv
+ * here (from the knowledge), else the table's words. A package no row
+ * knows (first NULL: name), or a row without words (a rules file's own
+ * table), leaves it to the rule's fix_fallback, else names what to
+ * install: the commands are the knowledge's, not envlock's. malloc'd, or
+ * NULL: the rule's fix_fallback.
  */
-static char *scope_install(const el_view *v, const cJSON *row, const char *first, const char *name)
+static char *scope_install(const el_view *v, const cJSON *rule, const cJSON *row, const char *first, const char *name)
 {
 	char *install = first ? el_fix_codebase(v, first) : NULL;
 
 	if (!install && el_jget_str(row, "install"))
 		install = el_xstrdup(el_jget_str(row, "install"));
-	return install ? install : el_xasprintf("mim install %s", first ? first : name);
+	if (!install && !el_jget_str(rule, "fix_fallback"))
+		install = el_xasprintf("install the %s package", first ? first : name);
+	return install;
 }
 
 /* The first distribution a scope row names, NULL when none; *have: one of them is installed. */
@@ -174,7 +180,7 @@ static void needs_one(envlock_findings *f, const cJSON *rule, const cJSON *table
 			continue;
 		snprintf(scope, sizeof(scope), "%.*s", (int)strcspn(n->name, "."), n->name);
 		snprintf(subject, sizeof(subject), "%s: %s", c->path, scope);
-		install = scope_install(v, row, first, scope);
+		install = scope_install(v, rule, row, first, scope);
 		el_finding_add(f, rule, subject, el_jget_str(row, "source") ? el_jget_str(row, "source")
 									    : el_jget_str(table, "source"),
 			       (const char *const[]){
@@ -898,7 +904,7 @@ static void config_chain_missing(envlock_findings *f, const cJSON *rule, const c
 			/* a scope the table knows installs as that codebase does; another package by its name */
 			const cJSON *row = scope_row(table, missing);
 
-			fix = scope_install(v, row, row ? scope_distribution(v, row, &have) : NULL, missing);
+			fix = scope_install(v, rule, row, row ? scope_distribution(v, row, &have) : NULL, missing);
 		} else {
 			fix = el_xasprintf("put %s back, or correct the _base_ that names it", missing);
 		}

@@ -261,6 +261,10 @@ run pkg_mmcv2 "$FIXTURES/mmpose-container" "$scratch/pk/configs/cls.py"
 message pkg_mmcv2.json config-chain-missing fix >pkg_mmcv2.fix
 check_grep "beside mmcv 2.1.0, the newest mmpretrain that accepts it" \
 	"^pip install mmpretrain==1.2.0, the newest mmpretrain that accepts mmcv 2.1.0 (open-mmlab/mmpretrain mmpretrain/__init__.py" pkg_mmcv2.fix
+printf "_base_ = ['foopkg::x/y.py']\n" >pk/configs/foo.py
+run pkg_foo "$FIXTURES/no-nvidia" "$scratch/pk/configs/foo.py"
+check_eq "a package no table knows: the fix names it (the install commands are the knowledge's)" \
+	"install the foopkg package" "$(message pkg_foo.json config-chain-missing fix)"
 run pkg_file seedbox "$scratch/pk/configs/rtm.py"
 check_grep "a config the package does not ship names the in-tree path" \
 	"needs the file /$site/mmdet/.mim/configs/rtmdet/rtmdet_tiny_8xb32-300e_coco.py, which the machine probed lacks" pkg_file.json

@@ -77,9 +77,10 @@ $(BUILD)/%.o: %.c $(BUILD)/CFLAGS $(wildcard include/envlock/*.h lib/*/*.h cmd/*
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# the rules and knowledge files (mk/knowledge.mk) and the nvidia/cuda tag list are compiled into the library
+# the rules and knowledge files (mk/knowledge.mk), the nvidia/cuda tag list and the Miniconda installers are compiled into the library
 $(BUILD)/lib/rules/builtin.o: rules/envlock.rules.json
 $(BUILD)/lib/export/cudatags.o: data/nvidia-cuda-tags.json
+$(BUILD)/lib/export/dockerfile.o: data/miniconda-installers.json
 $(BUILD)/lib/restore/runfiles.o: rules/cuda-runfiles.json
 # and so is verify's CUDA training program (mlp.h is a dependency of every object already)
 $(BUILD)/lib/verify/kernel.o: lib/verify/mlp.cu

@@ -9,8 +9,20 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lock/model.h"
 #include "util/text.h"
 #include "util/xalloc.h"
+
+/* The Miniconda installers by architecture, from Anaconda's own list (data/miniconda-installers.json). */
+extern const char el_miniconda_installers[];
+
+__asm__(".section .rodata\n"
+	".global el_miniconda_installers\n"
+	".type el_miniconda_installers, @object\n"
+	"el_miniconda_installers:\n"
+	".incbin \"data/miniconda-installers.json\"\n"
+	".byte 0\n"
+	".previous\n");
 
 /* A path a COPY destination can take as it is: no spaces, quotes, '$', '\\' or ".." components. */
 static bool safe_path(const char *p)
@@ -117,6 +129,38 @@ static void configs_part(el_export *e)
 	}
 }
 
+/*
+ * The RUN lines that put conda in /opt/conda: the installer of arch (the
+ * data file's first row for an arch no row names), downloaded from its
+ * folder, which lists the older installers an old base image may need.
+ */
+static void miniconda_part(el_export *e, const char *arch)
+{
+	cJSON *doc = cJSON_Parse(el_miniconda_installers), *rows = el_jget(doc, "rows"), *row, *pick = NULL;
+	const char *url, *slash, *folder;
+
+	cJSON_ArrayForEach(row, rows)
+		if (!pick && arch && strcmp(el_jget_str(row, "arch") ?: "", arch) == 0)
+			pick = row;
+	url = el_jget_str(pick ? pick : cJSON_GetArrayItem(rows, 0), "url");
+	slash = url ? strrchr(url, '/') : NULL;
+	if (!slash) { /* envlock's own data; t0033 keeps this from shipping */
+		el_buf_adds(e->out, "\n# conda itself: envlock's list of Miniconda installers has none\n");
+		cJSON_Delete(doc);
+		return;
+	}
+	/* the folder as a reader types it: host and path, no scheme, no final '/' */
+	folder = strstr(url, "://") ? strstr(url, "://") + 3 : url;
+	el_buf_addf(e->out,
+		    "\n# conda itself; every package of the environment comes from the explicit list below.\n"
+		    "# An old base image may need an older installer: %.*s lists them.\n"
+		    "ARG MINICONDA=%s\n"
+		    "RUN curl -fsSL -o /tmp/miniconda.sh %.*s${MINICONDA} \\\n"
+		    " && bash /tmp/miniconda.sh -b -p /opt/conda && rm /tmp/miniconda.sh\n",
+		    (int)(slash - folder), folder, slash + 1, (int)(slash + 1 - url), url);
+	cJSON_Delete(doc);
+}
+
 int el_export_dockerfile(el_export *e)
 {
 	const char *kind = e->v->python.kind, *prefix = e->v->python.prefix;
@@ -145,14 +189,8 @@ int el_export_dockerfile(el_export *e)
 	if (conda) {
 		char *name = el_xstrdup(envname && safe_path(envname) && !strchr(envname, '/') && strcmp(envname, "base") != 0
 					? envname : "envlock");
-		const char *a = arch && (strcmp(arch, "aarch64") == 0 || strcmp(arch, "ppc64le") == 0) ? arch : "x86_64";
 
-		el_buf_addf(e->out,
-			      "\n# conda itself; every package of the environment comes from the explicit list below.\n"
-			      "# An old base image may need an older installer: repo.anaconda.com/miniconda lists them.\n"
-			      "ARG MINICONDA=Miniconda3-latest-Linux-%s.sh\n"
-			      "RUN curl -fsSL -o /tmp/miniconda.sh https://repo.anaconda.com/miniconda/${MINICONDA} \\\n"
-			      " && bash /tmp/miniconda.sh -b -p /opt/conda && rm /tmp/miniconda.sh\n", a);
+		miniconda_part(e, arch);
 		{
 			el_buf b = EL_BUF_INIT(e->out->limit); /* a part of e->out: its cap */
 			el_buf *saved = e->out;

@@ -18,6 +18,10 @@ print(len(tags))
 PY
 check_eq "every tag in the list is <cuda>-cudnn[N]-devel-ubuntu<release>, none twice" "73" "$(cat check.out)"
 
+MINICONDA=$top/data/miniconda-installers.json
+check_eq "every Miniconda installer row names its architecture, its url and its source" "" \
+	"$("$PYTHON" -c 'import json,sys; print(" ".join(str(i) for i, r in enumerate(json.load(open(sys.argv[1]))["rows"]) if not (r.get("arch") and r.get("url", "").startswith("https://") and r.get("source"))))' "$MINICONDA")"
+
 from_of() { sed -n 's/^FROM //p' "$1"; }
 in_list() { "$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("yes" if sys.argv[2] in d["supported"]+d["unsupported"] else "no")' "$TAGS" "$1"; }
 

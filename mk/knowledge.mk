@@ -6,10 +6,13 @@
 
 comma := ,
 KB_FILES := $(sort $(wildcard knowledge/*/*.json))
-# Tables only the fix hints of envlock verify read: no finding of check
-# depends on them, so they stay out of the digest a lock's checks.rules
-# names. A table check reads never goes here.
-KB_HINTS := knowledge/openmmlab/mmcv_builds.json knowledge/pytorch/torch_sources.json
+# Tables only fix hints and install commands read (verify's hints, solve's
+# commands, restore's notes): no finding of check depends on them, so they
+# stay out of the digest a lock's checks.rules names, and a lock saved
+# before one came names the same knowledge. A table check reads never
+# goes here.
+KB_HINTS := knowledge/openmmlab/mmcv_builds.json knowledge/pytorch/torch_sources.json \
+	knowledge/nvidia/nvidia_archives.json
 KB_DIGESTED := $(filter-out $(KB_HINTS),$(KB_FILES))
 
 $(BUILD)/gen/knowledge_tables.h: FORCE

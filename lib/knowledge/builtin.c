@@ -4,7 +4,7 @@
  * file's bytes as they are, with a NUL after them. knowledge_tables.h
  * lists every file, one EL_KB_TABLE(part, table, digested) line each,
  * and EL_KB_DIGEST, the SHA-256 of each digested file's path, a NUL and
- * its bytes (all but the tables only verify's fix hints read);
+ * its bytes (all but the tables only fix hints and install commands read);
  * mk/knowledge.mk writes it from the files under knowledge/ and rebuilds
  * this object when one changes.
  */

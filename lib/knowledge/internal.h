@@ -9,7 +9,7 @@ typedef struct {
 	const char *name;
 	const char *path;
 	const char *text;
-	bool digested; /* in el_kb_files_digest: false for a table only verify's fix hints read (mk/knowledge.mk) */
+	bool digested; /* in el_kb_files_digest: false for a table only fix hints and install commands read (mk/knowledge.mk) */
 } el_kb_file;
 
 /* every table, ended by a NULL name */

@@ -248,6 +248,9 @@ const char *el_kb_code_runs_on(const el_kb_list *sm, const el_kb_list *ptx, cons
 /* The source of the rule of where a kind of GPU code ("cubin", "ptx") runs. */
 const char *el_kb_code_rule_source(const el_kb *kb, const char *code);
 
+/* The page where NVIDIA lists the earlier releases of product ("cuda_toolkit", "cudnn"; nvidia_archives), or NULL. */
+const char *el_kb_nvidia_archive(const el_kb *kb, const char *product);
+
 /* --- install commands (install.c) --- */
 
 /* pip's flag for an index option as the install pages write it: "-f", "--extra-index-url", "--index-url". */

@@ -164,3 +164,13 @@ const char *el_kb_code_rule_source(const el_kb *kb, const char *code)
 			return el_kb_row_source(t, row);
 	return NULL;
 }
+
+const char *el_kb_nvidia_archive(const el_kb *kb, const char *product)
+{
+	const cJSON *row;
+
+	cJSON_ArrayForEach(row, el_jget(el_kb_need_table(kb, "nvidia_archives"), "rows"))
+		if (strcmp(el_jget_str(row, "product") ?: "", product) == 0)
+			return el_jget_str(row, "url");
+	return NULL;
+}

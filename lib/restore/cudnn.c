@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "bundle/bundle.h"
+#include "knowledge/knowledge.h"
 #include "plan.h"
 #include "util/atomic.h"
 #include "util/error.h"
@@ -555,8 +556,10 @@ void el_plan_cudnn(envlock_restore *r, el_step *s)
 			s->n = 0;
 			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "cuDNN %s files missing from %s: %s",
 					 version ? version : "", lib_dir, el_buf_cstr(&missing));
-			el_item_note(it, "download cuDNN %s for this CUDA release from NVIDIA (https://developer.nvidia.com/rdp/cudnn-archive) and rerun with %s",
-				     version ? version : "(the locked version)", el_restore_option(r, "cudnn_archive"));
+			el_item_note(it, "download cuDNN %s for this CUDA release from NVIDIA (%s) and rerun with %s",
+				     version ? version : "(the locked version)",
+				     el_kb_nvidia_archive(el_kb_builtin(), "cudnn") ?: "its cuDNN archive",
+				     el_restore_option(r, "cudnn_archive"));
 			goto done;
 		}
 	} else {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "knowledge/knowledge.h"
 #include "lock/model.h"
 #include "plan.h"
 #include "util/xalloc.h"
@@ -35,7 +36,8 @@ void el_restore_runfile_note(envlock_restore *r, el_item *it, const char *versio
 		el_item_note(it, "download %s (%s), then rerun with %s %s, or run it yourself: sh %s %s --toolkitpath=%s; it installs no driver",
 			     file, url, el_restore_option(r, "cuda_runfile"), file, file, EL_RUNFILE_FLAGS, home);
 	else
-		el_item_note(it, "download the CUDA %s runfile from https://developer.nvidia.com/cuda-toolkit-archive, then rerun with %s FILE, or run it yourself with %s --toolkitpath=%s",
-			     version, el_restore_option(r, "cuda_runfile"), EL_RUNFILE_FLAGS, home);
+		el_item_note(it, "download the CUDA %s runfile from %s, then rerun with %s FILE, or run it yourself with %s --toolkitpath=%s",
+			     version, el_kb_nvidia_archive(el_kb_builtin(), "cuda_toolkit") ?: "NVIDIA's CUDA toolkit archive",
+			     el_restore_option(r, "cuda_runfile"), EL_RUNFILE_FLAGS, home);
 	cJSON_Delete(doc);
 }

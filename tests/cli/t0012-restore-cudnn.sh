@@ -99,6 +99,7 @@ tar -cJf cudnn.tar.xz "$top_dir"
 
 "$ENVLOCK" restore A.lock --root C --only cudnn --dry-run >plan
 check_grep "without an archive: manual, with the instruction" "rerun with --cudnn-archive FILE" plan
+check_grep "it names NVIDIA's archive page, from the knowledge (nvidia_archives)" "from NVIDIA (https://developer.nvidia.com/cudnn-archive)" plan
 "$ENVLOCK" restore A.lock --root C --only cudnn --cudnn-archive cudnn.tar.xz --yes >out 2>err
 check_status "restore from the archive" 0 $?
 check_eq "the library unpacked, same digest" "$(sha256sum libcudnn.so.8.2.1 | cut -d' ' -f1)" "$(sha256sum "C$TK/lib64/libcudnn.so.8.2.1" | cut -d' ' -f1)"

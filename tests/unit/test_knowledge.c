@@ -544,7 +544,7 @@ static void tables_are_the_files(void **state)
 		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "table")), f->name);
 		assert_true(el_kb_has_table(f->name));
 		if (!f->digested)
-			continue; /* only verify's fix hints read it: no lock's checks depend on it */
+			continue; /* only fix hints and install commands read it: no lock's checks depend on it */
 		el_sha256_update(h, f->path, strlen(f->path) + 1);
 		el_sha256_update(h, f->text, strlen(f->text));
 	}

@@ -667,8 +667,8 @@ static void judge_mmcv(pyenv *p, bool asked)
 	if (locked_version && !same_version(version, locked_version)) {
 		el_verify_set(st, ENVLOCK_VERIFY_FAIL, "a version mismatch: mmcv %s imports from '%s', but %s has mmcv %s", version,
 			      get(p, "mmcv_file") ? get(p, "mmcv_file") : "?", p->exp_name, locked_version);
-		el_verify_fix(st, "likely cause: another mmcv was installed over the locked one (mim or pip resolving a newer one): install mmcv %s",
-			      locked_version);
+		el_verify_fix(st, "likely cause: another mmcv was installed over the locked one (mim or pip resolving a newer one): install %s %s",
+			      mmcv_build(locked_version, &b) ? b.package : "mmcv", locked_version);
 		return;
 	}
 	if (ext && strcmp(ext, "0") == 0) {

@@ -1142,6 +1142,13 @@ static void pyenv_mmcv_full(void **state)
 			    "likely cause: mmcv's compiled ops were built against another torch than the one imported (1.13.1+cu117): "
 			    "reinstall mmcv-full 1.7.1 for it");
 	fake_release(&f);
+
+	/* another release over the locked one: install the locked one, by its family's package */
+	pyenv_run(&f, live, locked, PY_HEAD PY_TORCH1 PY_CONV "part=mmcv\nmmcv_version=1.7.2\nmmcv_file=/env/mmcv/__init__.py\nend=1\n", NULL);
+	assert_string_equal(pyenv_stage(&f, EL_VERIFY_MMCV)->fix,
+			    "likely cause: another mmcv was installed over the locked one (mim or pip resolving a newer one): "
+			    "install mmcv-full 1.7.1");
+	fake_release(&f);
 #undef PY_MMCV1
 #undef PY_TORCH1
 

@@ -27,8 +27,11 @@ it. Exit 0 when every cycle is explained, 1 when one is not, 2 on error.
 
 import argparse
 import os
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # the checks run in the tree: they leave nothing in it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from objsyms import symbols  # noqa: E402
 
 # The elementary cycles of one component are enumerated; a component with
 # more than this many is reported as one line naming its files.
@@ -38,26 +41,6 @@ MAX_CYCLES = 200
 def die(msg):
     print(msg, file=sys.stderr)
     sys.exit(2)
-
-
-def symbols(obj):
-    """(defined, undefined) global symbol names of one object file."""
-    try:
-        out = subprocess.run(["nm", "-P", obj], check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        die(f"file-cycles: '{obj}': nm failed: {e}")
-    defined, undefined = set(), set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) < 2:
-            continue
-        name, kind = f[0], f[1]
-        if kind == "U":
-            undefined.add(name)
-        elif kind.isupper() or kind in "vw":
-            # global definitions (and weak ones); lowercase is file-local
-            defined.add(name)
-    return defined, undefined
 
 
 def graph(build, src, folder):
@@ -72,7 +55,7 @@ def graph(build, src, folder):
         obj = os.path.join(objdir, c[:-2] + ".o")
         if not os.path.isfile(obj):
             die(f"file-cycles: '{obj}': not built (run make first)")
-        syms[c] = symbols(obj)
+        syms[c] = symbols(obj, "file-cycles")
     owner = {}
     for c in files:
         for s in syms[c][0]:

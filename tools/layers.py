@@ -34,8 +34,11 @@ Exit 0 when all point down, 1 when one does not, 2 on error.
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # the checks run in the tree: they leave nothing in it
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from objsyms import symbols  # noqa: E402
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/[^"]+"')
 
@@ -140,23 +143,6 @@ def check_includes(top, floors):
     return bad
 
 
-def nm(obj):
-    try:
-        out = subprocess.run(["nm", "-P", obj], check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        die(f"layers: '{obj}': nm failed: {e}")
-    defined, undefined = set(), set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) < 2:
-            continue
-        if f[1] == "U":
-            undefined.add(f[0])
-        elif f[1].isupper() or f[1] in "vw":
-            defined.add(f[0])
-    return defined, undefined
-
-
 def check_calls(top, build, floors):
     """Calls between folders, from the objects of the sources that exist."""
     floor = floors[0]
@@ -169,7 +155,7 @@ def check_calls(top, build, floors):
             objs.append((folder, rel[:-2] + ".o", obj))
     owner, need = {}, []
     for folder, rel, obj in objs:
-        defined, undefined = nm(obj)
+        defined, undefined = symbols(obj, "layers")
         for s in defined:
             owner.setdefault(s, (folder, rel))
         need.append((folder, rel, undefined))

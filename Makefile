@@ -5,7 +5,7 @@ PKGS    := libcjson libcrypto libgit2 libarchive libzstd
 DEBS    := build-essential pkg-config libgit2-dev libssl-dev libcjson-dev \
            libarchive-dev libzstd-dev libcmocka-dev python3 python3-jsonschema python3-yaml \
            libacl1-dev liblz4-dev python3-torch zstd python3-venv \
-           python3-pip python3-setuptools python3-wheel \
+           python3-pip python3-setuptools python3-wheel conda-package-handling \
            clang-14 libclang-rt-14-dev
 # For the report tests only (tests/cli/t004*): pdflatex with booktabs, pdftotext,
 # headless Chromium and GitHub's Markdown renderer. Large (~450 MB), so a failed

@@ -13,7 +13,8 @@ static void usage(FILE *out)
 {
 	fputs("usage: envlock restore FILE [--dry-run] [--yes] [--only STEP]... [--skip STEP]...\n"
 	      "                        [--root DIR [--chroot]] [--python EXE] [--cuda-runfile FILE]\n"
-	      "                        [--cudnn-archive FILE] [--wheels DIR] [--kit DIR|FILE] [--conda-exe EXE]\n"
+	      "                        [--cudnn-archive FILE] [--wheels DIR] [--kit DIR|FILE [--no-conda]]\n"
+	      "                        [--conda-exe EXE]"
 	      "                        [--prefix DIR | --name NAME] [--force] [--dest DIR] [--state-dir DIR] [--json]\n"
 	      "\n"
 	      "Compare the lockfile with this machine, print the steps (ok, do, manual),\n"
@@ -32,6 +33,8 @@ static void usage(FILE *out)
 	      "  --wheels DIR         pip installs from this folder only (--no-index --find-links)\n"
 	      "  --kit DIR|FILE       install with no network from `envlock pack`'s kit (a folder or .tar.zst):\n"
 	      "                       checked whole first; conda --offline from its archives, pip from its wheels\n"
+	      "  --no-conda           with --kit, envlock links the kit's conda archives itself, as conda's\n"
+	      "                       package format defines it (also what it does when no conda is found)\n"
 	      "  --conda-exe EXE      create the conda environment with this program (in the tree, under --root)\n"
 	      "  --prefix DIR         create the conda environment here instead of the locked prefix\n"
 	      "  --name NAME          create it as NAME in the locked conda install (<root>/envs/NAME)\n"
@@ -46,7 +49,7 @@ static void usage(FILE *out)
 
 enum { OPT_ONLY = 256, OPT_SKIP, OPT_ROOT, OPT_PYTHON, OPT_RUNFILE, OPT_CUDNN, OPT_WHEELS,
        OPT_CONDA_EXE, OPT_PREFIX, OPT_NAME, OPT_FORCE, OPT_DEST, OPT_STATE, OPT_JSON, OPT_DRY,
-       OPT_CHROOT, OPT_KIT };
+       OPT_CHROOT, OPT_KIT, OPT_NO_CONDA };
 
 static const cmd_choices steps = { "no such step", "steps", envlock_restore_step_count, envlock_restore_step_name };
 
@@ -73,6 +76,7 @@ static const char *option_flag(const char *option)
 		{ "root", "--root" },                 { "repo", "`envlock save --repo`" },
 		{ "chroot", "--chroot" },
 		{ "no_patch", "--no-patch" },         { "kit", "--kit" },
+		{ "no_conda", "--no-conda" },
 	};
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
@@ -95,6 +99,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		{ "cudnn-archive", required_argument, NULL, OPT_CUDNN },
 		{ "wheels", required_argument, NULL, OPT_WHEELS },
 		{ "kit", required_argument, NULL, OPT_KIT },
+		{ "no-conda", no_argument, NULL, OPT_NO_CONDA },
 		{ "conda-exe", required_argument, NULL, OPT_CONDA_EXE },
 		{ "prefix", required_argument, NULL, OPT_PREFIX },
 		{ "name", required_argument, NULL, OPT_NAME },
@@ -126,6 +131,7 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		case OPT_CUDNN: opts.cudnn_archive = optarg; break;
 		case OPT_WHEELS: opts.wheels = optarg; break;
 		case OPT_KIT: opts.kit = optarg; break;
+		case OPT_NO_CONDA: opts.no_conda = 1; break;
 		case OPT_CONDA_EXE: opts.conda_exe = optarg; break;
 		case OPT_PREFIX: opts.conda_target = optarg; break;
 		case OPT_NAME: opts.conda_name = optarg; break;
@@ -163,6 +169,14 @@ int cmd_restore(int argc, char **argv, envlock_ctx *ctx)
 		/* chroot(2) needs root: say so now, not when the conda step fails */
 		if (opts.chroot && geteuid() != 0) {
 			cmd_error("restore: --chroot needs root (chroot(2) is for root only): run envlock as root, or leave --chroot out and run the printed commands inside the tree yourself");
+			goto out;
+		}
+		if (opts.no_conda && !opts.kit) {
+			cmd_error("restore: --no-conda links a kit's conda archives: give --kit DIR|FILE too");
+			goto out;
+		}
+		if (opts.no_conda && opts.conda_exe) {
+			cmd_error("restore: give --no-conda or --conda-exe, not both");
 			goto out;
 		}
 		if (opts.kit && opts.wheels) {

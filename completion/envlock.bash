@@ -37,7 +37,7 @@ _envlock_options()
 	show) echo "--root -h --help" ;;
 	check) echo "--root --config --cfg-options --rules --json -h --help" ;;
 	diff) echo "--json --all --only --ignore -h --help" ;;
-	restore) echo "--dry-run -y --yes --only --skip --root --chroot --python --cuda-runfile --cudnn-archive --wheels --kit --conda-exe --prefix --name --force --dest --state-dir --json -h --help" ;;
+	restore) echo "--dry-run -y --yes --only --skip --root --chroot --python --cuda-runfile --cudnn-archive --wheels --kit --no-conda --conda-exe --prefix --name --force --dest --state-dir --json -h --help" ;;
 	verify) echo "--cuda-home --python --steps --cpu-only --json -h --help" ;;
 	bundle)
 		case ${2-} in

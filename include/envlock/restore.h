@@ -58,6 +58,12 @@ typedef struct {
 	const char *kit;
 	/** The conda-compatible program to create environments with; NULL: search. */
 	const char *conda_exe;
+	/**
+	 * With kit: envlock links the kit's conda archives itself, as conda's
+	 * package format defines it, and runs no conda (as it does when none
+	 * is found).
+	 */
+	int no_conda;
 	/** Create the conda environment here instead of the locked prefix. */
 	const char *conda_target;
 	/** Or under this name in the locked conda install (<root_prefix>/envs/NAME). */

@@ -4,7 +4,9 @@
  * one `envlock export --format conda-explicit` writes, in the form of
  * `conda list --explicit --md5`) by the first of micromamba, mamba or
  * conda found, so no solver runs and nothing but the locked builds is
- * installed.
+ * installed. From a kit with no conda found (or --no-conda), envlock
+ * links the kit's archives itself (lib/condalink): a reinstalled machine
+ * needs nothing but envlock and the kit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "condalink/condalink.h"
 #include "envlock/export.h"
 #include "plan.h"
 #include "util/atomic.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* "name version build" of a conda package, the identity compared. */
@@ -182,6 +186,110 @@ static int create_env(el_item *it, el_apply *ap)
 	return 0;
 }
 
+typedef struct {
+	bool replace;    /* move the existing prefix aside first */
+	char *prefix;    /* the environment's path as its programs see it (in the tree, under --root) */
+} link_job;
+
+static void link_free(void *p)
+{
+	link_job *j = p;
+
+	if (j)
+		free(j->prefix);
+	free(j);
+}
+
+/*
+ * Link the kit's archives into it->path (lib/condalink), each the kit's
+ * file checked against the lock by el_kit_open: nothing is hashed again.
+ * Under --root, the .pyc of noarch python packages need the tree's python:
+ * compiled chroot'ed with --chroot, else left to their first import.
+ */
+static int link_env(el_item *it, el_apply *ap)
+{
+	envlock_restore *r = ap->r;
+	link_job *j = it->extra;
+	const el_conda *conda = &r->lock->conda;
+	el_clink_pkg *pkgs = el_xcalloc(conda->npackages + 1, sizeof(*pkgs));
+	el_clink_opts o = { 0 };
+	el_clink_result res = { 0 };
+	struct stat st;
+	char *cmd;
+	int rc;
+
+	for (size_t i = 0; i < conda->npackages; i++) {
+		const el_conda_package *p = &conda->packages[i];
+		const el_kit_item *k = el_kit_conda(r->kit, el_path_base(p->url));
+
+		pkgs[i].archive = k->host;
+		pkgs[i].channel = p->channel;
+		pkgs[i].url = p->url;
+		pkgs[i].md5 = p->md5 ? p->md5 : k->md5[0] ? k->md5 : NULL;
+		pkgs[i].sha256 = p->sha256 ? p->sha256 : k->sha256;
+		pkgs[i].verified = true;
+	}
+	if (j->replace && lstat(it->path, &st) == 0 && el_apply_aside(ap, it, it->path, NULL) != 0) {
+		free(pkgs);
+		return -1;
+	}
+	cmd = el_xasprintf("envlock restore --kit %s (lock %s)", r->kit->shown, r->id);
+	o.prefix = j->prefix;
+	o.host_prefix = it->path;
+	o.chroot = r->root.live ? NULL : r->opts.chroot ? r->root.prefix : NULL;
+	o.no_pyc = !r->root.live && !r->opts.chroot;
+	o.history_cmd = cmd;
+	o.log_fd = ap->log_fd;
+	el_apply_journal(ap, "creating %s", it->path);
+	rc = el_clink_create(&res, ap->ctx, &o, pkgs, conda->npackages);
+	if (rc != 0) {
+		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
+	} else {
+		el_apply_log(ap, "linked %zu packages into '%s': %zu files (%zu hard links, %zu copies, %zu with the prefix replaced, %zu links), %zu entry points, %zu .pyc",
+			     res.packages, it->path, res.files, res.hardlinks, res.copies, res.patched, res.softlinks,
+			     res.entry_points, res.pycs);
+		if (res.note) {
+			el_apply_log(ap, "%s", res.note);
+			if (ap->progress) {
+				fputs("envlock: conda: ", ap->progress);
+				el_term_put(ap->progress, res.note);
+				fputc('\n', ap->progress);
+			}
+		}
+		el_apply_journal(ap, "created %s", it->path);
+	}
+	el_clink_result_release(&res);
+	free(cmd);
+	free(pkgs);
+	return rc != 0 ? -1 : 0;
+}
+
+/* The kit's missing conda packages, for the "manual" item; their count. */
+static size_t kit_missing(envlock_restore *r, el_buf *missing)
+{
+	const el_conda *conda = &r->lock->conda;
+	size_t n = 0;
+
+	for (size_t i = 0; i < conda->npackages; i++) {
+		const el_conda_package *p = &conda->packages[i];
+		const el_kit_missing *m;
+
+		if (el_kit_conda(r->kit, el_path_base(p->url)))
+			continue;
+		m = el_kit_missing_of(r->kit, "conda", p->name);
+		if (n++ >= 8)
+			continue;
+		/* a full buffer only shortens the list the note shows */
+		if (el_buf_printf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "") != 0)
+			break;
+		if (m && (m->reason || m->fetch) &&
+		    el_buf_printf(missing, " (%s%s%s)", m->reason ? m->reason : "", m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "",
+				  m->fetch ? m->fetch : "") != 0)
+			break;
+	}
+	return n;
+}
+
 void el_plan_conda(envlock_restore *r, el_step *s)
 {
 	const el_conda *conda = &r->lock->conda;
@@ -249,11 +357,47 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 			     el_restore_option(r, "conda_target"), el_restore_option(r, "conda_name"));
 		goto done;
 	}
-	exe = find_conda(r);
+	if (r->opts.no_conda && !r->kit) {
+		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "create conda environment %s (%zu packages)", target, total);
+		el_item_note(it, "envlock links conda archives itself only from a kit (%s, offline): give one, or leave %s out",
+			     el_restore_option(r, "kit"), el_restore_option(r, "no_conda"));
+		goto done;
+	}
+	exe = r->opts.no_conda ? NULL : find_conda(r);
+	if (!exe && r->kit) {
+		el_buf missing = EL_BUF_INIT(1u << 20);
+		size_t nmissing = kit_missing(r, &missing);
+		link_job *j;
+
+		if (nmissing) {
+			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: %zu of %zu locked packages are not in the kit %s",
+					 target, nmissing, total, r->kit->shown);
+			el_item_note(it, "%s%s; add them to the kit (`envlock pack` where they can be downloaded), or restore without --kit",
+				     el_buf_cstr(&missing), nmissing > 8 ? "; ..." : "");
+			el_buf_release(&missing);
+			goto done;
+		}
+		el_buf_release(&missing);
+		it = el_step_add(s, ENVLOCK_ITEM_DO, "%s conda environment %s with envlock (%zu packages, offline, linked from the kit's archives%s)",
+				 exists ? "replace" : "create", target, total, r->opts.no_conda ? "" : "; no conda found");
+		if (ours)
+			el_item_note(it, "an earlier restore began it and was interrupted: that one is moved aside first");
+		else if (exists)
+			el_item_note(it, "the existing one is moved aside first (%zu packages differ)", differ);
+		j = el_xcalloc(1, sizeof(*j));
+		j->replace = exists;
+		j->prefix = el_xstrdup(target);
+		it->path = host;
+		host = NULL;
+		it->extra = j;
+		it->free_extra = link_free;
+		it->run = link_env;
+		goto done;
+	}
 	if (!exe) {
 		it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "create conda environment %s (%zu packages)", target, total);
-		el_item_note(it, "no micromamba, mamba or conda found: install one (Miniforge provides conda and mamba) or pass %s",
-			     el_restore_option(r, "conda_exe"));
+		el_item_note(it, "no micromamba, mamba or conda found: install one (Miniforge provides conda and mamba), pass %s, or restore from a kit (%s): envlock then links it itself",
+			     el_restore_option(r, "conda_exe"), el_restore_option(r, "kit"));
 		goto done;
 	}
 	{

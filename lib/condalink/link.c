@@ -969,7 +969,8 @@ static int make_stage(cl_run *r)
 		return fail(r, NULL, ENVLOCK_EINVAL, "'%s': not a path for an environment", r->o->host_prefix);
 	}
 	*slash = '\0';
-	tmpl = el_xasprintf("%s/.%s.envlock-link.XXXXXX", *dir ? dir : "", slash + 1);
+	/* the prefix's name, shortened: the staging folder's name must fit NAME_MAX too */
+	tmpl = el_xasprintf("%s/.%.64s.envlock-link.XXXXXX", *dir ? dir : "", slash + 1);
 	if (el_mkdir_p(*dir ? dir : "/", 0755) != 0 || !mkdtemp(tmpl) || !(real = realpath(tmpl, NULL))) {
 		rc = fail(r, NULL, ENVLOCK_EIO, "'%s': cannot make a staging folder there: %s", *dir ? dir : "/",
 			  el_strerror(errno));

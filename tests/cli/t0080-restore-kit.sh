@@ -3,11 +3,10 @@
 # from an offline kit. The kit is written by tests/kit/mkkit.py from the
 # kit format (not by envlock pack), of real archives: .tar.bz2 and .conda
 # conda packages with info/index.json, wheels built by the real pip. pip is
-# the real one, in venvs made by python3 -m venv; conda is a stand-in
-# (tests/restore/standin.py), because Debian has no conda: with --offline
-# and file:// URLs it really installs (checks each archive's digest,
-# unpacks it, writes conda-meta records from info/index.json) and refuses
-# any http(s) URL. The restores run in a network namespace of their own
+# the real one, in venvs made by python3 -m venv. There is no conda:
+# envlock links the kit's archives itself (--no-conda, and no conda on
+# PATH; tests/cli/t0110 compares what it links with cph's own extraction).
+# The restores run in a network namespace of their own
 # (unshare -n: only a loopback, down). A kit that disagrees with its
 # manifest or with the lock is refused before anything runs.
 . "$(dirname "$0")/lib.sh"
@@ -17,10 +16,6 @@ cd "$scratch" || exit 1
 export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
 MKKIT=$top/tests/kit/mkkit.py
-mkdir bin && cp "$top/tests/restore/standin.py" bin/standin.py && chmod 755 bin/standin.py &&
-	ln -s standin.py bin/conda || exit 1
-CONDA=$scratch/bin/conda
-export STANDIN_LOG=$scratch/standin.log
 
 if ! command -v zstd >/dev/null 2>&1; then
 	skip "restore --kit" "no zstd program here to make the .conda archive (Debian: zstd)"
@@ -49,7 +44,7 @@ check_eq "the kit: both archives, both wheels, the lock" \
 
 # run CMD... with no network: a namespace of its own, or plainly where there is none to make
 if unshare -n true 2>/dev/null; then
-	offline() { unshare -n "$@"; }
+	offline() { env PATH=/usr/bin:/bin unshare -n "$@"; }
 	# the namespace's interfaces (/proc/net/dev is the reader's namespace's), each up or down (SIOCGIFFLAGS)
 	check_eq "the restores run with no network: a loopback only, down" "lo down" \
 		"$(unshare -n "$PYTHON" -c 'import fcntl, socket, struct
@@ -59,7 +54,7 @@ for line in open("/proc/net/dev").read().splitlines()[2:]:
     flags = struct.unpack("H", fcntl.ioctl(s, 0x8913, struct.pack("256s", name.encode()))[16:18])[0]
     print(name, "up" if flags & 1 else "down")')"
 else
-	offline() { "$@"; }
+	offline() { env PATH=/usr/bin:/bin "$@"; }
 	skip "the restores run with no network" "unshare -n fails here (needs root or user namespaces): the restores run with this machine's network"
 fi
 # restore LOCK KIT PREFIX VENV [ARGS...]: a restore of the conda and pip steps into an empty sandbox
@@ -67,7 +62,7 @@ restore() {
 	_lock=$1 _kit=$2 _prefix=$3 _venv=$4
 	shift 4
 	offline "$ENVLOCK" restore "$_lock" --kit "$_kit" --prefix "$PWD/$_prefix" --python "$PWD/$_venv/bin/python" \
-		--conda-exe "$CONDA" --state-dir "$PWD/state" --skip verify "$@"
+		--no-conda --state-dir "$PWD/state" --skip verify "$@"
 }
 pip_elkit() { "$1/bin/python" -m pip list --format=freeze 2>/dev/null | grep -i '^elkit' | sort | tr '\n' ' ' | sed 's/ $//'; }
 
@@ -75,16 +70,12 @@ pip_elkit() { "$1/bin/python" -m pip list --format=freeze 2>/dev/null | grep -i 
 /usr/bin/python3 -m venv B
 restore L.lock KIT P B --yes >out 2>err
 check_status "restore --kit into an empty sandbox, offline" 0 $?
-check_grep "conda: the kit's archives, offline" \
-	"done    create conda environment $scratch/P with conda (2 packages, offline, from the kit's archives and the lock's digests)" out
+check_grep "conda: the kit's archives, linked by envlock, offline" \
+	"done    create conda environment $scratch/P with envlock (2 packages, offline, linked from the kit's archives)" out
 check_grep "pip: hash-checked, from the kit" "done    pip install 2 pinned distributions into $scratch/B/bin/python (hash-checked)" out
 check_grep "and the plan says so" "offline from the kit's wheels, each checked by pip against the kit's sha256" out
 log=$(ls state/restore-*.log)
-check_grep "conda ran create --offline" "'$CONDA' 'create' '--yes' '--offline' '--prefix' '$scratch/P' '--file'" "$log"
-check_eq "the spec: the kit's archives by file:// URL, with the lock's md5" \
-	"file://$scratch/KIT/conda/elconda-lib-2.1.3-h4d5e6f_1.conda#$(md5sum KIT/conda/elconda-lib-2.1.3-h4d5e6f_1.conda | cut -d' ' -f1)
-file://$scratch/KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2#$(md5sum KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 | cut -d' ' -f1)" \
-	"$(grep '^file://' state/restore-*.conda-explicit.txt)"
+check_grep "the log: what was linked" "linked 2 packages into '$scratch/P': 4 files" "$log"
 check_grep "pip ran with the hashes, no index, the kit's wheels" \
 	"'--require-hashes' '--no-index' '--find-links' '$scratch/KIT/wheels' '-r'" "$log"
 check_eq "pip's requirements: each pin with the kit's sha256" \
@@ -95,13 +86,13 @@ check_eq "the .tar.bz2's and the .conda's files are in the prefix" \
 	"bin/elconda-tool include/elconda.h lib/libelconda.so.2 share/elconda-tool/README" \
 	"$(cd P && find bin include lib share -type f | sort | tr '\n' ' ' | sed 's/ $//')"
 check_eq "with their contents" "#define ELCONDA 213" "$(cat P/include/elconda.h)"
-check_eq "conda-meta: a record per package, from info/index.json, with the file:// URL it came from" \
-	"elconda-lib 2.1.3 h4d5e6f_1 1 linux-64 elconda-lib-2.1.3-h4d5e6f_1.conda file://$scratch/KIT/conda/elconda-lib-2.1.3-h4d5e6f_1.conda include/elconda.h,lib/libelconda.so.2
-elconda-tool 1.0 h1a2b3c_0 0 linux-64 elconda-tool-1.0-h1a2b3c_0.tar.bz2 file://$scratch/KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 bin/elconda-tool,share/elconda-tool/README" \
+check_eq "conda-meta: a record per package, from info/index.json, with the lock's url; the kit's file in link" \
+	"elconda-lib 2.1.3 h4d5e6f_1 1 linux-64 elconda-lib-2.1.3-h4d5e6f_1.conda $(jget L.lock conda.packages.0.url) $scratch/KIT/conda/elconda-lib-2.1.3-h4d5e6f_1.conda include/elconda.h,lib/libelconda.so.2
+elconda-tool 1.0 h1a2b3c_0 0 linux-64 elconda-tool-1.0-h1a2b3c_0.tar.bz2 $(jget L.lock conda.packages.1.url) $scratch/KIT/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 bin/elconda-tool,share/elconda-tool/README" \
 	"$("$PYTHON" -c 'import json,sys,glob
 for f in sorted(glob.glob(sys.argv[1] + "/conda-meta/*.json")):
     r = json.load(open(f))
-    print(r["name"], r["version"], r["build"], r["build_number"], r["subdir"], r["fn"], r["url"], ",".join(r["files"]))' P)"
+    print(r["name"], r["version"], r["build"], r["build_number"], r["subdir"], r["fn"], r["url"], r["link"]["source"], ",".join(sorted(r["files"])))' P)"
 check_eq "pip installed the locked versions" "elkit-alpha==1.0 elkit-beta==2.0.1" "$(pip_elkit B)"
 
 # what was restored, saved again, against the lock
@@ -111,9 +102,8 @@ st=$?
 "$ENVLOCK" diff L.lock N.lock >diff.txt
 check_status "diff of the lock and the restored machine: differences (the prefixes)" 1 $st
 check_grep "nothing breaking, nothing risky" "^0 breaking, 0 risky, " diff.txt
-# the conda records name the kit's folder as their channel, as conda records
-# a package installed from a file:// URL; the archives' md5 are the lock's,
-# so diff counts them the same packages
+# the conda records carry the lock's channel and url (the packages' origin)
+# and the archives' md5 and sha256, so diff counts them the same packages
 check_eq "no package difference: only the two prefixes" \
 	"python prefix $scratch/A -> $scratch/B
 conda prefix $scratch/S/env -> $scratch/P" \
@@ -132,21 +122,20 @@ check_grep "the environment as locked" "ok      conda environment $scratch/P: 2 
 cp -R KIT "K S%"
 restore L.lock "K S%" P3 B --only conda --yes >out 2>err
 check_status "a kit folder named 'K S%'" 0 $?
-check_eq "its archives' URLs percent-encoded (RFC 8089), read back by conda" \
-	"file://$scratch/K%20S%25/conda/elconda-lib-2.1.3-h4d5e6f_1.conda" \
-	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' P3/conda-meta/elconda-lib-2.1.3-h4d5e6f_1.json)"
+check_eq "its archives linked from there" \
+	"$scratch/K S%/conda/elconda-lib-2.1.3-h4d5e6f_1.conda" \
+	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["link"]["source"])' P3/conda-meta/elconda-lib-2.1.3-h4d5e6f_1.json)"
 
 # --- refused before anything runs ---------------------------------------------
 /usr/bin/python3 -m venv C
 # refused WHAT PATTERN KIT [LOCK]: restore exits 2 with one line on stderr matching PATTERN, nothing ran
 refused_kit() {
-	rm -f standin.log
 	restore "${4:-L.lock}" "$3" Q C --yes >out 2>err
 	check_status "$1: refused" 2 $?
 	check_eq "$1: one line" "1" "$(wc -l <err | tr -d ' ')"
 	check_grep "$1: naming what differs" "$2" err
-	check_eq "$1: nothing ran, nothing installed" "no prefix, no conda run, no pip install" \
-		"$([ -e Q ] && echo "prefix made" || echo "no prefix"), $([ -s standin.log ] && echo "conda ran" || echo "no conda run"), $([ -n "$(pip_elkit C)" ] && echo "pip installed" || echo "no pip install")"
+	check_eq "$1: nothing ran, nothing installed" "no prefix, no staging folder, no pip install" \
+		"$([ -e Q ] && echo "prefix made" || echo "no prefix"), $(ls -a | grep -q '\.envlock-link\.' && echo "staging folder" || echo "no staging folder"), $([ -n "$(pip_elkit C)" ] && echo "pip installed" || echo "no pip install")"
 }
 cp -R KIT T1
 "$PYTHON" - T1/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2 <<'EOF'
@@ -296,7 +285,7 @@ else
 	check_grep "--cuda-runfile given wins over the kit's" "cudnn-10.2-linux-x64-v8.2.1.32.tgz" out
 fi
 "$ENVLOCK" restore "$seed" --kit T13 --only conda --only pip --prefix "$PWD/Q" --python "$PWD/C/bin/python" \
-	--conda-exe "$CONDA" --state-dir "$PWD/state" --dry-run >out 2>err
+	--no-conda --state-dir "$PWD/state" --dry-run >out 2>err
 check_status "a kit without the lock's conda packages and wheels: manual" 1 $?
 check_grep "conda: how many are missing" \
 	"manual  conda environment $scratch/Q: 29 of 29 locked packages are not in the kit T13" out
@@ -399,26 +388,23 @@ else
 	skip "the build item names the gcc-N that fits" "no fixture roots (make fixtures)"
 fi
 
-# --- under --root with --chroot: the kit's archives put into the tree for its conda -----
-# (the stand-in run by the tree's own python3.11; a .tar.bz2 alone, the tree has no zstd).
-# chroot_tree ends the suite with a skip where no tree can be chroot'ed into: last.
+# --- under --root: envlock links the kit's archives into the tree from here ------------
+# (with --chroot too: only noarch python's .pyc need the tree's python, and
+# this environment has none). chroot_tree ends the suite with a skip where no
+# tree can be chroot'ed into: last.
 # the lock of an environment of the .tar.bz2 package alone (saved, so its id is its content's)
 mkdir -p S1/env/conda-meta && cp -R S/env/bin S/env/share S1/env/ && cp S/env/conda-meta/elconda-tool-* S1/env/conda-meta/
 "$ENVLOCK" save -q --conda-prefix "$PWD/S1/env" --python "$PWD/A/bin/python" -o one.lock 2>/dev/null
 "$PYTHON" "$MKKIT" kit one.lock S/archives S/wheels KC
 chroot_tree R
-id12=$(jget one.lock id | cut -c8-19)
-STANDIN_LOG=/standin.log STANDIN_FORBID=$scratch offline "$ENVLOCK" restore one.lock --kit KC --root R --chroot --only conda \
-	--conda-exe /opt/envlock-test/conda --prefix /opt/env --state-dir "$PWD/cstate" --yes >out 2>err
-check_status "restore --kit --root --chroot: conda inside the tree" 0 $?
-check_eq "conda ran there, by the tree's paths only (the stand-in refuses this machine's)" \
-	"[\"conda\", \"create\", \"--yes\", \"--offline\", \"--prefix\", \"/opt/env\", \"--file\", \"/tmp/envlock-restore-$id12.conda-explicit.txt\"]" \
-	"$(head -n 1 R/standin.log)"
-check_eq "the archive was read where the kit was put in the tree" \
-	"file:///tmp/envlock-restore-$id12.kit/conda/elconda-tool-1.0-h1a2b3c_0.tar.bz2" \
+offline "$ENVLOCK" restore one.lock --kit KC --root R --chroot --only conda \
+	--no-conda --prefix /opt/env --state-dir "$PWD/cstate" --yes >out 2>err
+check_status "restore --kit --root --chroot --no-conda: linked into the tree" 0 $?
+check_eq "the record: the lock's url, the tree's prefix nowhere but where it is" \
+	"$(jget one.lock conda.packages.0.url)" \
 	"$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' R/opt/env/conda-meta/elconda-tool-1.0-h1a2b3c_0.json)"
-check_eq "its files unpacked into the environment in the tree" "a tool" "$(cat R/opt/env/share/elconda-tool/README)"
-check_eq "the spec and the kit's files taken out of the tree's /tmp again" "" "$(ls -A R/tmp)"
+check_eq "its files in the environment in the tree" "a tool" "$(cat R/opt/env/share/elconda-tool/README)"
+check_eq "nothing put into the tree's /tmp" "" "$(ls -A R/tmp 2>/dev/null)"
 
 # and pip inside the tree: the kit's wheels put into the tree's /tmp for it (the pip
 # stand-in there checks each wheel's hash against the requirements file, as pip does)

@@ -6,10 +6,9 @@
 # archives in its package cache, distributions installed by Debian's real
 # pip, whose wheel and HTTP caches that pip filled (one distribution has no
 # wheel anywhere, so pack rebuilds it from its RECORD). pip is the real one
-# in venvs made by python3 -m venv; conda is a stand-in
-# (tests/restore/standin.py), because Debian has no conda: with --offline and
-# file:// URLs it checks each archive's digest, unpacks it and writes its
-# conda-meta record. The restores run under unshare -n (a loopback only).
+# in venvs made by python3 -m venv. There is no conda: envlock links the
+# kit's archives itself (--no-conda, and no conda on PATH). The restores
+# run under unshare -n (a loopback only).
 . "$(dirname "$0")/lib.sh"
 
 cd "$scratch" || exit 1
@@ -19,8 +18,6 @@ seed=$scratch/seed
 unset CONDA_PKGS_DIRS PIP_CACHE_DIR PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_NO_INDEX
 export PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 rm -rf "$XDG_CACHE_HOME/pip" && mkdir -p "$XDG_CACHE_HOME" && cp -R "$seed/pipcache" "$XDG_CACHE_HOME/pip"
-mkdir bin && cp "$top/tests/restore/standin.py" bin/standin.py && chmod 755 bin/standin.py && ln -s standin.py bin/conda || exit 1
-CONDA=$scratch/bin/conda
 
 if unshare -n true 2>/dev/null; then
 	offline() { unshare -n "$@"; }
@@ -49,12 +46,12 @@ rm -rf "$XDG_CACHE_HOME/pip" "$seed/pipcache" "$seed/wheels" "$seed/env/pkgs"
 for kit in KIT kit.tar.zst; do
 	rm -rf P B state N.lock
 	/usr/bin/python3 -m venv B
-	offline "$ENVLOCK" restore L.lock --kit "$PWD/$kit" --prefix "$PWD/P" --python "$PWD/B/bin/python" \
-		--conda-exe "$CONDA" --state-dir "$PWD/state" --skip verify --skip repos --yes >out 2>err
+	offline env PATH=/usr/bin:/bin "$ENVLOCK" restore L.lock --kit "$PWD/$kit" --prefix "$PWD/P" --python "$PWD/B/bin/python" \
+		--no-conda --state-dir "$PWD/state" --skip verify --skip repos --yes >out 2>err
 	st=$?
 	check_status "$kit: restore --kit, offline" 0 $st
 	[ $st = 0 ] || { sed 's/^/#   /' out err | head -n 40; continue; }
-	check_grep "$kit: conda from the kit's archives" "^  done    create conda environment $scratch/P with conda (3 packages, offline" out
+	check_grep "$kit: conda from the kit's archives" "^  done    create conda environment $scratch/P with envlock (3 packages, offline" out
 	check_eq "$kit: each conda package's files, as the locked environment has them" "same" \
 		"$("$PYTHON" -c 'import filecmp, glob, json, os, sys
 def files(prefix):

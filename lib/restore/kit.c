@@ -6,6 +6,9 @@
  * envlock.kit.json listing every file with its size and digests. A kit
  * may also be a .tar.zst of that folder written by envlock's bundle
  * writer; it is unpacked (safely, digests checked) into the state folder.
+ * The bundle's MANIFEST.json comes first in that stream and every file is
+ * checked against it as it streams; those digests are the ones the kit's
+ * manifest and the lock are compared with, so a 2 GB kit is read once.
  *
  * A kit comes from elsewhere and is untrusted like a lock: its manifest
  * is size-limited, every path in it is one plain file name under its
@@ -164,6 +167,52 @@ static void remove_tree(const char *dir)
 }
 
 /*
+ * The digests envlock_bundle_extract checked each file of the kit against
+ * as it streamed: the bundle's MANIFEST.json, which it wrote into dest
+ * (a folder of ours, mode 0700). Files it does not list as stored are
+ * hashed again by check_items.
+ */
+static void read_streamed(el_kit *k, const char *dest, const char *top)
+{
+	el_buf b = EL_BUF_INIT(EL_KIT_MANIFEST_MAX * 4);
+	char *path = el_path_join(dest, "MANIFEST.json");
+	size_t tl = strlen(top);
+	const cJSON *files, *el;
+	cJSON *doc = NULL;
+	int e, i;
+
+	if (read_plain(path, &b, &e) != 0 || !(doc = cJSON_ParseWithLength(b.data ? b.data : "", b.len)))
+		goto done;
+	files = el_jget(doc, "files");
+	EL_EACH(files, i, el) {
+		const char *p = el_jget_str(el, "path"), *sha = el_jget_str(el, "sha256"), *type = el_jget_str(el, "type");
+		long long size = el_jget_int(el, "size", -1);
+		el_kit_streamed *st;
+
+		if (!p || !sha || el_bad_sha256(sha) || !type || strcmp(type, "file") != 0 || size < 0 ||
+		    !el_jget_bool(el, "stored", false) || strncmp(p, top, tl) != 0 || p[tl] != '/')
+			continue;
+		EL_GROW(k->streamed, k->nstreamed + 1, k->streamed_cap);
+		st = &k->streamed[k->nstreamed++];
+		st->path = el_xstrdup(p + tl + 1);
+		snprintf(st->sha256, sizeof(st->sha256), "%s", sha);
+		st->size = (uint64_t)size;
+	}
+done:
+	cJSON_Delete(doc);
+	el_buf_release(&b);
+	free(path);
+}
+
+static const el_kit_streamed *streamed_of(const el_kit *k, const char *path)
+{
+	for (size_t i = 0; i < k->nstreamed; i++)
+		if (strcmp(k->streamed[i].path, path) == 0)
+			return &k->streamed[i];
+	return NULL;
+}
+
+/*
  * Unpack a .tar.zst kit into <state_dir>/kit-<lock id>: a fresh folder
  * each time (the one of an earlier run replaced), then the one folder
  * at its top beside the bundle's envlock.lock.json and MANIFEST.json.
@@ -227,6 +276,7 @@ static int unpack(el_kit *k, envlock_ctx *ctx, const char *archive, const char *
 	}
 	k->dir = el_path_join(dest, top);
 	k->shown = el_xasprintf("%s/%s", archive, top);
+	read_streamed(k, dest, top);
 	rc = 0;
 done:
 	el_interrupt_poll_end();
@@ -372,6 +422,9 @@ static void digest_job(size_t i, void *data)
 {
 	kit_digest *d = &((kit_digest *)data)[i];
 
+	/* rc 1: not checked yet (0: its digests are known already) */
+	if (d->rc != 1)
+		return;
 	d->rc = digest_file(d->it->host, d->want_md5, &d->size, d->sha, d->md5, &d->err);
 }
 
@@ -486,7 +539,7 @@ static int check_item(el_kit *k, envlock_ctx *ctx, kit_digest *dg, const el_view
 static int check_items(el_kit *k, envlock_ctx *ctx, const el_view *v, unsigned uses)
 {
 	kit_digest *d = el_xcalloc(k->n + 1, sizeof(*d));
-	size_t *where = el_xcalloc(k->n + 1, sizeof(*where)), n = 0;
+	size_t *where = el_xcalloc(k->n + 1, sizeof(*where)), n = 0, hashed = 0;
 	int rc = 0;
 
 	for (size_t i = 0; i < k->n; i++)
@@ -496,6 +549,22 @@ static int check_items(el_kit *k, envlock_ctx *ctx, const el_view *v, unsigned u
 			d[n].want_md5 = k->items[i].kind == EL_KIT_CONDA && (!p || !p->sha256);
 			d[n++].it = &k->items[i];
 		}
+	/* checked while the archive streamed: its digests stand, unless an md5 is wanted too */
+	for (size_t j = 0; j < n; j++) {
+		const el_kit_streamed *st = d[j].want_md5 ? NULL : streamed_of(k, d[j].it->path);
+		struct stat sb;
+
+		if (st && lstat(d[j].it->host, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == st->size) {
+			d[j].size = st->size;
+			memcpy(d[j].sha, st->sha256, sizeof(d[j].sha));
+		} else {
+			d[j].rc = 1;
+			hashed++;
+		}
+	}
+	if (k->nstreamed && hashed)
+		fprintf(stderr, "envlock: restore: kit '%s': %zu file%s not checked while it was unpacked: read a second time\n",
+			k->shown, hashed, hashed == 1 ? "" : "s");
 	qsort(d, n, sizeof(*d), cmp_digest_size);
 	el_pool_run(n, el_pool_default_threads(), digest_job, d);
 	for (size_t j = 0; j < n; j++)
@@ -828,6 +897,9 @@ void el_kit_free(el_kit *k)
 		free(k->missing[i].reason);
 		free(k->missing[i].fetch);
 	}
+	for (size_t i = 0; i < k->nstreamed; i++)
+		free(k->streamed[i].path);
+	free(k->streamed);
 	free(k->items);
 	free(k->missing);
 	free(k->dir);

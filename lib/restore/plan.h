@@ -64,8 +64,17 @@ typedef struct {
 	char *kind, *name, *version, *reason, *fetch;
 } el_kit_missing;
 
+/* A file of a .tar.zst kit as unpacking checked it against the archive's manifest, while it streamed. */
+typedef struct {
+	char *path;               /* in the kit folder */
+	char sha256[EL_SHA256_HEX];
+	uint64_t size;
+} el_kit_streamed;
+
 typedef struct {
 	char *shown;              /* the kit as the user named it (an archive: ARCHIVE/TOP) */
+	el_kit_streamed *streamed; /* a .tar.zst kit: its files' digests, checked as it was unpacked */
+	size_t nstreamed, streamed_cap;
 	char *dir;                /* host path of the kit folder, real */
 	el_kit_item *items;
 	size_t n, cap;

@@ -107,6 +107,18 @@ restore kit.tar.zst P2 --yes >out 2>err
 check_status "restore --kit kit.tar.zst with no conda found" 0 $?
 check_grep "envlock linked it, saying why" "with envlock (4 packages, offline, linked from the kit's archives; no conda found)" out
 check_eq "the same files" "" "$("$PYTHON" "$MK" check "$PWD/P2" "$XY" pkgs/*)"
+# the .tar.zst kit is read once: each file checked against the bundle's manifest as it streams
+if command -v strace >/dev/null 2>&1; then
+	# LeakSanitizer cannot run under ptrace (make asan): leaks are checked by the runs without strace
+	env PATH=$NOCONDA ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -y -e trace=read,pread64 -o io.trace \
+		"$ENVLOCK" restore L.lock --prefix "$PWD/P3" --only conda --state-dir "$PWD/state3" --kit kit.tar.zst --yes >out 2>err
+	check_status "restore --kit kit.tar.zst under strace" 0 $?
+	check_eq "the kit's bytes read once" "$(stat -c %s kit.tar.zst)" \
+		"$(grep -F "<$scratch/kit.tar.zst>" io.trace | sed -n 's/.* = \([0-9][0-9]*\)$/\1/p' | awk '{s += $1} END {print s + 0}')"
+	check_eq "and no line about a second read" "0" "$(grep -c 'read a second time' err)"
+else
+	skip "the .tar.zst kit is read once" "no strace here"
+fi
 
 # --- refused, one line naming the archive, nothing left ------------------------------
 long=$scratch/$(printf 'x%.0s' $(seq 120))/$(printf 'y%.0s' $(seq 120))/env

@@ -526,7 +526,26 @@ static int check_package(cl_run *r, cl_pkg *p)
 	return 0;
 }
 
-/* Make the folders of rel under the staging prefix: each one a folder of ours, never a link. */
+/*
+ * A link an earlier package made (lib64 -> lib) that leads to a folder in
+ * the staging prefix, wherever its chain goes on the way: a path through
+ * it stays in the environment, as conda writes through such links.
+ */
+static bool link_to_own_dir(cl_run *r, const char *host, const struct stat *lst)
+{
+	size_t sl = strlen(r->stage_prefix);
+	char *real;
+	bool inside;
+	struct stat st;
+
+	if (!S_ISLNK(lst->st_mode) || !(real = realpath(host, NULL)))
+		return false;
+	inside = strncmp(real, r->stage_prefix, sl) == 0 && real[sl] == '/' && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+	free(real);
+	return inside;
+}
+
+/* Make the folders of rel under the staging prefix: each one a folder of ours, or a link to one. */
 static int make_parents(cl_run *r, const char *rel)
 {
 	const char *slash = strrchr(rel, '/');
@@ -548,7 +567,8 @@ static int make_parents(cl_run *r, const char *rel)
 		if (c != '/' && c != '\0')
 			continue;
 		*p = '\0';
-		if (mkdir(host, 0755) != 0 && (errno != EEXIST || lstat(host, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		if (mkdir(host, 0755) != 0 && (errno != EEXIST || lstat(host, &st) != 0 ||
+					       (!S_ISDIR(st.st_mode) && !link_to_own_dir(r, host, &st)))) {
 			rc = -1;
 			errno = errno == EEXIST ? ENOTDIR : errno;
 		}

@@ -420,6 +420,38 @@ static void test_link_outside(void **state)
 	fixture_end(&f);
 }
 
+/* A folder link an earlier package made (lib64 -> lib) is written through, as conda does; one out of the prefix is not. */
+static void test_dir_link(void **state)
+{
+	fixture f;
+	el_clink_result res;
+	char path[4096];
+	char *s;
+	const ent a[] = {
+		{ "info/index.json", 'f', "{\"name\": \"elc-lib\", \"version\": \"1.0\", \"build\": \"h0_0\"}", 0 },
+		{ "info/files", 'f', "lib/.keep\nlib64\n", 0 },
+		{ "lib/.keep", 'f', "", 1 },
+		{ "lib64", 'l', "lib", 0 },
+	};
+	const ent b[] = {
+		{ "info/index.json", 'f', "{\"name\": \"elc-old\", \"version\": \"0.9\", \"build\": \"0\"}", 0 },
+		{ "info/files", 'f', "lib64/x.so\n", 0 },
+		{ "lib64/x.so", 'f', "x\n", 0 },
+	};
+
+	(void)state;
+	fixture_begin(&f, lib_paths, 0);
+	write_tar_bz2(f.lib, a, 4, 0);
+	write_tar_bz2(f.old, b, 3, 0);
+	assert_int_equal(create(&f, &res, 2), 0);
+	snprintf(path, sizeof(path), "%s/lib/x.so", f.prefix);
+	s = slurp(path, NULL);
+	assert_string_equal(s, "x\n");
+	free(s);
+	el_clink_result_release(&res);
+	fixture_end(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_create),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_link_outside),
+		cmocka_unit_test(test_dir_link),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -166,9 +166,11 @@ check_eq "one line naming it" "1" "$(grep -c "kit 'T1/conda/elc-old-0.9-0.tar.bz
 check_eq "nothing made" "no prefix" "$([ -e Q ] && echo prefix || echo no prefix)"
 
 # --- interrupted: nothing half-made; the journal and log stay ---------------------------
+# (one SIGINT to envlock, as Ctrl-C sends it: timeout without --foreground sends a
+# second one to the whole group, and a second signal kills at once, by design)
 if command -v timeout >/dev/null 2>&1; then
 	rm -rf state2
-	env PATH=$NOCONDA timeout -s INT 0.3 "$ENVLOCK" restore L.lock --prefix "$PWD/P4" --only conda --state-dir "$PWD/state2" \
+	env PATH=$NOCONDA timeout --foreground -s INT 0.3 "$ENVLOCK" restore L.lock --prefix "$PWD/P4" --only conda --state-dir "$PWD/state2" \
 		--kit KIT --no-conda --yes >out 2>err
 	st=$?
 	if [ -e P4 ]; then

@@ -150,10 +150,6 @@ static void unpack_job(size_t i, void *data)
 			return;
 		}
 	}
-	if (mkdir(p->cache, 0755) != 0) {
-		p->err = el_xasprintf("'%s': %s", p->cache, el_strerror(errno));
-		return;
-	}
 	el_clink_unpack(p);
 }
 
@@ -177,29 +173,21 @@ static cl_path *find_path(cl_pkg *p, const char *path)
 	return NULL;
 }
 
-/* A file of info/ (capped), parsed as JSON; NULL with *missing when it is not there. */
-static cJSON *info_json(cl_run *r, cl_pkg *p, const char *rel, bool *missing, int *rc)
+/* A file of info/ (read as it streamed by, capped), parsed as JSON; NULL with *missing when it is not there. */
+static cJSON *info_json(cl_run *r, cl_pkg *p, int k, bool *missing, int *rc)
 {
-	el_buf b = EL_BUF_INIT(EL_CLINK_META_MAX);
-	char *path = el_path_join(p->cache, rel);
+	const el_buf *b = &p->info[k];
 	cJSON *doc = NULL;
 
-	*missing = false;
+	*missing = !p->has_info[k];
 	*rc = 0;
-	if (read_cached(path, &b) != 0) {
-		if (errno == ENOENT)
-			*missing = true;
-		else
-			*rc = fail(r, p, ENVLOCK_EPARSE, "%s: %s", rel, errno == EFBIG ? "larger than the limit of 64 MiB"
-								    : errno == EINVAL ? "not a regular file"
-								    : el_strerror(errno));
-	} else if (!(doc = cJSON_ParseWithLength(b.data ? b.data : "", b.len)) || !cJSON_IsObject(doc)) {
+	if (*missing)
+		return NULL;
+	if (!(doc = cJSON_ParseWithLength(b->data ? b->data : "", b->len)) || !cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
 		doc = NULL;
-		*rc = fail(r, p, ENVLOCK_EPARSE, "%s: not a JSON object", rel);
+		*rc = fail(r, p, ENVLOCK_EPARSE, "%s: not a JSON object", el_clink_info_names[k]);
 	}
-	el_buf_release(&b);
-	free(path);
 	return doc;
 }
 
@@ -292,33 +280,20 @@ static int has_prefix_line(cl_run *r, cl_pkg *p, const char *line, size_t len)
 }
 
 /* One path per line of an info/ text file: each handed to fn. */
-static int info_lines(cl_run *r, cl_pkg *p, const char *rel, bool *missing,
+static int info_lines(cl_run *r, cl_pkg *p, int k, bool *missing,
 		      int (*fn)(cl_run *r, cl_pkg *p, const char *line, size_t len))
 {
-	el_buf b = EL_BUF_INIT(EL_CLINK_META_MAX);
-	char *path = el_path_join(p->cache, rel);
-	const char *pos, *line;
+	const el_buf *b = &p->info[k];
+	const char *pos = b->data ? b->data : "", *line;
 	size_t len;
 	int rc = 0;
 
-	*missing = false;
-	if (read_cached(path, &b) != 0) {
-		if (errno == ENOENT)
-			*missing = true;
-		else
-			rc = fail(r, p, ENVLOCK_EPARSE, "%s: %s", rel, errno == EFBIG ? "larger than the limit of 64 MiB"
-								   : el_strerror(errno));
-		goto done;
-	}
-	pos = b.data ? b.data : "";
-	while (rc == 0 && el_next_line(&pos, (b.data ? b.data : "") + b.len, &line, &len)) {
+	*missing = !p->has_info[k];
+	while (rc == 0 && !*missing && el_next_line(&pos, (b->data ? b->data : "") + b->len, &line, &len)) {
 		el_trim(&line, &len);
 		if (len && line[0] != '#')
 			rc = fn(r, p, line, len);
 	}
-done:
-	el_buf_release(&b);
-	free(path);
 	return rc;
 }
 
@@ -354,7 +329,7 @@ static int read_link_json(cl_run *r, cl_pkg *p)
 	const cJSON *noarch, *eps, *el;
 	bool missing;
 	int rc, i;
-	cJSON *doc = info_json(r, p, "info/link.json", &missing, &rc);
+	cJSON *doc = info_json(r, p, CL_INFO_LINK, &missing, &rc);
 
 	if (!doc)
 		return rc;
@@ -418,7 +393,7 @@ static int read_package(cl_run *r, cl_pkg *p)
 	int rc;
 	const char *noarch;
 
-	p->index = info_json(r, p, "info/index.json", &missing, &rc);
+	p->index = info_json(r, p, CL_INFO_INDEX, &missing, &rc);
 	if (rc)
 		return rc;
 	if (missing)
@@ -431,7 +406,7 @@ static int read_package(cl_run *r, cl_pkg *p)
 		return fail(r, p, ENVLOCK_EPARSE, "info/index.json: no valid name, version and build");
 	noarch = el_jget_str(p->index, "noarch");
 	p->noarch_python = noarch && strcmp(noarch, "python") == 0;
-	doc = info_json(r, p, "info/paths.json", &missing, &rc);
+	doc = info_json(r, p, CL_INFO_PATHS, &missing, &rc);
 	if (rc)
 		return rc;
 	if (doc) {
@@ -441,12 +416,12 @@ static int read_package(cl_run *r, cl_pkg *p)
 			return rc;
 	} else {
 		/* before paths.json: info/files, info/has_prefix, info/no_link (conda/gateways/disk/read.py) */
-		if ((rc = info_lines(r, p, "info/files", &missing, files_line)) != 0)
+		if ((rc = info_lines(r, p, CL_INFO_FILES, &missing, files_line)) != 0)
 			return rc;
 		if (missing)
 			return fail(r, p, ENVLOCK_EPARSE, "neither info/paths.json nor info/files: not a conda package");
-		if ((rc = info_lines(r, p, "info/has_prefix", &missing, has_prefix_line)) != 0 ||
-		    (rc = info_lines(r, p, "info/no_link", &missing, no_link_line)) != 0)
+		if ((rc = info_lines(r, p, CL_INFO_HAS_PREFIX, &missing, has_prefix_line)) != 0 ||
+		    (rc = info_lines(r, p, CL_INFO_NO_LINK, &missing, no_link_line)) != 0)
 			return rc;
 	}
 	return read_link_json(r, p);
@@ -461,10 +436,8 @@ static int check_package(cl_run *r, cl_pkg *p)
 		return fail(r, p, ENVLOCK_EINVAL, "a noarch python package, and no python package among the environment's");
 	for (size_t i = 0; i < p->npaths; i++) {
 		cl_path *x = &p->paths[i];
-		char *cached, target[4096];
+		const cl_entry *e;
 		const char *why;
-		struct stat st;
-		ssize_t tl;
 
 		if ((why = el_bad_rel_path(x->path)) != NULL || strncmp(x->path, "info/", 5) == 0 ||
 		    strcmp(x->path, "info") == 0)
@@ -473,29 +446,16 @@ static int check_package(cl_run *r, cl_pkg *p)
 		x->dest = p->noarch_python ? el_clink_noarch_path(x->path, r->xy) : el_xstrdup(x->path);
 		if (strncmp(x->dest, "conda-meta/", 11) == 0)
 			return fail(r, p, ENVLOCK_EINVAL, "path '%s': conda-meta/ is the environment's records", x->path);
-		cached = el_path_join(p->cache, x->path);
-		if (lstat(cached, &st) != 0) {
-			free(cached);
+		if (!(e = el_clink_entry(p, x->path)))
 			return fail(r, p, ENVLOCK_EPARSE, "path '%s' is listed in info/ and not in the archive", x->path);
-		}
-		if (S_ISLNK(st.st_mode)) {
+		x->ent = e;
+		if (e->target) {
 			x->kind = CL_SOFTLINK;
-			tl = readlink(cached, target, sizeof(target) - 1);
-			if (tl < 0 || (size_t)tl >= sizeof(target) - 1) {
-				free(cached);
-				return fail(r, p, ENVLOCK_EPARSE, "path '%s': a link that cannot be read", x->path);
-			}
-			target[tl] = '\0';
-			if (!el_clink_link_inside(x->dest, target, r->o->prefix)) {
-				free(cached);
-				return fail(r, p, ENVLOCK_EINVAL, "path '%s': a link to '%s', outside the environment", x->path, target);
-			}
-		} else if (!S_ISREG(st.st_mode) || x->kind == CL_SOFTLINK) {
-			free(cached);
-			return fail(r, p, ENVLOCK_EPARSE, "path '%s': %s in the archive", x->path,
-				    S_ISREG(st.st_mode) ? "listed as a link, a file" : "not a file");
+			if (!el_clink_link_inside(x->dest, e->target, r->o->prefix))
+				return fail(r, p, ENVLOCK_EINVAL, "path '%s': a link to '%s', outside the environment", x->path, e->target);
+		} else if (x->kind == CL_SOFTLINK) {
+			return fail(r, p, ENVLOCK_EPARSE, "path '%s': listed as a link, a file in the archive", x->path);
 		}
-		free(cached);
 		if (x->placeholder && x->kind != CL_SOFTLINK) {
 			size_t phl = strlen(x->placeholder);
 
@@ -655,7 +615,7 @@ static int link_patched(cl_run *r, cl_pkg *p, cl_path *x, const char *src, const
 /* Pass 3 for one path: into the staging prefix. */
 static int link_path(cl_run *r, cl_pkg *p, cl_path *x)
 {
-	char *src = el_path_join(p->cache, x->path), *dst = el_path_join(r->stage_prefix, x->dest);
+	char *src = x->kind == CL_SOFTLINK ? NULL : el_clink_cached(p, x->ent), *dst = el_path_join(r->stage_prefix, x->dest);
 	struct stat st;
 	int rc = 0, in;
 
@@ -670,20 +630,13 @@ static int link_path(cl_run *r, cl_pkg *p, cl_path *x)
 	}
 	r->res->files++;
 	if (x->kind == CL_SOFTLINK) {
-		char target[4096];
-		ssize_t tl = readlink(src, target, sizeof(target) - 1);
-
-		if (tl < 0 || (target[tl] = '\0', symlink(target, dst) != 0))
+		if (symlink(x->ent->target, dst) != 0)
 			rc = fail(r, p, ENVLOCK_EIO, "path '%s': %s", x->dest, el_strerror(errno));
 		r->res->softlinks++;
 		goto done;
 	}
-	if (lstat(src, &st) != 0) {
-		rc = fail(r, p, ENVLOCK_EIO, "path '%s': %s", x->path, el_strerror(errno));
-		goto done;
-	}
 	if (x->placeholder) {
-		rc = link_patched(r, p, x, src, dst, st.st_mode & 0777);
+		rc = link_patched(r, p, x, src, dst, x->ent->mode);
 		goto done;
 	}
 	if (!x->no_link && link(src, dst) == 0) {
@@ -692,7 +645,7 @@ static int link_path(cl_run *r, cl_pkg *p, cl_path *x)
 	}
 	/* another file system (EXDEV), or one without hard links: a copy, as conda falls back to */
 	in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (in < 0 || copy_fd_to(in, dst, st.st_mode & 0777) != 0)
+	if (in < 0 || copy_fd_to(in, dst, x->ent->mode) != 0)
 		rc = fail(r, p, ENVLOCK_EIO, "path '%s': %s", x->dest, el_strerror(errno));
 	if (in >= 0)
 		close(in);
@@ -969,6 +922,14 @@ static void pkg_release(cl_pkg *p)
 		free(x->sha256_in_prefix);
 	}
 	free(p->paths);
+	for (size_t i = 0; i < p->nents; i++) {
+		free(p->ents[i].name);
+		free(p->ents[i].target);
+		free(p->ents[i].hardlink);
+	}
+	free(p->ents);
+	for (int i = 0; i < CL_INFO_N; i++)
+		el_buf_release(&p->info[i]);
 	free(p->cache);
 	free(p->err);
 	cJSON_Delete(p->index);
@@ -1029,7 +990,7 @@ int el_clink_create(el_clink_result *res, envlock_ctx *ctx, const el_clink_opts 
 	r->pkgs = el_xcalloc(n + 1, sizeof(*r->pkgs));
 	for (size_t i = 0; i < n; i++) {
 		r->pkgs[i].in = &pkgs[i];
-		r->pkgs[i].cache = el_xasprintf("%s/%zu", pkgs_dir, i);
+		r->pkgs[i].cache = el_xasprintf("%s/%zu.", pkgs_dir, i);
 	}
 	/* 1: every archive checked and unpacked before anything is linked */
 	el_pool_run(n, el_pool_default_threads(), unpack_job, r);

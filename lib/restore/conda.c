@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "condalink/condalink.h"
@@ -214,6 +215,7 @@ static int link_env(el_item *it, el_apply *ap)
 	el_clink_pkg *pkgs = el_xcalloc(conda->npackages + 1, sizeof(*pkgs));
 	el_clink_opts o = { 0 };
 	el_clink_result res = { 0 };
+	struct timespec t0, t1;
 	struct stat st;
 	char *cmd;
 	int rc;
@@ -241,13 +243,15 @@ static int link_env(el_item *it, el_apply *ap)
 	o.history_cmd = cmd;
 	o.log_fd = ap->log_fd;
 	el_apply_journal(ap, "creating %s", it->path);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = el_clink_create(&res, ap->ctx, &o, pkgs, conda->npackages);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc != 0) {
 		el_item_fail(it, "%s", envlock_error_last(ap->ctx));
 	} else {
-		el_apply_log(ap, "linked %zu packages into '%s': %zu files (%zu hard links, %zu copies, %zu with the prefix replaced, %zu links), %zu entry points, %zu .pyc",
+		el_apply_log(ap, "linked %zu packages into '%s': %zu files (%zu hard links, %zu copies, %zu with the prefix replaced, %zu links), %zu entry points, %zu .pyc, in %.3f s",
 			     res.packages, it->path, res.files, res.hardlinks, res.copies, res.patched, res.softlinks,
-			     res.entry_points, res.pycs);
+			     res.entry_points, res.pycs, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 		if (res.note) {
 			el_apply_log(ap, "%s", res.note);
 			if (ap->progress) {

@@ -87,11 +87,6 @@ $(BUILD)/lib/verify/kernel.o: lib/verify/mlp.cu
 $(BUILD)/lib/verify/cudnn.o: lib/verify/programs/cudnn_load.c
 $(BUILD)/lib/verify/pyenv.o: lib/verify/programs/envcheck.py
 
-# Files that still ignore the result of a checked el_buf append (lib/util/buf.h):
-# for them alone the compiler does not insist, until they are converted.
-EL_BUF_UNCHECKED_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard lib/condalink/*.c))
-$(EL_BUF_UNCHECKED_OBJ): override EXTRA_CFLAGS += -DEL_BUF_UNCHECKED
-
 $(BUILD)/libenvlock.a: $(LIB_OBJ)
 	@rm -f $@
 	@echo "  AR      $@"

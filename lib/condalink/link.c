@@ -53,7 +53,7 @@ static int fail(cl_run *r, const cl_pkg *p, int code, const char *fmt, ...) __at
 
 static int fail(cl_run *r, const cl_pkg *p, int code, const char *fmt, ...)
 {
-	el_buf b = EL_BUF_INIT(1u << 16);
+	el_buf b = EL_BUF_FITS(EL_BUF_JOIN_MAX, "a message joined from strings in memory, escaped for the terminal");
 	char *why;
 	va_list ap;
 	int rc;
@@ -61,8 +61,7 @@ static int fail(cl_run *r, const cl_pkg *p, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	why = el_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (el_term_text(&b, why) != 0)
-		el_buf_reset(&b);
+	el_term_text(&b, why);
 	rc = p ? el_error_set(r->ctx, code, "'%s': %s", p->in->archive, el_buf_cstr(&b))
 	       : el_error_set(r->ctx, code, "%s", el_buf_cstr(&b));
 	el_buf_release(&b);
@@ -844,16 +843,16 @@ static int write_history(cl_run *r)
 
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-	rc |= el_buf_printf(&b, "==> %s <==\n# cmd: %s\n# conda version: (none: linked by envlock)\n", stamp,
-			    r->o->history_cmd ? r->o->history_cmd : "envlock restore");
-	for (size_t i = 0; i < r->n && rc == 0; i++) {
+	el_buf_addf(&b, "==> %s <==\n# cmd: %s\n# conda version: (none: linked by envlock)\n", stamp,
+		    r->o->history_cmd ? r->o->history_cmd : "envlock restore");
+	for (size_t i = 0; i < r->n; i++) {
 		const cl_pkg *p = &r->pkgs[i];
 		const char *ch = p->in->channel ? p->in->channel : "";
 
-		rc |= el_buf_printf(&b, "+%s%s%s-%s-%s\n", ch, *ch ? "::" : "", p->name, p->version, p->build);
+		el_buf_addf(&b, "+%s%s%s-%s-%s\n", ch, *ch ? "::" : "", p->name, p->version, p->build);
 	}
-	if (rc != 0)
-		rc = fail(r, NULL, ENVLOCK_ELIMIT, "conda-meta/history: over 64 MiB");
+	if (el_buf_failed(&b) != 0)
+		rc = fail(r, NULL, ENVLOCK_ELIMIT, "conda-meta/history: the lock's packages make it over 64 MiB");
 	host = el_path_join(r->stage_prefix, "conda-meta/history");
 	if (rc == 0)
 		rc = write_new(r, host, b.data ? b.data : "", b.len, 0644);
@@ -873,9 +872,13 @@ static void compile_pycs(cl_run *r)
 	el_buf b = EL_BUF_INIT(256u << 20);
 	int rc = 0, status = 0, child = 0, log = r->o->log_fd;
 
-	for (size_t i = 0; i < r->pys.n && rc == 0; i++)
-		rc = el_buf_printf(&b, "%s/%s\n", r->o->prefix, r->pys.v[i]);
-	if (rc != 0 || write_new(r, list, b.data ? b.data : "", b.len, 0644) != 0) {
+	for (size_t i = 0; i < r->pys.n; i++)
+		el_buf_addf(&b, "%s/%s\n", r->o->prefix, r->pys.v[i]);
+	if (el_buf_failed(&b) != 0) {
+		r->res->note = el_xasprintf("no .pyc compiled: the list of %zu files to compile is over 256 MiB", r->pys.n);
+		goto done;
+	}
+	if (write_new(r, list, b.data, b.len, 0644) != 0) {
 		r->res->note = el_xasprintf("no .pyc compiled: the list of %zu files could not be written", r->pys.n);
 		goto done;
 	}

@@ -41,6 +41,7 @@
 #define EL_CLINK_FILES_MAX 500000       /* paths in one package */
 #define EL_CLINK_PLACEHOLDER_MAX 1024   /* bytes of a prefix placeholder */
 #define EL_CLINK_FILE_MAX (1ull << 36)  /* bytes of one file of a package */
+#define EL_CLINK_RECORD_MAX (1u << 30)  /* bytes of a package's conda-meta record */
 
 /* One package to link, as the lock records it. */
 typedef struct {

@@ -711,31 +711,45 @@ done:
 	return rc;
 }
 
-static int cmp_keys(const void *a, const void *b)
+/*
+ * json's ensure_ascii over a JSON text el_json_write wrote: every code
+ * point past ASCII, and DEL, as \\uXXXX (two, a surrogate pair, past
+ * U+FFFF), as Python's json.dumps writes them. The text is valid UTF-8
+ * (el_json_write writes a bad byte as U+FFFD), and such bytes appear only
+ * inside its strings.
+ */
+static void ascii_json(el_buf *out, const unsigned char *s, size_t n)
 {
-	return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
-}
+	size_t i = 0, run = 0;
 
-/* Members in key order, as conda writes its records (json.dump sort_keys). */
-static void sort_members(cJSON *o)
-{
-	size_t n = 0, i = 0;
-	cJSON **v, *c;
+	while (i < n) {
+		unsigned c = s[i];
+		int len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
 
-	for (c = o->child; c; c = c->next)
-		n++;
-	if (n < 2)
-		return;
-	v = el_xcalloc(n, sizeof(*v));
-	for (c = o->child; c; c = c->next)
-		v[i++] = c;
-	qsort(v, n, sizeof(*v), cmp_keys);
-	for (i = 0; i < n; i++) {
-		v[i]->prev = i ? v[i - 1] : v[n - 1];
-		v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+		if (c < 0x7f) {
+			i++;
+			continue;
+		}
+		el_buf_add(out, s + run, i - run);
+		if (c == 0x7f) {
+			el_buf_adds(out, "\\u007f");
+		} else if (i + (size_t)len > n) {
+			el_buf_adds(out, "\\ufffd");
+			len = (int)(n - i);
+		} else {
+			unsigned cp = c & (0xff >> (len + 1));
+
+			for (int k = 1; k < len; k++)
+				cp = cp << 6 | (s[i + k] & 0x3f);
+			if (cp > 0xffff)
+				el_buf_addf(out, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff));
+			else
+				el_buf_addf(out, "\\u%04x", cp);
+		}
+		i += (size_t)len;
+		run = i;
 	}
-	o->child = v[0];
-	free(v);
+	el_buf_add(out, s + run, n - run);
 }
 
 static const char *kind_name(cl_kind k)
@@ -757,7 +771,8 @@ static int write_record(cl_run *r, cl_pkg *p)
 	cJSON *rec = cJSON_Duplicate(p->index, 1), *files, *pd, *paths, *link;
 	const char *md5 = p->in->md5 ? p->in->md5 : p->hashed ? p->md5 : NULL;
 	const char *sha = p->in->sha256 ? p->in->sha256 : p->hashed ? p->sha256 : NULL;
-	char *text, *rel, *host;
+	el_buf json = EL_BUF_INIT(EL_CLINK_RECORD_MAX), text = EL_BUF_INIT(EL_CLINK_RECORD_MAX);
+	char *rel, *host;
 	struct stat st;
 	int rc;
 
@@ -799,17 +814,31 @@ static int write_record(cl_run *r, cl_pkg *p)
 	el_jset_str(link, "source", p->in->archive);
 	el_jset_int(link, "type", 1);
 	el_jset_str(rec, "requested_spec", "");
-	sort_members(rec);
-	text = cJSON_PrintBuffered(rec, 1 << 16, 1);
-	cJSON_Delete(rec);
-	if (!text)
-		el_oom();
 	rel = el_xasprintf("conda-meta/%s-%s-%s.json", p->name, p->version, p->build);
+	/*
+	 * As conda writes it (conda/gateways/disk/create.py
+	 * write_as_json_to_file, conda/common/serialize.py json_dump:
+	 * json.dumps(indent=2, sort_keys=True, separators=(",", ": "))): keys
+	 * sorted at every level, two spaces a level, ASCII only, no final
+	 * newline.
+	 */
+	if (el_json_write(rec, &json, 2) != 0) {
+		rc = fail(r, p, ENVLOCK_ELIMIT, "'%s': over %zu MiB", rel, json.limit >> 20);
+		goto done;
+	}
+	ascii_json(&text, (const unsigned char *)json.data, json.len - 1);
+	if (el_buf_failed(&text) != 0) {
+		rc = fail(r, p, ENVLOCK_ELIMIT, "'%s': over %zu MiB", rel, text.limit >> 20);
+		goto done;
+	}
 	host = el_path_join(r->stage_prefix, rel);
-	rc = write_new(r, host, text, strlen(text), 0644);
-	free(text);
-	free(rel);
+	rc = write_new(r, host, text.data, text.len, 0644);
 	free(host);
+done:
+	cJSON_Delete(rec);
+	el_buf_release(&json);
+	el_buf_release(&text);
+	free(rel);
 	return rc;
 }
 

@@ -89,6 +89,15 @@ for f in sorted(glob.glob(sys.argv[1] + "/conda-meta/elc-*.json")):
     assert r["files"] == [p["_path"] for p in r["paths_data"]["paths"]]
     assert len(r["md5"]) == 32 and len(r["sha256"]) == 64
     print(r["name"], r["version"], r["build"], r["channel"], r["url"], r["link"]["source"], len(r["files"]))' P)"
+check_eq "each record as conda writes it: json.dumps(indent=2, sort_keys=True, separators=(',', ': ')), ASCII" "" \
+	"$("$PYTHON" -c 'import json,sys,glob
+for f in sorted(glob.glob(sys.argv[1] + "/conda-meta/*.json")):
+    text = open(f, "rb").read()
+    if text != json.dumps(json.loads(text), indent=2, sort_keys=True, separators=(",", ": ")).encode():
+        print(f)
+r = json.load(open(sys.argv[1] + "/conda-meta/elc-lib-1.2.0-h1a2b3c_0.json"))
+if r["license"] != "MIT (\u00a9 elc, \U0001d53c)":
+    print(repr(r["license"]))' P)"
 check_grep "conda-meta/history: each package added" "^+https://conda.example/main::elc-noarch-0.3-pyh0_0$" P/conda-meta/history
 "$ENVLOCK" save -q --conda-prefix "$PWD/P" --python "$PWD/P/bin/python" -o N.lock 2>/dev/null
 "$ENVLOCK" diff L.lock N.lock >diff.txt

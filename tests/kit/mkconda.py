@@ -112,7 +112,8 @@ def pkgs(out, ph):
     os.symlink("libelc.so.1", os.path.join(r, "lib/libelc.so"))
     write(os.path.join(r, "share/elc/no-link.dat"), "copied, never linked\n")
     write(os.path.join(r, "share/elc/plain.txt"), "hard linked\n")
-    finish(r, "elc-lib", "1.2.0", "h1a2b3c_0", paths={
+    # a license past ASCII: the record writes it as conda's json.dumps does (\uXXXX)
+    finish(r, "elc-lib", "1.2.0", "h1a2b3c_0", extra={"license": "MIT (\u00a9 elc, \U0001d53c)"}, paths={
         "etc/elc.conf": {"prefix_placeholder": ph, "file_mode": "text"},
         "bin/elc-hello": {"prefix_placeholder": ph, "file_mode": "binary"},
         "lib/libelc.so.1": {"prefix_placeholder": ph, "file_mode": "binary"},

@@ -63,7 +63,7 @@ typedef struct {
 } el_clink_opts;
 
 typedef struct {
-	size_t packages, files, hardlinks, copies, patched, softlinks, entry_points, pycs;
+	size_t packages, files, hardlinks, copies, patched, shebangs, softlinks, entry_points, pycs;
 	char *note;               /* what was left out and why (malloc'd), or NULL */
 } el_clink_result;
 
@@ -88,6 +88,23 @@ void el_clink_result_release(el_clink_result *res);
  */
 int el_clink_replace(char **out, size_t *out_len, char *data, size_t len, const char *placeholder,
 		     const char *prefix, bool binary, size_t *count);
+
+/*
+ * The longest "#!" line conda leaves in a text file (conda/core/portability.py
+ * MAX_SHEBANG_LENGTH on Linux: the kernel reads 127 bytes of it, and cuts the rest).
+ */
+#define EL_CLINK_SHEBANG_MAX 127
+
+/*
+ * conda's long shebang rule, run on a text file after its prefix
+ * replacement: a first line "#!PATH OPTIONS" longer than
+ * EL_CLINK_SHEBANG_MAX bytes, or whose PATH's folder holds an escaped
+ * space, becomes "#!/usr/bin/env NAME OPTIONS" (NAME: PATH's last
+ * component), wherever that line occurs in the data. *data (malloc'd,
+ * *len bytes) is replaced by a new one (NUL after it) and true returned
+ * when it changes.
+ */
+bool el_clink_long_shebang(char **data, size_t *len);
 
 /* The python X.Y of a python package's version ("3.7.12" -> "3.7"), malloc'd, or NULL. */
 char *el_clink_python_xy(const char *version);

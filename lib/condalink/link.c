@@ -597,6 +597,8 @@ static int link_patched(cl_run *r, cl_pkg *p, cl_path *x, const char *src, const
 		el_buf_release(&b);
 		return fail(r, p, ENVLOCK_EINVAL, "path '%s': the prefix is longer than its binary placeholder", x->path);
 	}
+	if (!x->binary && el_clink_long_shebang(&out, &out_len))
+		r->res->shebangs++;
 	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0 || el_write_all(fd, out, out_len) != 0 || fchmod(fd, mode) != 0)
 		rc = fail(r, p, ENVLOCK_EIO, "'%s': %s", dst, el_strerror(errno));
@@ -658,8 +660,9 @@ done:
 /*
  * A noarch python entry point: bin/NAME running module:func with the
  * environment's python (conda/core/portability.py generate_shebang_for_entry_point,
- * conda/core/path_actions.py python_entry_point_template). A shebang
- * longer than the kernel reads (127 bytes) becomes "/usr/bin/env python".
+ * conda/core/path_actions.py python_entry_point_template). A "#!" line
+ * longer than the kernel reads (EL_CLINK_SHEBANG_MAX, its newline
+ * counted as conda counts it) becomes "/usr/bin/env python".
  */
 static int write_entry_point(cl_run *r, cl_pkg *p, const char *def)
 {
@@ -669,7 +672,8 @@ static int write_entry_point(cl_run *r, cl_pkg *p, const char *def)
 
 	entry_point(def, &name, &module, &func);
 	shebang = el_xasprintf("%s/bin/python", r->o->prefix);
-	if (strlen(shebang) + 2 > 127) {
+	/* "#!", the path and its newline past the kernel's limit */
+	if (strlen(shebang) + 3 > EL_CLINK_SHEBANG_MAX) {
 		free(shebang);
 		shebang = el_xstrdup("/usr/bin/env python");
 	}

@@ -102,6 +102,56 @@ int el_clink_replace(char **out, size_t *out_len, char *data, size_t len, const 
 	return replace_binary(data, len, placeholder, phl, prefix, pl, count);
 }
 
+/*
+ * conda/core/portability.py replace_long_shebang, as update_prefix runs
+ * it on a text file after the prefix replacement. SHEBANG_REGEX,
+ * ^(#!(?:[ ]*)(/(?:\\ |[^ \n\r\t])*)(.*))$ matched at the start of the
+ * data: "#!", spaces, the program's path (a backslash escapes a space),
+ * and the rest of the first line (its options, a '\r' included).
+ */
+bool el_clink_long_shebang(char **data, size_t *len)
+{
+	const char *d = *data, *end = d + *len, *exe, *exe_end, *eol, *name, *q;
+	char *line, *out;
+	size_t out_len, count;
+	bool escaped = false;
+
+	if (*len < 3 || d[0] != '#' || d[1] != '!')
+		return false;
+	for (q = d + 2; q < end && *q == ' '; q++)
+		;
+	if (q >= end || *q != '/')
+		return false;
+	exe = q;
+	while (q < end) {
+		if (*q == '\\' && q + 1 < end && q[1] == ' ')
+			q += 2;
+		else if (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')
+			break;
+		else
+			q++;
+	}
+	exe_end = q;
+	eol = memchr(exe_end, '\n', (size_t)(end - exe_end));
+	if (!eol)
+		eol = end;
+	for (name = exe_end; name > exe && name[-1] != '/'; name--)
+		;
+	/* an escaped space in the program's folder: the kernel would split the path there */
+	for (q = exe; q + 1 < name - 1; q++)
+		escaped = escaped || (q[0] == '\\' && q[1] == ' ');
+	if ((size_t)(eol - d) <= EL_CLINK_SHEBANG_MAX && !escaped)
+		return false;
+	/* "#!/usr/bin/env NAME OPTIONS", for every copy of the line in the data (bytes.replace) */
+	line = el_xasprintf("#!/usr/bin/env %.*s%.*s", (int)(exe_end - name), name, (int)(eol - exe_end), exe_end);
+	replace_text(&out, &out_len, d, *len, d, (size_t)(eol - d), line, strlen(line), &count);
+	free(line);
+	free(*data);
+	*data = out;
+	*len = out_len;
+	return true;
+}
+
 char *el_clink_python_xy(const char *version)
 {
 	const char *dot = version ? strchr(version, '.') : NULL;

@@ -75,12 +75,13 @@ check_eq "noarch python under lib/python$XY/site-packages" "ok" \
 	"$([ -f "P/lib/python$XY/site-packages/elcmod/__init__.py" ] && echo ok)"
 check_eq "the entry point's shebang: the environment's python" "#!$scratch/P/bin/python" "$(head -n 1 P/bin/elc-entry)"
 check_eq "the entry point runs" "elc-entry ok $scratch/P/lib/python$XY/site-packages/elcmod/__init__.py" "$(P/bin/elc-entry)"
+check_eq "a text script's shebang within the kernel's 127 bytes: kept" "#!$scratch/P/bin/python" "$(head -n 1 P/bin/elc-tool)"
 check_eq "the .pyc, compiled where the environment is, names the real path" \
 	"$scratch/P/lib/python$XY/site-packages/elcmod/__init__.py" \
 	"$("$PYTHON" -c 'import marshal,sys; print(marshal.loads(open(sys.argv[1],"rb").read()[16:]).co_filename)' \
 		P/lib/python$XY/site-packages/elcmod/__pycache__/__init__.cpython-$(echo "$XY" | tr -d .).pyc)"
 check_eq "conda-meta: a record per package, the lock's channel and url, the kit's path only in link" \
-	"elc-lib 1.2.0 h1a2b3c_0 https://conda.example/main https://conda.example/main/linux-64/elc-lib-1.2.0-h1a2b3c_0.conda $scratch/KIT/conda/elc-lib-1.2.0-h1a2b3c_0.conda 6
+	"elc-lib 1.2.0 h1a2b3c_0 https://conda.example/main https://conda.example/main/linux-64/elc-lib-1.2.0-h1a2b3c_0.conda $scratch/KIT/conda/elc-lib-1.2.0-h1a2b3c_0.conda 7
 elc-noarch 0.3 pyh0_0 https://conda.example/main https://conda.example/main/noarch/elc-noarch-0.3-pyh0_0.conda $scratch/KIT/conda/elc-noarch-0.3-pyh0_0.conda 4
 elc-old 0.9 0 https://conda.example/main https://conda.example/main/linux-64/elc-old-0.9-0.tar.bz2 $scratch/KIT/conda/elc-old-0.9-0.tar.bz2 2" \
 	"$("$PYTHON" -c 'import json,sys,glob
@@ -111,11 +112,15 @@ for d in json.load(sys.stdin)["differences"]:
 restore KIT P --no-conda --dry-run >again 2>&1
 check_status "a second run: nothing to do" 0 $?
 
-# with no conda found, a .tar.zst kit: the same, without --no-conda
-restore kit.tar.zst P2 --yes >out 2>err
+# with no conda found, a .tar.zst kit: the same, without --no-conda, into a prefix
+# long enough that "#!PREFIX/bin/python" passes the kernel's 127 bytes
+long2=$(printf 'l%.0s' $(seq $((128 - ${#scratch}))))/P2
+restore kit.tar.zst "$long2" --yes >out 2>err
 check_status "restore --kit kit.tar.zst with no conda found" 0 $?
 check_grep "envlock linked it, saying why" "with envlock (4 packages, offline, linked from the kit's archives; no conda found)" out
-check_eq "the same files" "" "$("$PYTHON" "$MK" check "$PWD/P2" "$XY" pkgs/*)"
+check_eq "the same files, a long shebang of a text file as conda rewrites it" "" "$("$PYTHON" "$MK" check "$PWD/$long2" "$XY" pkgs/*)"
+check_eq "a text script's long shebang: /usr/bin/env and the program" "#!/usr/bin/env python" "$(head -n 1 "$long2/bin/elc-tool")"
+check_eq "which runs the environment's python from PATH" "elc-tool $scratch/$long2" "$(PATH=$scratch/$long2/bin:$PATH "$long2/bin/elc-tool")"
 # the .tar.zst kit is read once: each file checked against the bundle's manifest as it streams
 if command -v strace >/dev/null 2>&1; then
 	# LeakSanitizer cannot run under ptrace (make asan): leaks are checked by the runs without strace

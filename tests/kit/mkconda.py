@@ -112,8 +112,11 @@ def pkgs(out, ph):
     os.symlink("libelc.so.1", os.path.join(r, "lib/libelc.so"))
     write(os.path.join(r, "share/elc/no-link.dat"), "copied, never linked\n")
     write(os.path.join(r, "share/elc/plain.txt"), "hard linked\n")
+    # a script whose shebang outgrows the kernel's 127 bytes in a long prefix
+    write(os.path.join(r, "bin/elc-tool"), "#!%s/bin/python\nimport sys\nprint('elc-tool', sys.prefix)\n" % ph, 0o755)
     # a license past ASCII: the record writes it as conda's json.dumps does (\uXXXX)
     finish(r, "elc-lib", "1.2.0", "h1a2b3c_0", extra={"license": "MIT (\u00a9 elc, \U0001d53c)"}, paths={
+        "bin/elc-tool": {"prefix_placeholder": ph, "file_mode": "text"},
         "etc/elc.conf": {"prefix_placeholder": ph, "file_mode": "text"},
         "bin/elc-hello": {"prefix_placeholder": ph, "file_mode": "binary"},
         "lib/libelc.so.1": {"prefix_placeholder": ph, "file_mode": "binary"},
@@ -211,6 +214,20 @@ def binary_replace(data, a, b):
     return re.sub(re.escape(a) + b"([^\0]*?)\0", sub, data)
 
 
+# conda/core/portability.py SHEBANG_REGEX and replace_long_shebang (MAX_SHEBANG_LENGTH 127 on Linux)
+SHEBANG_REGEX = rb"^(#!(?:[ ]*)(/(?:\\ |[^ \n\r\t])*)(.*))$"
+
+
+def long_shebang(data):
+    m = re.match(SHEBANG_REGEX, data, re.MULTILINE)
+    if m:
+        whole, exe, opts = m.groups()
+        folder, name = exe.rsplit(b"/", 1)
+        if len(whole) > 127 or b"\\ " in folder:
+            data = data.replace(whole, b"#!/usr/bin/env " + name + opts)
+    return data
+
+
 def check(prefix, xy, archives):
     problems = []
     for a in archives:
@@ -252,7 +269,7 @@ def check(prefix, xy, archives):
                 if e.get("file_mode") == "binary":
                     want = binary_replace(want, ph.encode(), prefix.encode())
                 else:
-                    want = want.replace(ph.encode(), prefix.encode())
+                    want = long_shebang(want.replace(ph.encode(), prefix.encode()))
             if not os.path.isfile(got) or os.path.islink(got):
                 problems.append("%s: %s: missing" % (os.path.basename(a), dest))
             elif open(got, "rb").read() != want:

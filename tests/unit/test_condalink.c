@@ -53,6 +53,63 @@ static void test_text_replace(void **state)
 	free(out);
 }
 
+/* shebang(IN) after conda's long shebang rule, malloc'd; changed says whether it did change */
+static char *shebang(const char *in, bool *changed)
+{
+	size_t len = strlen(in);
+	char *d = strdup(in);
+
+	assert_non_null(d);
+	*changed = el_clink_long_shebang(&d, &len);
+	assert_int_equal(strlen(d), len);
+	return d;
+}
+
+static void test_long_shebang(void **state)
+{
+	char longp[200], in[512], want[512], *out;
+	bool changed;
+
+	(void)state;
+	memset(longp, 'p', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	/* 127 bytes is the kernel's limit: kept */
+	snprintf(in, sizeof(in), "#!/%.*s/bin/python\nprint(1)\n", 127 - 2 - 1 - 11, longp);
+	out = shebang(in, &changed);
+	assert_false(changed);
+	assert_string_equal(out, in);
+	free(out);
+	/* one more: /usr/bin/env and the program's name, the options kept, every copy of the line replaced */
+	snprintf(in, sizeof(in), "#!/%.*s/bin/python -E -s\nx\n#!/%.*s/bin/python -E -s\n", 127 - 2 - 1 - 17 + 1, longp,
+		 127 - 2 - 1 - 17 + 1, longp);
+	out = shebang(in, &changed);
+	assert_true(changed);
+	assert_string_equal(out, "#!/usr/bin/env python -E -s\nx\n#!/usr/bin/env python -E -s\n");
+	free(out);
+	/* spaces after #!, a CR, a line with no newline after it */
+	snprintf(in, sizeof(in), "#!  /%s/perl -w\r", longp);
+	out = shebang(in, &changed);
+	assert_true(changed);
+	assert_string_equal(out, "#!/usr/bin/env perl -w\r");
+	free(out);
+	/* short, but an escaped space in the program's folder */
+	out = shebang("#!/opt/my\\ env/bin/python\n", &changed);
+	assert_true(changed);
+	assert_string_equal(out, "#!/usr/bin/env python\n");
+	free(out);
+	/* not a shebang conda's expression matches: left alone, however long */
+	snprintf(in, sizeof(in), "#!%s\n", longp);
+	snprintf(want, sizeof(want), "%s", in);
+	out = shebang(in, &changed);
+	assert_false(changed);
+	assert_string_equal(out, want);
+	free(out);
+	snprintf(in, sizeof(in), "# /%s\n", longp);
+	out = shebang(in, &changed);
+	assert_false(changed);
+	free(out);
+}
+
 static void test_paths(void **state)
 {
 	char *s;
@@ -457,6 +514,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_binary_replace),
 		cmocka_unit_test(test_text_replace),
+		cmocka_unit_test(test_long_shebang),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_create),
 		cmocka_unit_test(test_hostile),

@@ -26,21 +26,13 @@
  *    rather than go on with a cut text. A text joined from strings that are
  *    in memory already, with fixed words between them, takes
  *    EL_BUF_JOIN_MAX: it is at most a few times their total, far below it.
- *
- * EL_BUF_UNCHECKED (defined by the Makefile for the files that still
- * ignore the result of an int-returning append) drops the compiler's
- * check; it is transitional and its list in the Makefile only shrinks.
  */
 #ifndef EL_BUF_H
 #define EL_BUF_H
 
 #include <stddef.h>
 
-#ifdef EL_BUF_UNCHECKED
-#define EL_BUF_CHECKED
-#else
 #define EL_BUF_CHECKED __attribute__((warn_unused_result))
-#endif
 
 typedef struct {
 	char *data;   /* NUL-terminated; NULL until the first append */

@@ -240,16 +240,17 @@ bool el_kb_mmcv_has_wheel(const el_kb_mmcv *m, const char *torch, const char *cu
 	return found;
 }
 
-/* "10.2" -> "cu102"; NULL -> "cpu". malloc'd. */
+/* "10.2" and "10.2.89" -> "cu102"; NULL -> "cpu". malloc'd. */
 static char *cuda_dir(const char *cuda)
 {
 	el_buf b = EL_BUF_FITS(64, "cu and at most eight bytes of the version");
+	int dots = 0;
 
 	if (!cuda)
 		return el_xstrdup("cpu");
 	el_buf_adds(&b, "cu");
 	for (const char *s = cuda; *s && (size_t)(s - cuda) < 8; s++) {
-		if (*s == '.' && strchr(s + 1, '.'))
+		if (*s == '.' && ++dots == 2)
 			break; /* "10.2.89": the release only */
 		if (*s != '.')
 			el_buf_addc(&b, *s);

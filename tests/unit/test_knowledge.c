@@ -113,6 +113,10 @@ static void known_facts(void **state)
 	url = el_kb_mmcv_index_url(kb, "1.10.0", "10.2", NULL);
 	assert_string_equal(url, "https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html");
 	free(url);
+	/* a full toolkit version names the same folder as its release */
+	url = el_kb_mmcv_index_url(kb, "1.10.0", "10.2.89", NULL);
+	assert_string_equal(url, "https://download.openmmlab.com/mmcv/dist/cu102/torch1.10/index.html");
+	free(url);
 	url = el_kb_mmcv_index_url(kb, "2.1.2", NULL, NULL);
 	assert_string_equal(url, "https://download.openmmlab.com/mmcv/dist/cpu/torch2.1/index.html");
 	free(url);

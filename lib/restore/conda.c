@@ -115,6 +115,33 @@ static void create_free(void *p)
 }
 
 /*
+ * One more locked package the kit lacks, counted in *n; the first eight
+ * are named in missing (EL_BUF_FITS: eight names, each with the kit's word).
+ */
+static void add_missing(envlock_restore *r, const el_conda_package *p, el_buf *missing, size_t *n)
+{
+	const el_kit_missing *m = el_kit_missing_of(r->kit, "conda", p->name);
+
+	if ((*n)++ >= 8)
+		return;
+	el_buf_addf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "");
+	if (m && (m->reason || m->fetch))
+		el_buf_addf(missing, " (%s%s%s)", m->reason ? m->reason : "",
+			    m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "", m->fetch ? m->fetch : "");
+}
+
+/* A kit that lacks n of the total locked packages: a MANUAL item naming them. */
+static void missing_item(envlock_restore *r, el_step *s, const char *target, size_t n, size_t total,
+			 const el_buf *missing)
+{
+	el_item *it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: %zu of %zu locked packages are not in the kit %s",
+				  target, n, total, r->kit->shown);
+
+	el_item_note(it, "%s%s; add them to the kit (`envlock pack` where they can be downloaded), or restore without --kit",
+		     el_buf_cstr(missing), n > 8 ? "; ..." : "");
+}
+
+/*
  * The @EXPLICIT spec of a kit: the locked packages in the lock's order,
  * each the kit's archive by a file:// URL under base (the kit folder, or
  * where it is put in the tree) with the lock's digest; the packages the
@@ -135,14 +162,7 @@ static char *kit_spec(envlock_restore *r, const char *base, size_t *len, el_buf 
 		char *rel, *url;
 
 		if (!it) {
-			const el_kit_missing *m = el_kit_missing_of(r->kit, "conda", p->name);
-
-			if ((*nmissing)++ < 8) {
-				el_buf_addf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "");
-				if (m && (m->reason || m->fetch))
-					el_buf_addf(missing, " (%s%s%s)", m->reason ? m->reason : "",
-						      m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "", m->fetch ? m->fetch : "");
-			}
+			add_missing(r, p, missing, nmissing);
 			continue;
 		}
 		rel = el_xasprintf("conda/%s", it->file);
@@ -274,23 +294,9 @@ static size_t kit_missing(envlock_restore *r, el_buf *missing)
 	const el_conda *conda = &r->lock->conda;
 	size_t n = 0;
 
-	for (size_t i = 0; i < conda->npackages; i++) {
-		const el_conda_package *p = &conda->packages[i];
-		const el_kit_missing *m;
-
-		if (el_kit_conda(r->kit, el_path_base(p->url)))
-			continue;
-		m = el_kit_missing_of(r->kit, "conda", p->name);
-		if (n++ >= 8)
-			continue;
-		/* a full buffer only shortens the list the note shows */
-		if (el_buf_printf(missing, "%s%s %s %s", missing->len ? "; " : "", p->name, p->version ?: "?", p->build ?: "") != 0)
-			break;
-		if (m && (m->reason || m->fetch) &&
-		    el_buf_printf(missing, " (%s%s%s)", m->reason ? m->reason : "", m->reason && m->fetch ? "; fetch: " : m->fetch ? "fetch: " : "",
-				  m->fetch ? m->fetch : "") != 0)
-			break;
-	}
+	for (size_t i = 0; i < conda->npackages; i++)
+		if (!el_kit_conda(r->kit, el_path_base(conda->packages[i].url)))
+			add_missing(r, &conda->packages[i], missing, &n);
 	return n;
 }
 
@@ -369,15 +375,12 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 	}
 	exe = r->opts.no_conda ? NULL : find_conda(r);
 	if (!exe && r->kit) {
-		el_buf missing = EL_BUF_INIT(1u << 20);
+		el_buf missing = EL_BUF_FITS(EL_BUF_JOIN_MAX, "eight of the lock's packages, each with the kit's word on it");
 		size_t nmissing = kit_missing(r, &missing);
 		link_job *j;
 
 		if (nmissing) {
-			it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: %zu of %zu locked packages are not in the kit %s",
-					 target, nmissing, total, r->kit->shown);
-			el_item_note(it, "%s%s; add them to the kit (`envlock pack` where they can be downloaded), or restore without --kit",
-				     el_buf_cstr(&missing), nmissing > 8 ? "; ..." : "");
+			missing_item(r, s, target, nmissing, total, &missing);
 			el_buf_release(&missing);
 			goto done;
 		}
@@ -419,10 +422,7 @@ void el_plan_conda(envlock_restore *r, el_step *s)
 				kit_in_tree = el_xasprintf("/tmp/envlock-restore-%s.kit", r->short_id);
 			spec_text = kit_spec(r, kit_in_tree ? kit_in_tree : r->kit->dir, &spec_len, &missing, &nmissing);
 			if (nmissing) {
-				it = el_step_add(s, ENVLOCK_ITEM_MANUAL, "conda environment %s: %zu of %zu locked packages are not in the kit %s",
-						 target, nmissing, total, r->kit->shown);
-				el_item_note(it, "%s%s; add them to the kit (`envlock pack` where they can be downloaded), or restore without --kit",
-					     el_buf_cstr(&missing), nmissing > 8 ? "; ..." : "");
+				missing_item(r, s, target, nmissing, total, &missing);
 				el_buf_release(&missing);
 				free(spec_text);
 				free(kit_in_tree);

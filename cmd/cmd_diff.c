@@ -43,8 +43,10 @@ static int load_all(char **files, int n, envlock_lock **locks)
 			cmd_error("diff: %s", out[i].error);
 			rc = -1;
 		}
+		/* after an error, out keeps the lock, for envlock_loaded_release */
 		locks[i] = rc ? NULL : out[i].lock;
-		out[i].lock = NULL;
+		if (!rc)
+			out[i].lock = NULL;
 	}
 	if (rc)
 		for (int i = 0; i < n; i++)

@@ -67,6 +67,9 @@ ENVLOCK=$ENVLOCK ROOT=$root GOOD=$good "$PYTHON" - >results.txt 2>harness.err <<
 import hashlib, json, os, re, shutil, signal, stat, subprocess, sys, time
 
 E, ROOT, GOOD = os.environ['ENVLOCK'], os.environ['ROOT'], os.environ['GOOD']
+# a suite started as a background job of a script runs with SIGINT ignored, and envlock keeps
+# an ignored SIGINT ignored (see below): the sweeps' envlock must start with it as a terminal gives it
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 POINTS = 10
 SIGS = (signal.SIGINT, signal.SIGTERM)
 NAME = {signal.SIGINT: 'SIGINT', signal.SIGTERM: 'SIGTERM'}
